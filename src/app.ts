@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import qs from 'qs';
+import type { Config } from './config.js';
+import type { ApiContext } from './api/api-context.js';
+import { AppError } from './errors/app-error.js';
+import { JSONAPI_MEDIA_TYPE, sendError } from './api/plugins/error-document.js';
+import { registerMediaType } from './api/plugins/media-type.js';
+import { registerAuthentication } from './api/plugins/authenticate.js';
+import { registerApiRateLimit } from './api/plugins/rate-limit.js';
+import { registerOpenApi } from './api/plugins/openapi.js';
+import { healthRoutes } from './api/routes/health/health-routes.js';
+import { meRoutes } from './api/routes/me/me-routes.js';
+import { workflowRoutes } from './api/routes/workflows/workflow-routes.js';
+import { folderRoutes } from './api/routes/folders/folder-routes.js';
+import { stepTemplateRoutes } from './api/routes/step-templates/step-template-routes.js';
+import type { Authenticator } from './services/identity/authenticator.js';
+
+export interface AppDeps extends ApiContext {
+  config: Pick<Config, 'apiRateLimit' | 'trustProxy' | 'baseUrl'>;
+  authenticator: Authenticator;
+  /** pino options (with a `stream` in tests), or false. */
+  logger: FastifyServerOptions['logger'];
+}
+
+/** Headers that carry secrets; never logged. */
+export const REDACTED_HEADERS = ['authorization', 'cookie', 'x-hub-signature-256', 'stripe-signature', 'x-signature', 'x-twilio-signature', 'x-slack-signature'];
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/**
+ * The Fastify application as a plugin tree; it never listens (main.ts does), so every test
+ * drives it through `app.inject()`. Order: external plugins (OpenAPI), app-wide handlers,
+ * routes; the /api/v1 scope adds media types, authentication and the rate limit.
+ */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    trustProxy: deps.config.trustProxy.length > 0 ? deps.config.trustProxy : false,
+    bodyLimit: 1024 * 1024,
+    routerOptions: { ignoreTrailingSlash: true },
+    querystringParser: (query) => qs.parse(query, { depth: 10, arrayLimit: 100, parameterLimit: 1000, allowDots: false }),
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+  });
+
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    // JSON:API forbids media type parameters on its type; Fastify appends a charset to strings.
+    const type = reply.getHeader('content-type');
+    if (typeof type === 'string' && type.startsWith(`${JSONAPI_MEDIA_TYPE};`)) reply.header('content-type', JSONAPI_MEDIA_TYPE);
+  });
+  app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)));
+
+  await registerOpenApi(app, deps.config.baseUrl);
+  await app.register(async (root) => healthRoutes(root, deps.db));
+  app.get('/api/docs/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(
+    async (api) => {
+      registerMediaType(api);
+      registerAuthentication(api, deps.authenticator);
+      await registerApiRateLimit(api, deps.config.apiRateLimit);
+      api.get('/open_api', { schema: { tags: ['Token'], summary: 'This OpenAPI document (the same as /api/docs/openapi.json), with a token' }, config: { plainJson: true, anyPlan: true } }, async (_request, reply) =>
+        reply.type('application/json').send(app.swagger()),
+      );
+      await meRoutes(api, deps);
+      await workflowRoutes(api, deps);
+      await folderRoutes(api, deps);
+      await stepTemplateRoutes(api, deps);
+    },
+    { prefix: '/api/v1' },
+  );
+
+  return app;
+}

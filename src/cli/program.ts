@@ -1,0 +1,62 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { loadConfig, type Config } from '../config.js';
+import { migrateCommand, tokenCreate, tokenList, tokenRevoke, workspaceCreate, workspaceList } from './admin-commands.js';
+import { serve, SERVE_ROLES, type ServeRole } from './serve-command.js';
+
+type Out = (line: string) => void;
+
+function port(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('must be a port number (0-65535)');
+  return Number(value);
+}
+
+/**
+ * The `switchyard` command. Flags override the environment; configuration is validated once
+ * per command. `onServe` receives the shutdown function of a running server.
+ */
+export function buildProgram(env: Record<string, string | undefined>, out: Out, onServe: (stop: () => Promise<void>) => void): Command {
+  const program = new Command('switchyard').description('Self-hosted workflow automation service').showHelpAfterError();
+  program.option('--data-dir <dir>', 'data directory (SWITCHYARD_DATA_DIR)').option('--database-url <url>', 'postgres:// URL (DATABASE_URL); unset: embedded SQLite');
+  const config = (extra: Partial<Config> = {}): Config => {
+    const global = program.opts<{ dataDir?: string; databaseUrl?: string }>();
+    return loadConfig(env, { ...(global.dataDir ? { dataDir: global.dataDir } : {}), ...(global.databaseUrl ? { databaseUrl: global.databaseUrl } : {}), ...extra });
+  };
+
+  program
+    .command('serve', { isDefault: true })
+    .description('run the HTTP API and webhook endpoints')
+    .addOption(new Option('--role <role>', 'what this process runs').choices(SERVE_ROLES).default('all'))
+    .option('--port <port>', 'listen port (PORT)', port)
+    .option('--host <host>', 'listen address (HOST)')
+    .action(async (options: { role: ServeRole; port?: number; host?: string }) => {
+      const overrides: Partial<Config> = {};
+      if (options.port !== undefined) overrides.port = options.port;
+      if (options.host !== undefined) overrides.host = options.host;
+      onServe(await serve(config(overrides), options.role, out));
+    });
+
+  program.command('migrate').description('apply database migrations (also done at every start)').action(() => migrateCommand(config(), out));
+
+  const workspace = program.command('workspace').description('manage workspaces');
+  workspace
+    .command('create')
+    .requiredOption('--name <name>', 'display name')
+    .requiredOption('--slug <slug>', 'unique slug (lower-case letters, digits, dashes)')
+    .addOption(new Option('--plan <plan>', 'plan').choices(['free', 'pro']).default('free'))
+    .option('--json', 'print JSON')
+    .action((options) => workspaceCreate(config(), options, out));
+  workspace.command('list').option('--json', 'print JSON').action((options) => workspaceList(config(), options, out));
+
+  const token = program.command('token').description('manage API tokens');
+  token
+    .command('create')
+    .requiredOption('--workspace <slug>', 'workspace the token is pinned to')
+    .addOption(new Option('--scope <scope>', 'read (GET only) or build (read + writes)').choices(['read', 'build']).makeOptionMandatory())
+    .option('--expires-in <duration>', 'lifetime like 90d, 12h, 30m, or never', '90d')
+    .option('--name <name>', 'a label for the token')
+    .option('--json', 'print {"id","token","scopes","expires_at","workspace"}')
+    .action((options) => tokenCreate(config(), options, out));
+  token.command('list').option('--workspace <slug>', 'only this workspace').option('--json', 'print JSON').action((options) => tokenList(config(), options, out));
+  token.command('revoke').argument('<id>', 'token id').option('--json', 'print JSON').action((id: string, options) => tokenRevoke(config(), id, options, out));
+  return program;
+}

@@ -1,0 +1,48 @@
+import type { Config } from '../config.js';
+import { buildApp, REDACTED_HEADERS } from '../app.js';
+import { buildDeps } from '../deps.js';
+
+export const SERVE_ROLES = ['all', 'api'] as const;
+export type ServeRole = (typeof SERVE_ROLES)[number];
+
+/** pino options for the server: request headers logged with every secret-bearing header redacted. */
+export function loggerOptions(level: string) {
+  return {
+    level,
+    redact: { paths: REDACTED_HEADERS.map((name) => `req.headers["${name}"]`), censor: '[redacted]' },
+    serializers: {
+      req: (request: { method: string; url: string; headers: Record<string, unknown>; ip?: string }) => ({
+        method: request.method,
+        url: request.url,
+        headers: request.headers,
+        remoteAddress: request.ip,
+      }),
+    },
+  };
+}
+
+/**
+ * `switchyard serve`: migrates, creates the default workspace and first token on an empty
+ * database (printed once), and listens. Returns a function that shuts down cleanly.
+ */
+export async function serve(config: Config, role: ServeRole, out: (line: string) => void = console.log): Promise<() => Promise<void>> {
+  const deps = await buildDeps(config);
+  const first = await deps.identity.bootstrap();
+  const app = await buildApp({ ...deps, config, logger: loggerOptions(config.logLevel) });
+  await app.listen({ port: config.port, host: config.host });
+  if (first) {
+    out('');
+    out('First start: created the Pro workspace "default" and a build-scoped API token.');
+    out('It is shown only this once; keep it somewhere safe:');
+    out('');
+    out(`  ${first.token}`);
+    out('');
+    out(`Try it: curl -H "Authorization: Bearer ${first.token}" ${config.baseUrl}/api/v1/me`);
+    out('');
+  }
+  out(`Switchyard (${role}) listening on ${config.baseUrl} — API at ${config.baseUrl}/api/v1, docs at ${config.baseUrl}/api/docs, database: ${deps.dialect.name}`);
+  return async () => {
+    await app.close();
+    await deps.close();
+  };
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+
+describe('configuration', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', databaseUrl: null, baseUrl: 'http://127.0.0.1:8080', secretKey: null, apiRateLimit: 600, webhookRateLimit: 6000, trustProxy: [], httpAllow: [] });
+    expect(config.dataDir.endsWith('/data')).toBe(true);
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('derives the base URL from HOST and PORT, and strips a trailing slash from an explicit one', () => {
+    expect(loadConfig({ HOST: '0.0.0.0', PORT: '9000' }).baseUrl).toBe('http://0.0.0.0:9000');
+    expect(loadConfig({ SWITCHYARD_BASE_URL: 'https://sy.example.com/' }).baseUrl).toBe('https://sy.example.com');
+  });
+
+  it.each([
+    ['PORT', 'eighty', 'PORT: must be a whole number'],
+    ['PORT', '70000', 'PORT: must be between 0 and 65535'],
+    ['HOST', 'not a host!', 'HOST:'],
+    ['DATABASE_URL', 'mysql://x', 'DATABASE_URL: must be a postgres://'],
+    ['SWITCHYARD_BASE_URL', 'ftp://x', 'SWITCHYARD_BASE_URL:'],
+    ['SWITCHYARD_SECRET_KEY', 'short', 'SWITCHYARD_SECRET_KEY: must be at least 32'],
+    ['SWITCHYARD_API_RATE_LIMIT', '-1', 'SWITCHYARD_API_RATE_LIMIT:'],
+    ['SWITCHYARD_WEBHOOK_RATE_LIMIT', 'lots', 'SWITCHYARD_WEBHOOK_RATE_LIMIT:'],
+    ['SWITCHYARD_TRUST_PROXY', '10.0.0.0/99', 'SWITCHYARD_TRUST_PROXY:'],
+    ['SWITCHYARD_HTTP_ALLOW', 'bad host!', 'SWITCHYARD_HTTP_ALLOW:'],
+  ])('stops on a bad %s naming the variable', (name, value, message) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+
+  it('parses lists and zero limits', () => {
+    const config = loadConfig({ SWITCHYARD_TRUST_PROXY: '10.0.0.1, 192.168.0.0/16', SWITCHYARD_HTTP_ALLOW: 'localhost,127.0.0.1', SWITCHYARD_API_RATE_LIMIT: '0' });
+    expect(config.trustProxy).toEqual(['10.0.0.1', '192.168.0.0/16']);
+    expect(config.httpAllow).toEqual(['localhost', '127.0.0.1']);
+    expect(config.apiRateLimit).toBe(0);
+  });
+});

@@ -1,0 +1,105 @@
+import { isIP } from 'node:net';
+import path from 'node:path';
+
+/**
+ * Configuration comes from the environment (flags override), is parsed once at start and frozen.
+ * A bad value stops the start with the variable's name. README.md documents the same table.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** Unset selects the embedded SQLite database in the data dir. */
+  databaseUrl: string | null;
+  baseUrl: string;
+  /** Unset means: read or generate `secret.key` in the data dir at start. */
+  secretKey: string | null;
+  apiRateLimit: number;
+  webhookRateLimit: number;
+  trustProxy: string[];
+  httpAllow: string[];
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function list(env: Env, name: string, check: (item: string) => boolean, what: string): string[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return [];
+  const items = raw.split(',').map((item) => item.trim()).filter(Boolean);
+  for (const item of items) if (!check(item)) throw new ConfigError(name, `"${item}" is not ${what}`);
+  return items;
+}
+
+function isAddressOrCidr(item: string): boolean {
+  const [address, bits, ...rest] = item.split('/');
+  if (rest.length > 0 || address === undefined) return false;
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (bits === undefined) return true;
+  return /^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9*](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const port = overrides.port ?? integer(env, 'PORT', 8080, 0, 65535);
+  const host = overrides.host ?? (env.HOST?.trim() || '127.0.0.1');
+  if (isIP(host) === 0 && !HOSTNAME.test(host)) throw new ConfigError('HOST', `"${host}" is not an address or host name`);
+
+  const dataDir = path.resolve(overrides.dataDir ?? (env.SWITCHYARD_DATA_DIR?.trim() || './data'));
+
+  const databaseUrl = overrides.databaseUrl !== undefined ? overrides.databaseUrl : env.DATABASE_URL?.trim() || null;
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL', 'must be a postgres:// or postgresql:// URL (leave it unset for the embedded SQLite database)');
+  }
+
+  let baseUrl = overrides.baseUrl ?? (env.SWITCHYARD_BASE_URL?.trim() || `http://${host.includes(':') ? `[${host}]` : host}:${port}`);
+  try {
+    const url = new URL(baseUrl);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('protocol');
+  } catch {
+    throw new ConfigError('SWITCHYARD_BASE_URL', `"${baseUrl}" is not an http(s) URL`);
+  }
+  baseUrl = baseUrl.replace(/\/+$/, '');
+
+  const secretKey = overrides.secretKey !== undefined ? overrides.secretKey : env.SWITCHYARD_SECRET_KEY?.trim() || null;
+  if (secretKey !== null && secretKey.length < 32) {
+    throw new ConfigError('SWITCHYARD_SECRET_KEY', 'must be at least 32 characters (unset it to have one generated)');
+  }
+
+  const logLevel = overrides.logLevel ?? (env.SWITCHYARD_LOG_LEVEL?.trim() || 'info');
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError('SWITCHYARD_LOG_LEVEL', `"${logLevel}" is not one of fatal, error, warn, info, debug, trace, silent`);
+  }
+
+  return Object.freeze({
+    port,
+    host,
+    dataDir,
+    databaseUrl,
+    baseUrl,
+    secretKey,
+    apiRateLimit: overrides.apiRateLimit ?? integer(env, 'SWITCHYARD_API_RATE_LIMIT', 600, 0, 10_000_000),
+    webhookRateLimit: overrides.webhookRateLimit ?? integer(env, 'SWITCHYARD_WEBHOOK_RATE_LIMIT', 6000, 0, 10_000_000),
+    trustProxy: overrides.trustProxy ?? list(env, 'SWITCHYARD_TRUST_PROXY', isAddressOrCidr, 'an IP address or CIDR'),
+    httpAllow: overrides.httpAllow ?? list(env, 'SWITCHYARD_HTTP_ALLOW', (item) => isAddressOrCidr(item) || HOSTNAME.test(item), 'a host name, IP address or CIDR'),
+    logLevel,
+  });
+}

@@ -1,0 +1,29 @@
+import type { Kysely, RawBuilder } from 'kysely';
+import type { Database } from '../schema.js';
+
+export const DIALECT_NAMES = ['sqlite', 'postgres'] as const;
+export type DialectName = (typeof DIALECT_NAMES)[number];
+
+/**
+ * Everything that differs between SQLite and PostgreSQL lives behind this interface, so the
+ * repositories, the filter compiler and the migrations are written once.
+ */
+export interface SqlDialect {
+  readonly name: DialectName;
+  /** Column type for booleans in migrations. */
+  readonly booleanType: 'boolean' | 'integer';
+  /** Column type for floating positions. */
+  readonly doubleType: 'double precision' | 'real';
+  /** Encodes a boolean for a parameter (SQLite binds no booleans). */
+  bool(value: boolean): boolean | number;
+  /** `a IS DISTINCT FROM b` (PostgreSQL) / `a IS NOT b` (SQLite). */
+  distinctFrom(left: RawBuilder<unknown>, right: unknown, negate: boolean): RawBuilder<boolean>;
+  /** Unicode-aware lower-casing, identical on both dialects, for `ilike`. */
+  lower(expression: RawBuilder<unknown>): RawBuilder<string>;
+}
+
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  dialect: SqlDialect;
+  close(): Promise<void>;
+}

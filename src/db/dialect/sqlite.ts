@@ -1,0 +1,42 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import type { Database } from '../schema.js';
+import type { DatabaseHandle, SqlDialect } from './dialect.js';
+import { SqliteBooleanPlugin } from './sqlite-boolean-plugin.js';
+
+export const sqliteDialect: SqlDialect = {
+  name: 'sqlite',
+  booleanType: 'integer',
+  doubleType: 'real',
+  bool: (value) => (value ? 1 : 0),
+  distinctFrom: (left, right, negate) => (negate ? sql<boolean>`${left} IS ${right}` : sql<boolean>`${left} IS NOT ${right}`),
+  lower: (expression) => sql<string>`sy_lower(${expression})`,
+};
+
+/**
+ * Opens the embedded database. WAL lets readers proceed during a write; `synchronous=NORMAL`
+ * in WAL mode is durable across process crashes (only an OS crash can lose the last commits),
+ * which is the usual trade for an embedded service. `case_sensitive_like` makes LIKE behave as
+ * on PostgreSQL; `sy_lower` lower-cases with JavaScript's full Unicode mapping because SQLite's
+ * lower() only folds ASCII.
+ */
+export function openSqlite(file: string): DatabaseHandle {
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  const connection = new SQLite(file);
+  connection.pragma('journal_mode = WAL');
+  connection.pragma('synchronous = NORMAL');
+  connection.pragma('foreign_keys = ON');
+  connection.pragma('busy_timeout = 5000');
+  connection.pragma('case_sensitive_like = ON');
+  connection.function('sy_lower', { deterministic: true }, (value: unknown) =>
+    typeof value === 'string' ? value.toLowerCase() : value,
+  );
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }), plugins: [new SqliteBooleanPlugin()] });
+  return {
+    db,
+    dialect: sqliteDialect,
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,37 @@
+import { Migrator, type Migration, type MigrationResultSet } from 'kysely';
+import type { DatabaseHandle, SqlDialect } from './dialect/dialect.js';
+import * as foundation from './migrations/0001-foundation.js';
+import * as stepTemplates from './migrations/0002-step-templates.js';
+
+type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
+
+/** Migrations in order; names are permanent once released. */
+const MIGRATIONS: Record<string, DialectMigration> = {
+  '0001-foundation': foundation,
+  '0002-step-templates': stepTemplates,
+};
+
+/** Applies pending migrations. Like Kysely's migrator it reports instead of throwing. */
+export async function migrateToLatest(handle: DatabaseHandle): Promise<MigrationResultSet> {
+  const migrations: Record<string, Migration> = {};
+  for (const [name, migration] of Object.entries(MIGRATIONS)) {
+    migrations[name] = { up: (db) => migration.up(db, handle.dialect) };
+  }
+  const migrator = new Migrator({
+    db: handle.db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: 'switchyard_migrations',
+    migrationLockTableName: 'switchyard_migrations_lock',
+  });
+  return migrator.migrateToLatest();
+}
+
+/** Migrates or throws with the failing migration's name; for start-up and tests. */
+export async function migrateOrThrow(handle: DatabaseHandle): Promise<string[]> {
+  const { error, results = [] } = await migrateToLatest(handle);
+  if (error) {
+    const failed = results.find((r) => r.status === 'Error');
+    throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,124 @@
+/**
+ * Terminology and storage conventions (both dialects):
+ * - ids are UUID v7 strings; timestamps are canonical RFC 3339 UTC text with microseconds
+ *   (see lib/clock.ts), so ordering and comparisons behave the same on SQLite and PostgreSQL;
+ * - JSON values (graphs, configs) are stored as JSON text;
+ * - booleans are `boolean` on PostgreSQL and 0/1 on SQLite: repositories read them with
+ *   `Boolean(value)` and the dialect encodes them on write (see db/dialect).
+ * Column names match the API attribute names, so no mapping layer sits between them.
+ */
+export type Bool = boolean | number;
+
+export interface UsersTable {
+  id: string;
+  email: string;
+  name: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export const WORKSPACE_PLANS = ['free', 'pro'] as const;
+export type WorkspacePlan = (typeof WORKSPACE_PLANS)[number];
+
+export interface WorkspacesTable {
+  id: string;
+  name: string;
+  slug: string;
+  plan: WorkspacePlan;
+  owner_user_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export const TOKEN_SCOPES = ['read', 'build'] as const;
+export type TokenScope = (typeof TOKEN_SCOPES)[number];
+
+export interface ApiTokensTable {
+  id: string;
+  workspace_id: string;
+  user_id: string;
+  name: string;
+  /** The non-secret leading part of the token (`sy_` + 8 characters), for look-up and display. */
+  token_prefix: string;
+  /** SHA-256 of the whole token; the token itself is never stored. */
+  token_hash: string;
+  scope: TokenScope;
+  expires_at: string | null;
+  revoked_at: string | null;
+  last_used_at: string | null;
+  created_at: string;
+}
+
+export interface WorkflowFoldersTable {
+  id: string;
+  workspace_id: string;
+  parent_id: string | null;
+  name: string;
+  position: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export const WORKFLOW_STATUSES = ['inactive', 'active'] as const;
+export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
+export const BUILD_MODES = ['guided', 'advanced'] as const;
+export type BuildMode = (typeof BUILD_MODES)[number];
+
+export interface WorkflowsTable {
+  id: string;
+  workspace_id: string;
+  user_id: string;
+  folder_id: string | null;
+  position: number;
+  name: string;
+  description: string | null;
+  status: WorkflowStatus;
+  ai_auto_probe: Bool;
+  build_mode: BuildMode;
+  build_prompt: string | null;
+  /** JSON text of `{nodes, edges}`: the live canvas. */
+  graph: string;
+  /** The snapshot an active workflow runs; kept (not cleared) on deactivation for audit. */
+  active_snapshot_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WorkflowSnapshotsTable {
+  id: string;
+  workspace_id: string;
+  workflow_id: string;
+  graph: string;
+  created_by: string | null;
+  created_at: string;
+}
+
+export interface StepTemplatesTable {
+  /** The slug: a template's id is its slug. */
+  id: string;
+  slug: string;
+  name: string;
+  /** JSON text: array of categories. */
+  category: string;
+  icon: string;
+  icon_color: string;
+  canvas_schema: string | null;
+  canvas_visible: Bool | null;
+  default_config: string | null;
+  description: string | null;
+  docs: string | null;
+  /** JSON Schema of the output, as JSON text (the spec types it as a string). */
+  output_schema: string | null;
+  ports: string | null;
+  sort_order: number | null;
+}
+
+export interface Database {
+  step_templates: StepTemplatesTable;
+  users: UsersTable;
+  workspaces: WorkspacesTable;
+  api_tokens: ApiTokensTable;
+  workflow_folders: WorkflowFoldersTable;
+  workflows: WorkflowsTable;
+  workflow_snapshots: WorkflowSnapshotsTable;
+}

@@ -1,0 +1,53 @@
+import type { Config } from './config.js';
+import type { ApiContext } from './api/api-context.js';
+import type { DatabaseHandle } from './db/dialect/dialect.js';
+import { openDatabase } from './db/open-database.js';
+import { migrateOrThrow } from './db/migrate.js';
+import { systemClock, type Clock } from './lib/clock.js';
+import { loadOrCreateSecretKey } from './lib/secret-key.js';
+import { Authenticator } from './services/identity/authenticator.js';
+import { IdentityService } from './services/identity/identity-service.js';
+import { WorkflowService } from './services/workflows/workflow-service.js';
+import { FolderService } from './services/folders/folder-service.js';
+import { syncStepTemplates } from './store/step-template-repository.js';
+import { stepDefinitions } from './steps/registry.js';
+
+/** Everything the process runs on, built once and passed explicitly (no container). */
+export interface Deps extends ApiContext {
+  database: DatabaseHandle;
+  clock: Clock;
+  secretKey: string;
+  identity: IdentityService;
+  authenticator: Authenticator;
+  close(): Promise<void>;
+}
+
+/**
+ * The composition root: opens the database (applying migrations and mirroring the step catalog),
+ * loads the secret key and wires the services.
+ */
+export async function buildDeps(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'secretKey' | 'baseUrl'>, options: { clock?: Clock; database?: DatabaseHandle; onBackgroundError?: (error: unknown) => void } = {}): Promise<Deps> {
+  const database = options.database ?? openDatabase(config);
+  const clock = options.clock ?? systemClock;
+  try {
+    await migrateOrThrow(database);
+    await syncStepTemplates(database.db, database.dialect, stepDefinitions);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  const secretKey = loadOrCreateSecretKey(config.dataDir, config.secretKey);
+  return {
+    database,
+    db: database.db,
+    dialect: database.dialect,
+    clock,
+    secretKey,
+    baseUrl: config.baseUrl,
+    identity: new IdentityService(database.db, clock),
+    authenticator: new Authenticator(database.db, clock, options.onBackgroundError),
+    workflows: new WorkflowService(database.db, clock),
+    folders: new FolderService(database.db, clock),
+    close: () => database.close(),
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * Every error the API can answer with, by code. The HTTP status and title live here only;
+ * services throw `AppError(code, detail, source)` and the error handler renders the document.
+ * docs/errors.md lists the same table for API users.
+ */
+export const ERROR_CODES = {
+  bad_request: { status: 400, title: 'Bad request' },
+  invalid_query_parameter: { status: 400, title: 'Invalid query parameter' },
+  malformed_json: { status: 400, title: 'Malformed JSON' },
+  invalid_document: { status: 400, title: 'Invalid request document' },
+  unauthorized: { status: 401, title: 'Unauthorized' },
+  plan_required: { status: 403, title: 'Pro plan required' },
+  forbidden: { status: 403, title: 'Forbidden' },
+  not_found: { status: 404, title: 'Not found' },
+  method_not_allowed: { status: 405, title: 'Method not allowed' },
+  not_acceptable: { status: 406, title: 'Not acceptable' },
+  conflict: { status: 409, title: 'Conflict' },
+  slug_taken: { status: 409, title: 'Slug taken' },
+  type_mismatch: { status: 409, title: 'Type mismatch' },
+  id_mismatch: { status: 409, title: 'Id mismatch' },
+  invalid_state: { status: 409, title: 'Invalid state' },
+  payload_too_large: { status: 413, title: 'Payload too large' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
+  validation_failed: { status: 422, title: 'Validation failed' },
+  invalid_graph: { status: 422, title: 'Invalid graph' },
+  not_supported: { status: 422, title: 'Not supported yet' },
+  rate_limited: { status: 429, title: 'Too many requests' },
+  internal_error: { status: 500, title: 'Internal error' },
+  service_unavailable: { status: 503, title: 'Service unavailable' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,0 +1,73 @@
+/**
+ * Terms:
+ * - node: one step of a workflow; `type` is a step definition's slug.
+ * - port: a named connection point; an edge leaves a node's out port (`out` unless the step
+ *   has others) and enters an in port (`in`). Triggers have no in port.
+ * - edge: a directed link from (source, source_port) to (target, target_port).
+ * - violation: one problem found while validating a graph, addressed by a JSON Pointer into
+ *   the request document.
+ */
+export const RETRY_BACKOFFS = ['fixed', 'exponential'] as const;
+export type RetryBackoff = (typeof RETRY_BACKOFFS)[number];
+
+export const ON_ERROR_MODES = ['fail', 'continue'] as const;
+export type OnErrorMode = (typeof ON_ERROR_MODES)[number];
+
+export interface RetryPolicy {
+  max_attempts: number;
+  backoff_ms: number;
+  backoff: RetryBackoff;
+  max_backoff_ms?: number;
+}
+
+export interface GraphNode {
+  id: string;
+  type: string;
+  name?: string;
+  config: Record<string, unknown>;
+  position: { x: number; y: number };
+  disabled?: boolean;
+  retry?: RetryPolicy;
+  on_error?: OnErrorMode;
+}
+
+export interface GraphEdge {
+  id: string;
+  source: string;
+  source_port: string;
+  target: string;
+  target_port: string;
+}
+
+export interface Graph {
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+}
+
+export interface GraphViolation {
+  pointer: string;
+  code: GraphViolationCode;
+  detail: string;
+}
+
+/** The out port a node gains with `on_error: "continue"`; failures leave through it. */
+export const ERROR_PORT = 'error';
+export const DEFAULT_OUT_PORT = 'out';
+export const DEFAULT_IN_PORT = 'in';
+
+/** Every `code` a graph violation can carry. */
+export const GRAPH_VIOLATION_CODES = [
+  'invalid_graph',
+  'graph_too_large',
+  'invalid_node',
+  'unknown_step_type',
+  'duplicate_node_id',
+  'invalid_config',
+  'invalid_retry',
+  'invalid_edge',
+  'dangling_edge',
+  'unknown_port',
+  'duplicate_edge',
+  'duplicate_edge_id',
+] as const;
+export type GraphViolationCode = (typeof GRAPH_VIOLATION_CODES)[number];

@@ -1,0 +1,12 @@
+/** JSON columns are stored as text on both dialects; these keep the encoding in one place. */
+export function toJsonText(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
+
+export function fromJsonText<T = unknown>(value: string | null | undefined): T | null {
+  return value === null || value === undefined ? null : (JSON.parse(value) as T);
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

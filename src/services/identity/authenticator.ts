@@ -1,0 +1,60 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../lib/clock.js';
+import { AppError } from '../../errors/app-error.js';
+import { safeEqual, sha256Hex } from '../../lib/secrets.js';
+import type { Database, TokenScope, WorkspacePlan } from '../../db/schema.js';
+import { findTokenIdentitiesByPrefix, touchTokens } from '../../store/token-repository.js';
+import { scopesOf } from './identity-service.js';
+import { isTokenShaped, TOKEN_PREFIX_LENGTH } from './token-format.js';
+
+/** Who is calling: resolved once per request, before any body is parsed. */
+export interface AuthContext {
+  tokenId: string;
+  scopes: TokenScope[];
+  expiresAt: string | null;
+  workspace: { id: string; name: string; slug: string; plan: WorkspacePlan };
+  user: { id: string; name: string; email: string };
+}
+
+/** One message for every kind of bad token, so a caller learns nothing about which it was. */
+const UNAUTHORIZED_DETAIL = 'a valid API token is required: send "Authorization: Bearer <token>"';
+
+/**
+ * `last_used_at` is written at most once a minute per token: a write on every request would
+ * cost more than the request itself (the /me benchmark), and minute precision is what a
+ * "last used" column is read for.
+ */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export class Authenticator {
+  private readonly touched = new Map<string, number>();
+
+  constructor(private readonly db: Kysely<Database>, private readonly clock: Clock, private readonly onError: (error: unknown) => void = () => {}) {}
+
+  async authenticate(authorization: string | undefined): Promise<AuthContext> {
+    const match = authorization ? /^Bearer[ ]+(\S+)\s*$/i.exec(authorization) : null;
+    const token = match?.[1];
+    if (!token || !isTokenShaped(token)) throw new AppError('unauthorized', UNAUTHORIZED_DETAIL);
+    const hash = sha256Hex(token);
+    const candidates = await findTokenIdentitiesByPrefix(this.db, token.slice(0, TOKEN_PREFIX_LENGTH));
+    const identity = candidates.find((candidate) => safeEqual(candidate.token_hash, hash));
+    if (!identity || identity.revoked_at !== null) throw new AppError('unauthorized', UNAUTHORIZED_DETAIL);
+    if (identity.expires_at !== null && identity.expires_at <= this.clock.now()) throw new AppError('unauthorized', UNAUTHORIZED_DETAIL);
+    this.touch(identity.id);
+    return {
+      tokenId: identity.id,
+      scopes: scopesOf(identity.scope),
+      expiresAt: identity.expires_at,
+      workspace: { id: identity.workspace_id, name: identity.workspace_name, slug: identity.workspace_slug, plan: identity.workspace_plan },
+      user: { id: identity.user_id, name: identity.user_name, email: identity.user_email },
+    };
+  }
+
+  private touch(tokenId: string): void {
+    const nowMs = this.clock.nowMs();
+    const last = this.touched.get(tokenId);
+    if (last !== undefined && nowMs - last < TOUCH_INTERVAL_MS) return;
+    this.touched.set(tokenId, nowMs);
+    touchTokens(this.db, [tokenId], this.clock.now()).catch(this.onError);
+  }
+}

@@ -1,0 +1,202 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../lib/clock.js';
+import { AppError, notFound } from '../../errors/app-error.js';
+import { newId, isUuid } from '../../lib/ids.js';
+import { isPlainObject } from '../../lib/json.js';
+import { BUILD_MODES, type BuildMode, type Database } from '../../db/schema.js';
+import { FolderRepository } from '../../store/folder-repository.js';
+import { WorkflowRepository, type WorkflowRow } from '../../store/workflow-repository.js';
+import { findCycle, validateGraph } from '../../graph/validate-graph.js';
+import { layoutGraph } from '../../graph/layout-graph.js';
+import type { Graph } from '../../graph/graph-types.js';
+import { POSITION_STEP } from '../../lib/positions.js';
+import { placeAmong } from '../ordering.js';
+import { readString, rejectUnknown, Violations, type AttributeInput } from '../attribute-input.js';
+
+export interface Actor {
+  workspaceId: string;
+  userId: string;
+}
+
+const EMPTY_GRAPH: Graph = { nodes: [], edges: [] };
+const CREATE_ATTRIBUTES = ['name', 'description', 'document', 'ai_auto_probe', 'build_mode', 'build_prompt', 'folder_id'] as const;
+const PATCH_ATTRIBUTES = ['name', 'description'] as const;
+
+/** Workflow use cases. Every method takes the actor and works only inside its workspace. */
+export class WorkflowService {
+  constructor(private readonly db: Kysely<Database>, private readonly clock: Clock) {}
+
+  private workflows(actor: Actor): WorkflowRepository {
+    return new WorkflowRepository(this.db, actor.workspaceId);
+  }
+
+  async get(actor: Actor, id: string): Promise<WorkflowRow> {
+    const row = isUuid(id) ? await this.workflows(actor).find(id) : undefined;
+    if (!row) throw notFound('workflow');
+    return row;
+  }
+
+  async create(actor: Actor, input: AttributeInput): Promise<WorkflowRow> {
+    const violations = new Violations();
+    rejectUnknown(input, CREATE_ATTRIBUTES, violations, (name) => `${name} cannot be set on create (the graph is set with PUT /workflows/:id/graph, status by activate/deactivate)`);
+    if (input.values.document !== undefined) {
+      throw new AppError('not_supported', 'creating a workflow from a document is not yet supported; create it bare and push the graph with PUT /workflows/:id/graph', { pointer: input.pointer('document') });
+    }
+    const name = readString(input, 'name', violations, { required: true, max: 200 });
+    const description = readString(input, 'description', violations, { max: 10_000, nullable: true });
+    const buildPrompt = readString(input, 'build_prompt', violations, { max: 20_000, nullable: true });
+    const autoProbe = input.values.ai_auto_probe;
+    if (autoProbe !== undefined && typeof autoProbe !== 'boolean') violations.add(input.pointer('ai_auto_probe'), 'ai_auto_probe must be a boolean');
+    const buildMode = input.values.build_mode;
+    if (buildMode !== undefined && !BUILD_MODES.includes(buildMode as BuildMode)) violations.add(input.pointer('build_mode'), `build_mode must be one of ${BUILD_MODES.join(', ')}`);
+    const folderId = input.values.folder_id;
+    if (folderId !== undefined && folderId !== null && !isUuid(folderId)) violations.add(input.pointer('folder_id'), 'folder_id must be a folder id or null');
+    violations.throwIfAny();
+    if (typeof folderId === 'string' && !(await new FolderRepository(this.db, actor.workspaceId).find(folderId))) {
+      throw new AppError('validation_failed', 'folder_id names no folder of this workspace', { pointer: input.pointer('folder_id') });
+    }
+
+    const now = this.clock.now();
+    const repo = this.workflows(actor);
+    const targetFolder = typeof folderId === 'string' ? folderId : null;
+    const row: WorkflowRow = {
+      id: newId(),
+      workspace_id: actor.workspaceId,
+      user_id: actor.userId,
+      folder_id: targetFolder,
+      position: ((await repo.maxPosition(targetFolder)) ?? 0) + POSITION_STEP,
+      name: name!,
+      description: description ?? null,
+      status: 'inactive',
+      ai_auto_probe: (autoProbe as boolean | undefined) ?? false,
+      build_mode: (buildMode as BuildMode | undefined) ?? 'advanced',
+      build_prompt: buildPrompt ?? null,
+      graph: JSON.stringify(EMPTY_GRAPH),
+      active_snapshot_id: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await repo.insert(row);
+    return row;
+  }
+
+  async update(actor: Actor, id: string, input: AttributeInput): Promise<WorkflowRow> {
+    const current = await this.get(actor, id);
+    const violations = new Violations();
+    rejectUnknown(input, PATCH_ATTRIBUTES, violations, (name) => `${name} is not patchable: only name and description are`);
+    const name = readString(input, 'name', violations, { required: false, max: 200 });
+    if (name === '') violations.add(input.pointer('name'), 'name must not be empty');
+    const description = readString(input, 'description', violations, { max: 10_000, nullable: true });
+    violations.throwIfAny();
+    const changes: Partial<WorkflowRow> = { updated_at: this.clock.now() };
+    if (name) changes.name = name;
+    if (description !== undefined) changes.description = description;
+    await this.workflows(actor).update(id, changes);
+    return { ...current, ...changes };
+  }
+
+  async remove(actor: Actor, id: string): Promise<void> {
+    await this.get(actor, id);
+    await this.workflows(actor).delete(id);
+  }
+
+  /**
+   * Validates the live canvas and freezes it into a new snapshot the workflow then runs.
+   * Activating an active workflow publishes the current canvas as a new snapshot; earlier
+   * snapshots stay for audit.
+   */
+  async activate(actor: Actor, id: string): Promise<WorkflowRow> {
+    const current = await this.get(actor, id);
+    const result = validateGraph(JSON.parse(current.graph), '/data/attributes/graph');
+    if (!result.ok) {
+      throw AppError.many('invalid_graph', result.violations.map((v) => ({ code: v.code, detail: v.detail, source: { pointer: v.pointer } })));
+    }
+    if (result.graph.nodes.length === 0) {
+      throw new AppError('invalid_graph', 'an empty workflow cannot be activated: push a graph with PUT /workflows/:id/graph first', { pointer: '/data/attributes/graph/nodes' });
+    }
+    const cycle = findCycle(result.graph);
+    if (cycle) {
+      throw new AppError('invalid_graph', `the graph has a cycle through nodes ${cycle.join(' -> ')}; loops are built with the loop step`, { pointer: '/data/attributes/graph/edges' });
+    }
+    const now = this.clock.now();
+    const snapshotId = newId();
+    await this.db.transaction().execute(async (trx) => {
+      const repo = this.workflows(actor).withTransaction(trx);
+      await repo.insertSnapshot({ id: snapshotId, workspace_id: actor.workspaceId, workflow_id: id, graph: JSON.stringify(result.graph), created_by: actor.userId, created_at: now });
+      await repo.update(id, { status: 'active', active_snapshot_id: snapshotId, updated_at: now });
+    });
+    return { ...current, status: 'active', active_snapshot_id: snapshotId, updated_at: now };
+  }
+
+  /** Stops the triggers; the snapshot stays recorded for audit. */
+  async deactivate(actor: Actor, id: string): Promise<WorkflowRow> {
+    const current = await this.get(actor, id);
+    const now = this.clock.now();
+    await this.workflows(actor).update(id, { status: 'inactive', updated_at: now });
+    return { ...current, status: 'inactive', updated_at: now };
+  }
+
+  async duplicate(actor: Actor, id: string): Promise<WorkflowRow> {
+    const source = await this.get(actor, id);
+    const now = this.clock.now();
+    const repo = this.workflows(actor);
+    const copy: WorkflowRow = {
+      ...source,
+      id: newId(),
+      user_id: actor.userId,
+      name: `${source.name} (copy)`.slice(0, 200),
+      status: 'inactive',
+      active_snapshot_id: null,
+      position: ((await repo.maxPosition(source.folder_id)) ?? 0) + POSITION_STEP,
+      created_at: now,
+      updated_at: now,
+    };
+    await repo.insert(copy);
+    return copy;
+  }
+
+  async move(actor: Actor, id: string, input: AttributeInput): Promise<WorkflowRow> {
+    const current = await this.get(actor, id);
+    const violations = new Violations();
+    rejectUnknown(input, ['folder_id', 'before_id', 'after_id'], violations, (name) => `${name} is not a move attribute (folder_id, before_id, after_id)`);
+    for (const field of ['folder_id', 'before_id', 'after_id'] as const) {
+      const value = input.values[field];
+      if (value !== undefined && value !== null && !isUuid(value)) violations.add(input.pointer(field), `${field} must be an id or null`);
+    }
+    if (input.values.before_id && input.values.after_id) violations.add(input.pointer('after_id'), 'give before_id or after_id, not both');
+    violations.throwIfAny();
+
+    const folderId = input.values.folder_id === undefined ? current.folder_id : (input.values.folder_id as string | null);
+    if (folderId !== null && !(await new FolderRepository(this.db, actor.workspaceId).find(folderId))) {
+      throw new AppError('validation_failed', 'folder_id names no folder of this workspace', { pointer: input.pointer('folder_id') });
+    }
+    const now = this.clock.now();
+    return this.db.transaction().execute(async (trx) => {
+      const repo = this.workflows(actor).withTransaction(trx);
+      const siblings = await repo.listSiblingPositions(folderId);
+      const placement = placeAmong(siblings, id, { beforeId: input.values.before_id as string | null, afterId: input.values.after_id as string | null }, input.pointer);
+      for (const item of placement.renumbered ?? []) if (item.id !== id) await repo.update(item.id, { position: item.position });
+      await repo.update(id, { folder_id: folderId, position: placement.position, updated_at: now });
+      return { ...current, folder_id: folderId, position: placement.position, updated_at: now };
+    });
+  }
+
+  /** Replaces the live canvas. Returns the stored (normalised, laid out) graph. */
+  async putGraph(actor: Actor, id: string, data: unknown): Promise<{ workflow: WorkflowRow; graph: Graph; layout: boolean }> {
+    const current = await this.get(actor, id);
+    if (!isPlainObject(data)) throw new AppError('invalid_document', 'the body must be {"data": {"graph": {...}, "layout": true|false}}', { pointer: '/data' });
+    const unknown = Object.keys(data).filter((key) => key !== 'graph' && key !== 'layout');
+    if (unknown.length > 0) throw new AppError('validation_failed', `unknown member "${unknown[0]}": the body takes graph and layout`, { pointer: `/data/${unknown[0]}` });
+    if (data.layout !== undefined && typeof data.layout !== 'boolean') throw new AppError('validation_failed', 'layout must be a boolean', { pointer: '/data/layout' });
+    if (data.graph === undefined) throw new AppError('validation_failed', 'graph is required', { pointer: '/data/graph' });
+    const result = validateGraph(data.graph, '/data/graph');
+    if (!result.ok) {
+      throw AppError.many('invalid_graph', result.violations.map((v) => ({ code: v.code, detail: v.detail, source: { pointer: v.pointer } })));
+    }
+    const layout = data.layout !== false;
+    const graph = layout ? layoutGraph(result.graph) : result.graph;
+    const now = this.clock.now();
+    await this.workflows(actor).update(id, { graph: JSON.stringify(graph), updated_at: now });
+    return { workflow: { ...current, graph: JSON.stringify(graph), updated_at: now }, graph, layout };
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * A step definition declares one step type: what the catalog (`GET /step-templates`) shows,
+ * which ports a node of that type has, and the JSON Schema its `config` must satisfy. It holds
+ * no runtime; the engine pairs each slug with its executor separately.
+ */
+export const STEP_CATEGORIES = ['start', 'understand', 'fetch', 'transform', 'decide', 'check', 'act'] as const;
+export type StepCategory = (typeof STEP_CATEGORIES)[number];
+
+export interface StepPorts {
+  in: string[];
+  out: string[];
+}
+
+export interface StepDefinition {
+  /** Identifier used as a node's `type`; lower snake_case. */
+  slug: string;
+  name: string;
+  /** One line for the catalog. */
+  description: string;
+  /** Markdown: what the step does, its config fields, its output. */
+  docs: string;
+  categories: StepCategory[];
+  icon: string;
+  /** `#RRGGBB`. */
+  iconColor: string;
+  /** A trigger starts executions and has no input port. */
+  trigger: boolean;
+  /** Static ports; an `error` out port is added per node when it has `on_error: "continue"`. */
+  ports: StepPorts;
+  /** JSON Schema (2020-12, as compiled by ajv 8) for the node's `config`. */
+  configSchema: Record<string, unknown>;
+  /** Merged under a node's config (top-level keys) before validation. */
+  defaultConfig: Record<string, unknown>;
+  /** JSON Schema of the step's output, or null when it is not known statically. */
+  outputSchema: Record<string, unknown> | null;
+  sortOrder: number;
+  canvasVisible: boolean;
+}
+
+const SLUG_PATTERN = /^[a-z][a-z0-9_]*$/;
+
+/**
+ * Checks and deep-freezes a definition. Freezing matters because definitions are shared by
+ * every request: a caller mutating `defaultConfig` would otherwise change it for everyone.
+ */
+export function defineStep(def: StepDefinition): StepDefinition {
+  if (!SLUG_PATTERN.test(def.slug)) {
+    throw new Error(`Step slug "${def.slug}" must match ${String(SLUG_PATTERN)}.`);
+  }
+  return deepFreeze(def);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeEachDialect } from './support/dialects.js';
+import { sampleGraph } from './support/graphs.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+
+const UNKNOWN = '0190f2a0-0000-7000-8000-000000000000';
+
+interface RouteCase {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  path: (ids: { workflow: string; folder: string }) => string;
+  body?: (ids: { workflow: string; folder: string }) => unknown;
+  /** Route addresses a resource by id, so another workspace's id must look unknown. */
+  byId: boolean;
+}
+
+/** Every route of the foundation, with a body that would succeed for the owner. */
+const ROUTES: RouteCase[] = [
+  { method: 'GET', path: () => '/api/v1/me', byId: false },
+  { method: 'GET', path: () => '/api/v1/workflows', byId: false },
+  { method: 'POST', path: () => '/api/v1/workflows', body: () => ({ data: { name: 'matrix' } }), byId: false },
+  { method: 'GET', path: (i) => `/api/v1/workflows/${i.workflow}`, byId: true },
+  { method: 'PATCH', path: (i) => `/api/v1/workflows/${i.workflow}`, body: (i) => ({ data: { type: 'workflow', id: i.workflow, attributes: { name: 'renamed' } } }), byId: true },
+  { method: 'PUT', path: (i) => `/api/v1/workflows/${i.workflow}/graph`, body: () => ({ data: { graph: sampleGraph() } }), byId: true },
+  { method: 'POST', path: (i) => `/api/v1/workflows/${i.workflow}/activate`, byId: true },
+  { method: 'POST', path: (i) => `/api/v1/workflows/${i.workflow}/deactivate`, byId: true },
+  { method: 'POST', path: (i) => `/api/v1/workflows/${i.workflow}/duplicate`, byId: true },
+  { method: 'PATCH', path: (i) => `/api/v1/workflows/${i.workflow}/move`, body: (i) => ({ data: { type: 'workflow', id: i.workflow, attributes: { folder_id: null } } }), byId: true },
+  { method: 'GET', path: () => '/api/v1/folders', byId: false },
+  { method: 'POST', path: () => '/api/v1/folders', body: () => ({ data: { type: 'workflow-folder', attributes: { name: 'matrix' } } }), byId: false },
+  { method: 'GET', path: (i) => `/api/v1/folders/${i.folder}`, byId: true },
+  { method: 'PATCH', path: (i) => `/api/v1/folders/${i.folder}`, body: (i) => ({ data: { type: 'workflow-folder', id: i.folder, attributes: { name: 'renamed' } } }), byId: true },
+  { method: 'PATCH', path: (i) => `/api/v1/folders/${i.folder}/reorder`, body: (i) => ({ data: { type: 'workflow-folder', id: i.folder, attributes: { position: 5 } } }), byId: true },
+  { method: 'GET', path: () => '/api/v1/step-templates', byId: false },
+  { method: 'GET', path: () => '/api/v1/open_api', byId: false },
+  // Deletes last: they remove the fixtures.
+  { method: 'DELETE', path: (i) => `/api/v1/folders/${i.folder}`, byId: true },
+  { method: 'DELETE', path: (i) => `/api/v1/workflows/${i.workflow}`, byId: true },
+];
+
+const label = (r: RouteCase) => `${r.method} ${r.path({ workflow: ':id', folder: ':id' })}`;
+const stripIds = (body: { errors: { id?: string }[] }) => body.errors.map(({ id: _id, ...rest }) => rest);
+
+describeEachDialect('isolation matrix', (dialect) => {
+  let t: TestApp;
+  let ids: { workflow: string; folder: string };
+  beforeAll(async () => {
+    t = await createTestApp(dialect);
+    const workflow = (await t.request('POST', '/api/v1/workflows', { body: { data: { name: 'Owned' } } })).body.data.id;
+    await t.request('PUT', `/api/v1/workflows/${workflow}/graph`, { body: { data: { graph: sampleGraph() } } });
+    const folder = (await t.request('POST', '/api/v1/folders', { body: { data: { name: 'Owned' } } })).body.data.id;
+    ids = { workflow, folder };
+  });
+  afterAll(() => t.close());
+
+  const send = (route: RouteCase, token: string, target = ids) =>
+    t.request(route.method, route.path(target), { token, ...(route.body ? { body: route.body(target) } : {}) });
+
+  describe('read token', () => {
+    for (const route of ROUTES) {
+      const write = route.method !== 'GET';
+      it(`${label(route)} ${write ? 'is refused with 403 forbidden' : 'is allowed'}`, async () => {
+        const res = await send(route, t.tokens.read);
+        if (write) {
+          expect(res.status).toBe(403);
+          expect(res.body.errors[0].code).toBe('forbidden');
+        } else {
+          expect(res.status).toBe(200);
+        }
+      });
+    }
+  });
+
+  describe('free workspace', () => {
+    for (const route of ROUTES) {
+      const path = route.path({ workflow: UNKNOWN, folder: UNKNOWN });
+      const open = path === '/api/v1/step-templates' || path === '/api/v1/open_api';
+      it(`${label(route)} ${open ? 'is readable on any plan' : 'is refused with 403 plan_required'}`, async () => {
+        const res = await send(route, t.tokens.free);
+        if (open) expect(res.status).toBe(200);
+        else {
+          expect(res.status).toBe(403);
+          expect(res.body.errors[0].code).toBe('plan_required');
+        }
+      });
+    }
+  });
+
+  describe('ids of another workspace', () => {
+    for (const route of ROUTES.filter((r) => r.byId)) {
+      it(`${label(route)} answers 404 exactly as for an unknown id`, async () => {
+        const foreign = await send(route, t.tokens.other);
+        const unknown = await send(route, t.tokens.other, { workflow: UNKNOWN, folder: UNKNOWN });
+        expect(foreign.status).toBe(404);
+        expect(unknown.status).toBe(404);
+        expect(stripIds(foreign.body)).toEqual(stripIds(unknown.body));
+        expect(foreign.headers['content-type']).toBe(unknown.headers['content-type']);
+      });
+    }
+
+    it('lists never show another workspace’s resources', async () => {
+      const workflows = await t.request('GET', '/api/v1/workflows', { token: t.tokens.other });
+      const folders = await t.request('GET', '/api/v1/folders', { token: t.tokens.other });
+      expect(workflows.body.data).toEqual([]);
+      expect(folders.body.data).toEqual([]);
+    });
+  });
+
+  describe('owner with a build token', () => {
+    for (const route of ROUTES) {
+      it(`${label(route)} succeeds`, async () => {
+        const res = await send(route, t.tokens.build);
+        expect(res.status).toBeGreaterThanOrEqual(200);
+        expect(res.status).toBeLessThan(300);
+      });
+    }
+  });
+});

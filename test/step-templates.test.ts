@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeEachDialect } from './support/dialects.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+
+const SPEC_SLUGS = ['webhook', 'http', 'agent', 'code', 'call_workflow', 'respond_to_webhook', 'save_to_store'];
+
+describeEachDialect('step templates', (dialect) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp(dialect);
+  });
+  afterAll(() => t.close());
+
+  it('lists the seven templates the spec names, ordered by sort_order, with every default field', async () => {
+    const res = await t.request('GET', '/api/v1/step-templates');
+    expect(res.status).toBe(200);
+    const slugs = res.body.data.map((d: { attributes: { slug: string } }) => d.attributes.slug);
+    expect([...slugs].sort()).toEqual([...SPEC_SLUGS].sort());
+    const orders = res.body.data.map((d: { attributes: { sort_order: number } }) => d.attributes.sort_order);
+    expect(orders).toEqual([...orders].sort((a: number, b: number) => a - b));
+    const webhook = res.body.data.find((d: { id: string }) => d.id === 'webhook');
+    expect(webhook.type).toBe('step-template');
+    expect(Object.keys(webhook.attributes).sort()).toEqual(
+      ['canvas_schema', 'canvas_visible', 'category', 'default_config', 'description', 'docs', 'name', 'output_schema', 'ports', 'slug', 'sort_order'].sort(),
+    );
+    expect(webhook.attributes.category).toContain('start');
+    expect(webhook.attributes.ports).toEqual({ in: [], out: ['out'] });
+    expect(typeof webhook.attributes.output_schema).toBe('string');
+    expect(JSON.parse(webhook.attributes.output_schema)).toHaveProperty('type', 'object');
+    expect(webhook.attributes.default_config).toMatchObject({ response_mode: 'immediate', verification: { method: 'bearer' } });
+  });
+
+  it('returns icon and icon_color only when asked', async () => {
+    const res = await t.request('GET', '/api/v1/step-templates?fields[step-template]=slug,icon,icon_color');
+    expect(Object.keys(res.body.data[0].attributes).sort()).toEqual(['icon', 'icon_color', 'slug']);
+    expect(res.body.data[0].attributes.icon_color).toMatch(/^#[0-9A-Fa-f]{6}$/);
+  });
+
+  it('filters and sorts with the list language', async () => {
+    const res = await t.request('GET', '/api/v1/step-templates?filter[slug][in]=code,http&sort=-slug');
+    expect(res.body.data.map((d: { id: string }) => d.id)).toEqual(['http', 'code']);
+    const bad = await t.request('GET', '/api/v1/step-templates?filter[sort_order][eq]=ten');
+    expect(bad.status).toBe(400);
+  });
+});

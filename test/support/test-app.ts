@@ -1,0 +1,88 @@
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { expect } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { buildDeps, type Deps } from '../../src/deps.js';
+import { manualClock } from '../../src/lib/clock.js';
+import type { DialectName } from '../../src/db/dialect/dialect.js';
+import { createTestDatabase, type TestDatabase } from './dialects.js';
+import { jsonApiViolations } from './jsonapi-schema.js';
+
+export const JSONAPI = 'application/vnd.api+json';
+
+export interface TestResponse {
+  status: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  raw: string;
+}
+
+export interface RequestOptions {
+  token?: string | null;
+  body?: unknown;
+  headers?: Record<string, string>;
+  contentType?: string | null;
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  deps: Deps;
+  database: TestDatabase;
+  clock: ReturnType<typeof manualClock>;
+  /** build + read tokens of the Pro workspace, a build token of a free workspace, a build token of another Pro workspace. */
+  tokens: { build: string; read: string; free: string; other: string };
+  workspaces: { main: string; other: string };
+  request(method: InjectOptions['method'], url: string, options?: RequestOptions): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+/**
+ * A real app over a fresh database of the given dialect, with a manual clock. Every response
+ * carrying the JSON:API media type is validated against the JSON:API 1.0 response schema, so
+ * no test can pass with a malformed document.
+ */
+export async function createTestApp(dialect: DialectName, options: { apiRateLimit?: number } = {}): Promise<TestApp> {
+  const database = await createTestDatabase(dialect, { migrate: false });
+  const clock = manualClock('2026-11-01T00:00:00.000000Z');
+  const deps = await buildDeps({ databaseUrl: null, dataDir: '/nonexistent', secretKey: 'test-secret-key-test-secret-key-0123456789', baseUrl: 'http://sy.test' }, { clock, database });
+  const app = await buildApp({ ...deps, config: { apiRateLimit: options.apiRateLimit ?? 0, trustProxy: [], baseUrl: 'http://sy.test' }, logger: false });
+
+  const main = await deps.identity.createWorkspace({ name: 'Main', slug: 'main', plan: 'pro', ownerEmail: 'main@example.test' });
+  const other = await deps.identity.createWorkspace({ name: 'Other', slug: 'other', plan: 'pro', ownerEmail: 'other@example.test' });
+  await deps.identity.createWorkspace({ name: 'Free', slug: 'free', plan: 'free', ownerEmail: 'free@example.test' });
+  const tokens = {
+    build: (await deps.identity.createToken({ workspaceSlug: 'main', scope: 'build' })).token,
+    read: (await deps.identity.createToken({ workspaceSlug: 'main', scope: 'read' })).token,
+    free: (await deps.identity.createToken({ workspaceSlug: 'free', scope: 'build' })).token,
+    other: (await deps.identity.createToken({ workspaceSlug: 'other', scope: 'build' })).token,
+  };
+
+  const request: TestApp['request'] = async (method, url, opts = {}) => {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    const token = opts.token === undefined ? tokens.build : opts.token;
+    if (token !== null) headers.authorization = `Bearer ${token}`;
+    let payload: string | undefined;
+    if (opts.body !== undefined) {
+      payload = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+      if (opts.contentType !== null) headers['content-type'] = opts.contentType ?? JSONAPI;
+    }
+    const response = await app.inject({ method, url, headers, ...(payload !== undefined ? { payload } : {}) });
+    const type = String(response.headers['content-type'] ?? '');
+    const body = response.body && type.includes('json') ? JSON.parse(response.body) : undefined;
+    if (type.startsWith(JSONAPI)) expect(jsonApiViolations(body), `${method} ${url} answered an invalid JSON:API document`).toEqual([]);
+    return { status: response.statusCode, headers: response.headers, body, raw: response.body };
+  };
+
+  return {
+    app,
+    deps,
+    database,
+    clock,
+    tokens,
+    workspaces: { main: main.id, other: other.id },
+    request,
+    close: async () => {
+      await app.close();
+      await deps.close();
+    },
+  };
+}
