@@ -29,7 +29,7 @@ export async function serve(config: Config, role: ServeRole, out: (line: string)
   const deps = await buildDeps(config);
   const first = await deps.identity.bootstrap();
   const app = await buildApp({ ...deps, config, logger: loggerOptions(config.logLevel) });
-  await app.listen({ port: config.port, host: config.host });
+  const address = await app.listen({ port: config.port, host: config.host });
   if (first) {
     out('');
     out('First start: created the Pro workspace "default" and a build-scoped API token.');
@@ -40,7 +40,7 @@ export async function serve(config: Config, role: ServeRole, out: (line: string)
     out(`Try it: curl -H "Authorization: Bearer ${first.token}" ${config.baseUrl}/api/v1/me`);
     out('');
   }
-  out(`Switchyard (${role}) listening on ${config.baseUrl} — API at ${config.baseUrl}/api/v1, docs at ${config.baseUrl}/api/docs, database: ${deps.dialect.name}`);
+  out(`Switchyard (${role}) listening on ${address}; API at ${config.baseUrl}/api/v1, docs at ${config.baseUrl}/api/docs; database: ${deps.dialect.name}`);
   return async () => {
     await app.close();
     await deps.close();

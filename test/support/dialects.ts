@@ -44,7 +44,7 @@ export async function createTestDatabase(dialect: DialectName, options: { migrat
     handle = openSqlite(':memory:');
   } else {
     const name = `sy_test_${randomBase62(10).toLowerCase()}`;
-    await adminQuery(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C.UTF-8' LC_CTYPE 'C.UTF-8'`);
+    await adminQuery(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8'`);
     url = databaseUrl(TEST_DATABASE_URL!, name);
     const inner = openPostgres(url, { max: 5 });
     handle = {

@@ -81,28 +81,29 @@ export const GADGETS: Row[] = [
 ];
 
 export async function createGadgetTables(db: Kysely<GadgetTables>, dialect: SqlDialect): Promise<void> {
+  const text = dialect.textType;
   await db.schema
     .createTable('makers')
-    .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'text', (c) => c.notNull())
-    .addColumn('name', 'text', (c) => c.notNull())
-    .addColumn('country', 'text', (c) => c.notNull())
-    .addColumn('parent_id', 'text')
+    .addColumn('id', text, (c) => c.primaryKey())
+    .addColumn('workspace_id', text, (c) => c.notNull())
+    .addColumn('name', text, (c) => c.notNull())
+    .addColumn('country', text, (c) => c.notNull())
+    .addColumn('parent_id', text)
     .execute();
   await db.schema
     .createTable('gadgets')
-    .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'text', (c) => c.notNull())
-    .addColumn('name', 'text', (c) => c.notNull())
-    .addColumn('nickname', 'text')
+    .addColumn('id', text, (c) => c.primaryKey())
+    .addColumn('workspace_id', text, (c) => c.notNull())
+    .addColumn('name', text, (c) => c.notNull())
+    .addColumn('nickname', text)
     .addColumn('count', 'integer', (c) => c.notNull())
     .addColumn('rank', 'integer')
     .addColumn('weight', dialect.doubleType, (c) => c.notNull())
     .addColumn('active', dialect.booleanType, (c) => c.notNull())
-    .addColumn('made_at', 'text', (c) => c.notNull())
-    .addColumn('size_label', 'text', (c) => c.notNull())
-    .addColumn('spec', 'text')
-    .addColumn('maker_id', 'text')
+    .addColumn('made_at', text, (c) => c.notNull())
+    .addColumn('size_label', text, (c) => c.notNull())
+    .addColumn('spec', text)
+    .addColumn('maker_id', text)
     .execute();
 
   await db

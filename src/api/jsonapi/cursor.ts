@@ -4,7 +4,7 @@ import { canonicalTimestamp } from '../../lib/clock.js';
 import { isUuid } from '../../lib/ids.js';
 import { isPlainObject } from '../../lib/json.js';
 import { invalidParameter } from './filter-operand.js';
-import { reference } from './filter-sql.js';
+import { bind, reference } from './filter-sql.js';
 import { formatSort, type SortKey } from './sort.js';
 
 /**
@@ -74,7 +74,7 @@ export function keysetCondition(
   tableAlias?: string,
 ): RawBuilder<SqlBool> {
   const columns = sort.map((key) => reference(tableAlias, key.column));
-  const bound = values.map((value) => (typeof value === 'boolean' ? dialect.bool(value) : value));
+  const bound = values.map((value, index) => bind(value, sort[index]!.kind, dialect));
   const branches = sort.map((key, index) => {
     const equalities = columns.slice(0, index).map((column, j) => sql`${column} = ${bound[j]}`);
     const step = key.direction === 'asc' ? sql`${columns[index]} > ${bound[index]}` : sql`${columns[index]} < ${bound[index]}`;

@@ -32,6 +32,8 @@ function quote(raw: string): string {
 
 /** Checks and converts one operand (always a string in a query) to the attribute's kind. */
 export function coerceOperand(raw: string, spec: AttributeSpec, parameter: string): FilterOperand {
+  // PostgreSQL text cannot hold NUL and rejects the whole statement; SQLite would just compare.
+  if (raw.includes('\u0000')) throw invalidParameter(parameter, 'Filter values cannot contain the NUL character');
   switch (spec.kind) {
     case 'string':
       return raw;

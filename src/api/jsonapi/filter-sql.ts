@@ -2,7 +2,7 @@ import { sql, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kys
 import type { SqlDialect } from '../../db/dialect/dialect.js';
 import { findAttribute, type FilterOperand } from './filter-operand.js';
 import type { ComparisonNode, FilterNode } from './filter.js';
-import { columnOf, type AttributeSpec, type ResourceDefinition } from './resource-definition.js';
+import { columnOf, type AttributeKind, type ResourceDefinition } from './resource-definition.js';
 
 /** The tenant column and value every relation sub-select is restricted to. */
 export interface FilterScope {
@@ -99,9 +99,9 @@ function compileComparison(node: ComparisonNode, definition: ResourceDefinition,
   if (node.operator === 'is_nil') return node.value ? sql<SqlBool>`${column} IS NULL` : sql<SqlBool>`${column} IS NOT NULL`;
   if (node.operator === 'in') {
     if (node.value.length === 0) return FALSE;
-    return sql<SqlBool>`${column} IN (${sql.join(node.value.map((value) => bind(value, spec, dialect)))})`;
+    return sql<SqlBool>`${column} IN (${sql.join(node.value.map((value) => bind(value, spec.kind, dialect)))})`;
   }
-  const value = bind(node.value, spec, dialect);
+  const value = bind(node.value, spec.kind, dialect);
   switch (node.operator) {
     case 'eq':
       return sql<SqlBool>`${column} = ${value}`;
@@ -122,6 +122,7 @@ function compileComparison(node: ComparisonNode, definition: ResourceDefinition,
     case 'like':
       return like(column, sql`${value}`);
     case 'ilike':
+      // The cast pins lower(text): PostgreSQL 14+ also has lower(anyrange) for an untyped parameter.
       return like(dialect.lower(column), dialect.lower(sql`CAST(${value} AS TEXT)`));
     case 'contains':
       return like(column, sql`${`%${escapeLike(String(value))}%`}`);
@@ -143,8 +144,15 @@ export function escapeLike(value: string): string {
   return value.replace(/[\\%_]/g, (character) => `\\${character}`);
 }
 
-function bind(value: FilterOperand, spec: AttributeSpec, dialect: SqlDialect): unknown {
-  return spec.kind === 'boolean' && typeof value === 'boolean' ? dialect.bool(value) : value;
+/**
+ * Encodes an operand for its column. Integer operands are cast to BIGINT because PostgreSQL
+ * would type the parameter as the column's `integer` and fail on any value beyond 32 bits
+ * (a 500 where SQLite simply compares); int4-vs-int8 comparisons still use the index.
+ */
+export function bind(value: FilterOperand, kind: AttributeKind, dialect: SqlDialect): unknown {
+  if (kind === 'boolean' && typeof value === 'boolean') return dialect.bool(value);
+  if (kind === 'integer') return sql`CAST(${value} AS BIGINT)`;
+  return value;
 }
 
 export function reference(alias: string | undefined, column: string): RawBuilder<unknown> {

@@ -1,6 +1,34 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { JSONAPI_MEDIA_TYPE } from './error-document.js';
+
+type Schema = Record<string, unknown>;
+
+const inContent = (mediaType: string, schema: Schema) => {
+  const { description, ...rest } = schema;
+  return { ...(description ? { description } : {}), content: { [mediaType]: { schema: rest } } };
+};
+
+/**
+ * Declares the media types the API really uses: request bodies are JSON:API, answers are JSON:API
+ * except the plain-JSON action routes' success answers, and errors always are.
+ */
+function declareMediaTypes(schema: Schema | undefined, url: string, plainJson: boolean): Schema | undefined {
+  if (!schema || !url.startsWith('/api/v1/')) return schema;
+  const next: Schema = { ...schema };
+  if (schema.body) next.body = inContent(JSONAPI_MEDIA_TYPE, schema.body as Schema);
+  if (schema.response) {
+    next.response = Object.fromEntries(
+      Object.entries(schema.response as Record<string, Schema>).map(([status, response]) => {
+        if (status === '204' || response.content) return [status, response];
+        const success = status.startsWith('2');
+        return [status, inContent(success && plainJson ? 'application/json' : JSONAPI_MEDIA_TYPE, response)];
+      }),
+    );
+  }
+  return next;
+}
 
 /**
  * The OpenAPI 3.1 document is generated from the route schemas (3.1 because its schemas are
@@ -29,6 +57,7 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
         { name: 'Health' },
       ],
     },
+    transform: ({ schema, url, route }) => ({ schema: declareMediaTypes(schema as Schema, url, route.config?.plainJson === true) as never, url }),
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, staticCSP: true });
 }

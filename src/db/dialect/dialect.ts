@@ -1,4 +1,4 @@
-import type { Kysely, RawBuilder } from 'kysely';
+import type { Expression, Kysely, RawBuilder } from 'kysely';
 import type { Database } from '../schema.js';
 
 export const DIALECT_NAMES = ['sqlite', 'postgres'] as const;
@@ -10,6 +10,12 @@ export type DialectName = (typeof DIALECT_NAMES)[number];
  */
 export interface SqlDialect {
   readonly name: DialectName;
+  /**
+   * Column type for text in migrations. PostgreSQL text columns use the "C" collation so strings
+   * compare and sort by code point, as SQLite's default BINARY collation does, whatever locale
+   * the database was created with.
+   */
+  readonly textType: 'text' | Expression<unknown>;
   /** Column type for booleans in migrations. */
   readonly booleanType: 'boolean' | 'integer';
   /** Column type for floating positions. */

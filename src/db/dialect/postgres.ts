@@ -5,12 +5,16 @@ import type { DatabaseHandle, SqlDialect } from './dialect.js';
 
 export const postgresDialect: SqlDialect = {
   name: 'postgres',
+  textType: sql`text collate "C"`,
   booleanType: 'boolean',
   doubleType: 'double precision',
   bool: (value) => value,
   distinctFrom: (left, right, negate) =>
     negate ? sql<boolean>`${left} IS NOT DISTINCT FROM ${right}` : sql<boolean>`${left} IS DISTINCT FROM ${right}`,
-  lower: (expression) => sql<string>`lower(${expression})`,
+  // Under "C", lower() folds ASCII only; the ICU root collation folds all of Unicode, like
+  // JavaScript's toLowerCase on the SQLite side (PostgreSQL must be built with ICU, as the
+  // Debian, Ubuntu and official container builds are).
+  lower: (expression) => sql<string>`lower((${expression}) collate "und-x-icu")`,
 };
 
 export function openPostgres(url: string, options: { max?: number } = {}): DatabaseHandle {

@@ -8,6 +8,7 @@ import { SqliteBooleanPlugin } from './sqlite-boolean-plugin.js';
 
 export const sqliteDialect: SqlDialect = {
   name: 'sqlite',
+  textType: 'text',
   booleanType: 'integer',
   doubleType: 'real',
   bool: (value) => (value ? 1 : 0),

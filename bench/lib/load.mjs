@@ -1,0 +1,30 @@
+// One target under load: a warm-up run (discarded: JIT, SQLite page cache, connection setup),
+// then the measured run. Any error, timeout or non-2xx answer stops the benchmark.
+import autocannon from 'autocannon';
+
+function failuresOf(result) {
+  return { errors: result.errors, timeouts: result.timeouts, non2xx: result.non2xx };
+}
+
+function assertClean(label, phase, result) {
+  const failures = failuresOf(result);
+  if (failures.errors + failures.timeouts + failures.non2xx > 0) {
+    throw new Error(`${label}: ${phase} run had failures ${JSON.stringify(failures)}; the numbers would be meaningless`);
+  }
+}
+
+/** Returns the measured run's summary and autocannon's own latency, request and throughput stats. */
+export async function measure({ label, url, headers, connections, duration, warmup }) {
+  const warm = await autocannon({ url, connections, duration: warmup, headers });
+  assertClean(label, 'warm-up', warm);
+  const result = await autocannon({ url, connections, duration, headers });
+  assertClean(label, 'measured', result);
+  return {
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requests: result.requests.total,
+    ...failuresOf(result),
+    raw: { latency: result.latency, requests: result.requests, throughput: result.throughput, warmupRequestsPerSecond: warm.requests.average },
+  };
+}

@@ -1,0 +1,45 @@
+// Summarises a V8 .cpuprofile (from BENCH_CPU_PROF=1 npm run bench): self time by function and
+// by package/file. Usage: node bench/profile-summary.mjs <file.cpuprofile> [top=25]
+import fs from 'node:fs';
+
+const [file, topArg = '25'] = process.argv.slice(2);
+if (!file) throw new Error('usage: node bench/profile-summary.mjs <file.cpuprofile> [top]');
+const profile = JSON.parse(fs.readFileSync(file, 'utf8'));
+const top = Number(topArg);
+
+// Self time per node: each sample names the node that was running; time deltas follow samples.
+const selfUs = new Map();
+profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
+
+/** node_modules/<package> or dist/<folder>, else the file name or the V8 category. */
+function ownerOf(url) {
+  if (!url) return '(native/V8)';
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (pkg) return pkg[1];
+  const dist = /\/dist\/(.+)$/.exec(url);
+  if (dist) return `dist/${dist[1]}`;
+  return url.startsWith('node:') ? url : url.split('/').slice(-2).join('/');
+}
+
+const byFunction = new Map();
+const byOwner = new Map();
+for (const node of profile.nodes) {
+  const us = selfUs.get(node.id) ?? 0;
+  if (us === 0) continue;
+  const { functionName, url, lineNumber } = node.callFrame;
+  const key = `${functionName || '(anonymous)'}  ${ownerOf(url)}:${lineNumber + 1}`;
+  byFunction.set(key, (byFunction.get(key) ?? 0) + us);
+  const owner = ownerOf(url);
+  byOwner.set(owner, (byOwner.get(owner) ?? 0) + us);
+}
+
+const print = (title, map) => {
+  console.log(`\n${title}`);
+  for (const [key, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+    console.log(`${((us / total) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${key}`);
+  }
+};
+console.log(`${file}: ${(total / 1000).toFixed(0)} ms sampled`);
+print('Self time by function', byFunction);
+print('Self time by package or file', byOwner);

@@ -1,0 +1,64 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeEachDialect } from './support/dialects.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+
+/** Every route of the foundation the document must describe. */
+const ROUTES = [
+  'get /api/v1/me',
+  'get /api/v1/workflows',
+  'post /api/v1/workflows',
+  'get /api/v1/workflows/{id}',
+  'patch /api/v1/workflows/{id}',
+  'delete /api/v1/workflows/{id}',
+  'post /api/v1/workflows/{id}/activate',
+  'post /api/v1/workflows/{id}/deactivate',
+  'post /api/v1/workflows/{id}/duplicate',
+  'patch /api/v1/workflows/{id}/move',
+  'put /api/v1/workflows/{id}/graph',
+  'get /api/v1/folders',
+  'post /api/v1/folders',
+  'get /api/v1/folders/{id}',
+  'patch /api/v1/folders/{id}',
+  'delete /api/v1/folders/{id}',
+  'patch /api/v1/folders/{id}/reorder',
+  'get /api/v1/step-templates',
+  'get /api/v1/open_api',
+  'get /healthz',
+  'get /readyz',
+];
+
+describeEachDialect('OpenAPI document', (dialect) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp(dialect);
+  });
+  afterAll(() => t.close());
+
+  it('is public at /api/docs/openapi.json and validates as OpenAPI 3', async () => {
+    const res = await t.request('GET', '/api/docs/openapi.json', { token: null });
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toMatch(/^3\./);
+    await expect(SwaggerParser.validate(structuredClone(res.body))).resolves.toBeDefined();
+  });
+
+  it('describes every route with its schemas', async () => {
+    const doc = (await t.request('GET', '/api/docs/openapi.json', { token: null })).body;
+    const described = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method} ${path}`));
+    for (const route of ROUTES) expect(described).toContain(route);
+    const list = doc.paths['/api/v1/workflows'].get;
+    expect(list.responses['200'].content['application/vnd.api+json'].schema.properties.data.items.properties.attributes.properties).toHaveProperty('graph');
+    expect(doc.paths['/api/v1/workflows'].post.requestBody.content).toHaveProperty(['application/vnd.api+json']);
+    expect(doc.paths['/api/v1/workflows/{id}/graph'].put.responses['200'].content).toHaveProperty(['application/json']);
+    expect(doc.paths['/api/v1/workflows/{id}/graph'].put.responses['422'].content).toHaveProperty(['application/vnd.api+json']);
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+  });
+
+  it('is the same document at /api/v1/open_api with a token, and 401 without one', async () => {
+    const open = await t.request('GET', '/api/docs/openapi.json', { token: null });
+    const authed = await t.request('GET', '/api/v1/open_api');
+    expect(authed.status).toBe(200);
+    expect(authed.body).toEqual(open.body);
+    expect((await t.request('GET', '/api/v1/open_api', { token: null })).status).toBe(401);
+  });
+});
