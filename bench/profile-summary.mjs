@@ -1,5 +1,6 @@
 // Summarises a V8 .cpuprofile (from BENCH_CPU_PROF=1 npm run bench): self time by function and
-// by package/file. Usage: node bench/profile-summary.mjs <file.cpuprofile> [top=25]
+// by package/file, and total (inclusive) time of the app's own functions in dist/.
+// Usage: node bench/profile-summary.mjs <file.cpuprofile> [top=25]
 import fs from 'node:fs';
 
 const [file, topArg = '25'] = process.argv.slice(2);
@@ -22,16 +23,24 @@ function ownerOf(url) {
   return url.startsWith('node:') ? url : url.split('/').slice(-2).join('/');
 }
 
+const isAppCode = (url) => url.includes('/dist/') && !url.includes('/node_modules/');
+const keyOf = ({ functionName, url, lineNumber }) => `${functionName || '(anonymous)'}  ${ownerOf(url)}:${lineNumber + 1}`;
+const parentOf = new Map();
+for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node);
+
 const byFunction = new Map();
 const byOwner = new Map();
+const inclusive = new Map();
 for (const node of profile.nodes) {
   const us = selfUs.get(node.id) ?? 0;
   if (us === 0) continue;
-  const { functionName, url, lineNumber } = node.callFrame;
-  const key = `${functionName || '(anonymous)'}  ${ownerOf(url)}:${lineNumber + 1}`;
-  byFunction.set(key, (byFunction.get(key) ?? 0) + us);
-  const owner = ownerOf(url);
+  byFunction.set(keyOf(node.callFrame), (byFunction.get(keyOf(node.callFrame)) ?? 0) + us);
+  const owner = ownerOf(node.callFrame.url);
   byOwner.set(owner, (byOwner.get(owner) ?? 0) + us);
+  // Every dist/ function on this stack gets the time once, however deep the recursion.
+  const seen = new Set();
+  for (let at = node; at; at = parentOf.get(at.id)) if (isAppCode(at.callFrame.url)) seen.add(keyOf(at.callFrame));
+  for (const key of seen) inclusive.set(key, (inclusive.get(key) ?? 0) + us);
 }
 
 const print = (title, map) => {
@@ -43,3 +52,4 @@ const print = (title, map) => {
 console.log(`${file}: ${(total / 1000).toFixed(0)} ms sampled`);
 print('Self time by function', byFunction);
 print('Self time by package or file', byOwner);
+print('Total time (self + callees) of dist/ functions', inclusive);

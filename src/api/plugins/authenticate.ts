@@ -24,6 +24,8 @@ export function registerAuthentication(app: FastifyInstance, authenticator: Auth
   app.addHook('onRequest', async (request) => {
     const auth = await authenticator.authenticate(request.headers.authorization);
     request.auth = auth;
+    // Every later log line of this request names the workspace and token (never the secret).
+    request.log = request.log.child({ workspace_id: auth.workspace.id, token_id: auth.tokenId });
     if (auth.workspace.plan !== 'pro' && request.routeOptions.config?.anyPlan !== true) {
       throw new AppError('plan_required', `API access requires the Pro plan; workspace "${auth.workspace.slug}" is on the ${auth.workspace.plan} plan`);
     }
