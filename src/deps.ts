@@ -10,6 +10,9 @@ import { IdentityService } from './services/identity/identity-service.js';
 import { WorkflowService } from './services/workflows/workflow-service.js';
 import { FolderService } from './services/folders/folder-service.js';
 import { syncStepTemplates } from './store/step-template-repository.js';
+import { TokenStore } from './store/token-repository.js';
+import { dataStampOf } from './db/data-stamp.js';
+import { FreshCache } from './lib/fresh-cache.js';
 import { stepDefinitions } from './steps/registry.js';
 
 /** Everything the process runs on, built once and passed explicitly (no container). */
@@ -37,6 +40,7 @@ export async function buildDeps(config: Pick<Config, 'databaseUrl' | 'dataDir' |
     throw error;
   }
   const secretKey = loadOrCreateSecretKey(config.dataDir, config.secretKey);
+  const stamp = dataStampOf(database);
   return {
     database,
     db: database.db,
@@ -45,9 +49,10 @@ export async function buildDeps(config: Pick<Config, 'databaseUrl' | 'dataDir' |
     secretKey,
     baseUrl: config.baseUrl,
     identity: new IdentityService(database.db, clock),
-    authenticator: new Authenticator(database.db, clock, options.onBackgroundError),
+    authenticator: new Authenticator(new TokenStore(database.db), clock, stamp, options.onBackgroundError),
     workflows: new WorkflowService(database.db, clock),
     folders: new FolderService(database.db, clock),
+    listCache: stamp ? { bodies: new FreshCache<Buffer>(1000), stamp } : null,
     close: () => database.close(),
   };
 }

@@ -15,8 +15,8 @@ function assertClean(label, phase, result) {
 
 /** Returns the measured run's summary and autocannon's own latency, request and throughput stats. */
 export async function measure({ label, url, headers, connections, duration, warmup }) {
-  const warm = await autocannon({ url, connections, duration: warmup, headers });
-  assertClean(label, 'warm-up', warm);
+  const warm = warmup > 0 ? await autocannon({ url, connections, duration: warmup, headers }) : null;
+  if (warm) assertClean(label, 'warm-up', warm);
   const result = await autocannon({ url, connections, duration, headers });
   assertClean(label, 'measured', result);
   return {
@@ -25,6 +25,6 @@ export async function measure({ label, url, headers, connections, duration, warm
     p99: result.latency.p99,
     requests: result.requests.total,
     ...failuresOf(result),
-    raw: { latency: result.latency, requests: result.requests, throughput: result.throughput, warmupRequestsPerSecond: warm.requests.average },
+    raw: { latency: result.latency, requests: result.requests, throughput: result.throughput, warmupRequestsPerSecond: warm?.requests.average ?? null },
   };
 }

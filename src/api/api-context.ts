@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { SqlDialect } from '../db/dialect/dialect.js';
+import type { DataStamp } from '../db/data-stamp.js';
+import type { FreshCache } from '../lib/fresh-cache.js';
 import type { FolderService } from '../services/folders/folder-service.js';
 import type { WorkflowService } from '../services/workflows/workflow-service.js';
 
@@ -11,6 +13,11 @@ export interface ApiContext {
   baseUrl: string;
   workflows: WorkflowService;
   folders: FolderService;
+  /**
+   * Serialised list answers by workspace and URL, fresh while the listed tables are unchanged;
+   * null where the database offers no cheap change probe (PostgreSQL).
+   */
+  listCache: { bodies: FreshCache<Buffer>; stamp: DataStamp } | null;
 }
 
 export function apiUrl(ctx: ApiContext, path: string): string {

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { describe } from 'vitest';
 import { randomBase62 } from '../../src/lib/secrets.js';
@@ -16,7 +19,7 @@ export const DIALECTS: DialectName[] = TEST_DATABASE_URL ? ['sqlite', 'postgres'
 
 export interface TestDatabase extends DatabaseHandle {
   dialectName: DialectName;
-  /** The URL of a PostgreSQL test database (null on SQLite). */
+  /** The URL of a PostgreSQL test database, or the file of a file-backed SQLite one (else null). */
   url: string | null;
 }
 
@@ -37,10 +40,18 @@ async function adminQuery(text: string): Promise<void> {
 }
 
 /** A fresh, migrated database: in-memory SQLite, or a new PostgreSQL database dropped on close. */
-export async function createTestDatabase(dialect: DialectName, options: { migrate?: boolean } = {}): Promise<TestDatabase> {
+export async function createTestDatabase(dialect: DialectName, options: { migrate?: boolean; sqliteFile?: boolean } = {}): Promise<TestDatabase> {
   let handle: DatabaseHandle;
   let url: string | null = null;
-  if (dialect === 'sqlite') {
+  if (dialect === 'sqlite' && options.sqliteFile) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'sy-db-'));
+    url = path.join(dir, 'switchyard.db');
+    const inner = openSqlite(url);
+    handle = { ...inner, close: async () => {
+      await inner.close();
+      rmSync(dir, { recursive: true, force: true });
+    } };
+  } else if (dialect === 'sqlite') {
     handle = openSqlite(':memory:');
   } else {
     const name = `sy_test_${randomBase62(10).toLowerCase()}`;

@@ -40,8 +40,8 @@ export interface TestApp {
  * carrying the JSON:API media type is validated against the JSON:API 1.0 response schema, so
  * no test can pass with a malformed document.
  */
-export async function createTestApp(dialect: DialectName, options: { apiRateLimit?: number } = {}): Promise<TestApp> {
-  const database = await createTestDatabase(dialect, { migrate: false });
+export async function createTestApp(dialect: DialectName, options: { apiRateLimit?: number; sqliteFile?: boolean } = {}): Promise<TestApp> {
+  const database = await createTestDatabase(dialect, { migrate: false, sqliteFile: options.sqliteFile });
   const clock = manualClock('2026-11-01T00:00:00.000000Z');
   const deps = await buildDeps({ databaseUrl: null, dataDir: '/nonexistent', secretKey: 'test-secret-key-test-secret-key-0123456789', baseUrl: 'http://sy.test' }, { clock, database });
   const app = await buildApp({ ...deps, config: { apiRateLimit: options.apiRateLimit ?? 0, trustProxy: [], baseUrl: 'http://sy.test' }, logger: false });

@@ -1,5 +1,6 @@
 import type { Expression, Kysely, RawBuilder } from 'kysely';
 import type { Database } from '../schema.js';
+import type { TableWrites } from '../table-writes.js';
 
 export const DIALECT_NAMES = ['sqlite', 'postgres'] as const;
 export type DialectName = (typeof DIALECT_NAMES)[number];
@@ -31,5 +32,13 @@ export interface SqlDialect {
 export interface DatabaseHandle {
   db: Kysely<Database>;
   dialect: SqlDialect;
+  /**
+   * A number that changes whenever another connection commits (SQLite's `data_version`), or
+   * null where no such cheap probe exists (PostgreSQL). In-process caches are only used where
+   * it exists: with it they notice writes made by other processes (the CLI, say).
+   */
+  externalChanges: (() => number) | null;
+  /** Writes this process made, per table (see TableWrites). */
+  writes: TableWrites;
   close(): Promise<void>;
 }

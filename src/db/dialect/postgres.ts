@@ -2,6 +2,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Database } from '../schema.js';
 import type { DatabaseHandle, SqlDialect } from './dialect.js';
+import { TableWrites } from '../table-writes.js';
 
 export const postgresDialect: SqlDialect = {
   name: 'postgres',
@@ -21,10 +22,13 @@ export function openPostgres(url: string, options: { max?: number } = {}): Datab
   const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10 });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const writes = new TableWrites();
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [writes] });
   return {
     db,
     dialect: postgresDialect,
+    externalChanges: null,
+    writes,
     close: () => db.destroy(),
   };
 }

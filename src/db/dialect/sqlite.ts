@@ -4,7 +4,9 @@ import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { Database } from '../schema.js';
 import type { DatabaseHandle, SqlDialect } from './dialect.js';
+import { TableWrites } from '../table-writes.js';
 import { SqliteBooleanPlugin } from './sqlite-boolean-plugin.js';
+import { cachingDatabase } from './sqlite-statement-cache.js';
 
 export const sqliteDialect: SqlDialect = {
   name: 'sqlite',
@@ -34,10 +36,14 @@ export function openSqlite(file: string): DatabaseHandle {
   connection.function('sy_lower', { deterministic: true }, (value: unknown) =>
     typeof value === 'string' ? value.toLowerCase() : value,
   );
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }), plugins: [new SqliteBooleanPlugin()] });
+  const writes = new TableWrites();
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingDatabase(connection) }), plugins: [writes, new SqliteBooleanPlugin()] });
+  const dataVersion = connection.prepare('PRAGMA data_version').pluck();
   return {
     db,
     dialect: sqliteDialect,
+    externalChanges: () => dataVersion.get() as number,
+    writes,
     close: () => db.destroy(),
   };
 }

@@ -1,0 +1,63 @@
+import type {
+  KyselyPlugin,
+  OperationNode,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from 'kysely';
+
+function tableName(node: OperationNode | undefined): string | null {
+  if (!node) return null;
+  if (node.kind === 'TableNode') return (node as unknown as { table: { identifier: { name: string } } }).table.identifier.name;
+  if (node.kind === 'AliasNode') return tableName((node as unknown as { node: OperationNode }).node);
+  return null;
+}
+
+function writtenTables(node: RootOperationNode): string[] {
+  switch (node.kind) {
+    case 'InsertQueryNode':
+      return [tableName(node.into)].filter((t): t is string => t !== null);
+    case 'UpdateQueryNode':
+      return [tableName(node.table)].filter((t): t is string => t !== null);
+    case 'DeleteQueryNode':
+      return node.from.froms.map(tableName).filter((t): t is string => t !== null);
+    default:
+      return [];
+  }
+}
+
+/**
+ * Counts the writes this process sends to each table, so an in-process cache can tell whether a
+ * table changed since it read it. It only looks at the root node of each query: no tree walk.
+ * Writes through raw `sql` templates are not seen; the code base writes through the builder.
+ */
+export class TableWrites implements KyselyPlugin {
+  private readonly counts = new Map<string, number>();
+  private total = 0;
+
+  /** A number that changes whenever one of the tables is written. */
+  version(tables: readonly string[]): number {
+    let sum = 0;
+    for (const table of tables) sum += this.counts.get(table) ?? 0;
+    return sum;
+  }
+
+  /** Changes on every write to any table. */
+  get any(): number {
+    return this.total;
+  }
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    for (const table of writtenTables(args.node)) {
+      this.counts.set(table, (this.counts.get(table) ?? 0) + 1);
+      this.total += 1;
+    }
+    return args.node;
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+}
