@@ -1,10 +1,10 @@
 import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { sqliteDialect } from '../../db/dialect/sqlite.js';
-import { AppError } from '../../errors/app-error.js';
 import { decodeCursor, encodeCursor, keysetCondition } from './cursor.js';
 import type { ResourceDefinition } from './resource-definition.js';
 import { parseSort, reverseSort } from './sort.js';
+import { expectInvalidParameter } from '../../../test/support/expect-invalid-parameter.js';
 
 const gadget: ResourceDefinition = {
   type: 'gadget',
@@ -38,22 +38,6 @@ function tokenOf(payload: unknown): string {
   return Buffer.from(JSON.stringify(payload)).toString('base64url');
 }
 
-function expectInvalid(action: () => unknown, parameter: string, detail: string): void {
-  let caught: unknown;
-  try {
-    action();
-  } catch (error) {
-    caught = error;
-  }
-  expect(caught).toBeInstanceOf(AppError);
-  const error = caught as AppError;
-  expect({ code: error.code, status: error.status, detail: error.message, source: error.items[0]?.source }).toEqual({
-    code: 'invalid_query_parameter',
-    status: 400,
-    detail,
-    source: { parameter },
-  });
-}
 
 const INVALID = 'page[after] is not a valid cursor; use the links.next or links.prev of a previous page';
 
@@ -71,9 +55,9 @@ describe('cursors', () => {
 
   it('refuses a cursor of another resource type or another sort', () => {
     const token = encodeCursor('gadget', SORT, ROW);
-    expectInvalid(() => decodeCursor(token, 'widget', SORT, 'page[after]'), 'page[after]', 'page[after] was issued for another list or sort; this list is widget sorted by -made_at,name,count,weight,active,size,-id');
+    expectInvalidParameter(() => decodeCursor(token, 'widget', SORT, 'page[after]'), 'page[after]', 'page[after] was issued for another list or sort; this list is widget sorted by -made_at,name,count,weight,active,size,-id');
     const other = parseSort('name', gadget);
-    expectInvalid(() => decodeCursor(token, 'gadget', other, 'page[before]'), 'page[before]', 'page[before] was issued for another list or sort; this list is gadget sorted by name,id');
+    expectInvalidParameter(() => decodeCursor(token, 'gadget', other, 'page[before]'), 'page[before]', 'page[before] was issued for another list or sort; this list is gadget sorted by name,id');
   });
 
   it.each([
@@ -91,13 +75,13 @@ describe('cursors', () => {
     ['a value outside the enum', 'size', tokenOf({ t: 'gadget', s: 'size,id', v: ['huge', ID] })],
     ['an oversized token', 'name', 'a'.repeat(5000)],
   ])('refuses a tampered cursor: %s', (_case, sortText, token) => {
-    expectInvalid(() => decodeCursor(token, 'gadget', parseSort(sortText, gadget), 'page[after]'), 'page[after]', INVALID);
+    expectInvalidParameter(() => decodeCursor(token, 'gadget', parseSort(sortText, gadget), 'page[after]'), 'page[after]', INVALID);
   });
 
   it('refuses any cursor on a sort with a nullable key', () => {
     const sort = parseSort('nickname', gadget);
     const token = encodeCursor('gadget', sort, { id: ID, nickname: 'x' });
-    expectInvalid(
+    expectInvalidParameter(
       () => decodeCursor(token, 'gadget', sort, 'page[before]'),
       'page[before]',
       "page[before] cannot be used with sort on 'nickname', which can be null; page with page[offset] instead",

@@ -1,8 +1,10 @@
 import qs from 'qs';
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../errors/app-error.js';
 import { parseFields, selectedAttributes } from './fields.js';
 import type { ResourceDefinition } from './resource-definition.js';
+import { expectInvalidParameter } from '../../../test/support/expect-invalid-parameter.js';
+
+const expectInvalidQuery = (query: string, parameter: string, detail: string) => expectInvalidParameter(() => parseQuery(query), parameter, detail);
 
 const workflow: ResourceDefinition = {
   type: 'workflow',
@@ -27,22 +29,6 @@ function parseQuery(query: string) {
   return parseFields(qs.parse(query, { depth: 10, arrayLimit: 100 }).fields, definitions);
 }
 
-function expectInvalid(query: string, parameter: string, detail: string): void {
-  let caught: unknown;
-  try {
-    parseQuery(query);
-  } catch (error) {
-    caught = error;
-  }
-  expect(caught).toBeInstanceOf(AppError);
-  const error = caught as AppError;
-  expect({ code: error.code, status: error.status, detail: error.message, source: error.items[0]?.source }).toEqual({
-    code: 'invalid_query_parameter',
-    status: 400,
-    detail,
-    source: { parameter },
-  });
-}
 
 describe('parseFields and selectedAttributes', () => {
   it('returns the default attributes of a type the request does not mention', () => {
@@ -78,6 +64,7 @@ describe('parseFields and selectedAttributes', () => {
     ['fields[workflow]=name&fields[workflow]=graph', 'fields[workflow]', 'fields[workflow] takes one comma-separated list of attributes'],
     ['fields=name', 'fields', 'fields is keyed by resource type, e.g. fields[workflow]=name,status'],
   ])('refuses %s', (query, parameter, detail) => {
-    expectInvalid(query, parameter, detail);
+    expectInvalidQuery(query, parameter, detail);
   });
 });
+

@@ -1,28 +1,14 @@
 import qs from 'qs';
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../errors/app-error.js';
 import { parsePage } from './page.js';
+import { expectInvalidParameter } from '../../../test/support/expect-invalid-parameter.js';
+
+const expectInvalidQuery = (query: string, parameter: string, detail: string) => expectInvalidParameter(() => parseQuery(query), parameter, detail);
 
 function parseQuery(query: string) {
   return parsePage(qs.parse(query, { depth: 10, arrayLimit: 100 }).page);
 }
 
-function expectInvalid(query: string, parameter: string, detail: string): void {
-  let caught: unknown;
-  try {
-    parseQuery(query);
-  } catch (error) {
-    caught = error;
-  }
-  expect(caught).toBeInstanceOf(AppError);
-  const error = caught as AppError;
-  expect({ code: error.code, status: error.status, detail: error.message, source: error.items[0]?.source }).toEqual({
-    code: 'invalid_query_parameter',
-    status: 400,
-    detail,
-    source: { parameter },
-  });
-}
 
 describe('parsePage', () => {
   it('defaults to 50 rows from the start without a count', () => {
@@ -56,6 +42,7 @@ describe('parsePage', () => {
     ['page[limit]=5&page[limit]=6', 'page[limit]', 'page[limit] takes a single value'],
     ['page=2', 'page', 'page takes page[limit], page[offset], page[after], page[before] and page[count]'],
   ])('refuses %s', (query, parameter, detail) => {
-    expectInvalid(query, parameter, detail);
+    expectInvalidQuery(query, parameter, detail);
   });
 });
+

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../errors/app-error.js';
 import type { ResourceDefinition } from './resource-definition.js';
 import { formatSort, parseSort, reverseSort } from './sort.js';
+import { expectInvalidParameter } from '../../../test/support/expect-invalid-parameter.js';
 
 const gadget: ResourceDefinition = {
   type: 'gadget',
@@ -19,20 +19,7 @@ const gadget: ResourceDefinition = {
 };
 
 function expectInvalidSort(raw: unknown, detail: string): void {
-  let caught: unknown;
-  try {
-    parseSort(raw, gadget);
-  } catch (error) {
-    caught = error;
-  }
-  expect(caught).toBeInstanceOf(AppError);
-  const error = caught as AppError;
-  expect({ code: error.code, status: error.status, detail: error.message, source: error.items[0]?.source }).toEqual({
-    code: 'invalid_query_parameter',
-    status: 400,
-    detail,
-    source: { parameter: 'sort' },
-  });
+  expectInvalidParameter(() => parseSort(raw, gadget), 'sort', detail);
 }
 
 describe('parseSort', () => {
