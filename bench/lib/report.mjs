@@ -10,7 +10,7 @@ function resultsTable(results, goals) {
   const lines = ['| target | req/s (median) | p50 | p99 (median / worst) | ratio to bare Fastify (median) | PASS/FAIL |', '| --- | ---: | ---: | ---: | ---: | --- |'];
   for (const [id, r] of Object.entries(results)) {
     const own = goals.filter((goal) => goal.target === id);
-    const status = own.length === 0 ? 'baseline' : own.map((goal) => `${verdict(goal.pass)} (${goal.short})`).join(', ');
+    const status = id === 'bare' ? 'baseline' : own.length === 0 ? 'informational' : own.map((goal) => `${verdict(goal.pass)} (${goal.short})`).join(', ');
     lines.push(`| ${r.label} | ${Math.round(r.requestsPerSecond).toLocaleString('en-US')} | ${ms(r.p50)} | ${ms(r.p99)} / ${ms(r.worstP99)} | ${(r.ratio * 100).toFixed(1)}% | ${status} |`);
   }
   return lines.join('\n');
