@@ -14,6 +14,7 @@ import { meRoutes } from './api/routes/me/me-routes.js';
 import { workflowRoutes } from './api/routes/workflows/workflow-routes.js';
 import { folderRoutes } from './api/routes/folders/folder-routes.js';
 import { stepTemplateRoutes } from './api/routes/step-templates/step-template-routes.js';
+import { executionRoutes } from './api/routes/executions/execution-routes.js';
 import type { Authenticator } from './services/identity/authenticator.js';
 
 export interface AppDeps extends ApiContext {
@@ -76,6 +77,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await workflowRoutes(api, deps);
       await folderRoutes(api, deps);
       await stepTemplateRoutes(api, deps);
+      await executionRoutes(api, deps);
     },
     { prefix: '/api/v1' },
   );

@@ -14,6 +14,8 @@ import { TokenStore } from './store/token-repository.js';
 import { dataStampOf } from './db/data-stamp.js';
 import { FreshCache } from './lib/fresh-cache.js';
 import { stepDefinitions } from './steps/registry.js';
+import { Engine } from './engine/engine.js';
+import { ExecutionService } from './services/executions/execution-service.js';
 
 /** Everything the process runs on, built once and passed explicitly (no container). */
 export interface Deps extends ApiContext {
@@ -22,6 +24,7 @@ export interface Deps extends ApiContext {
   secretKey: string;
   identity: IdentityService;
   authenticator: Authenticator;
+  engine: Engine;
   close(): Promise<void>;
 }
 
@@ -29,7 +32,10 @@ export interface Deps extends ApiContext {
  * The composition root: opens the database (applying migrations and mirroring the step catalog),
  * loads the secret key and wires the services.
  */
-export async function buildDeps(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'secretKey' | 'baseUrl'>, options: { clock?: Clock; database?: DatabaseHandle; onBackgroundError?: (error: unknown) => void } = {}): Promise<Deps> {
+export async function buildDeps(
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'secretKey' | 'baseUrl'> & Partial<Pick<Config, 'httpAllow'>>,
+  options: { clock?: Clock; database?: DatabaseHandle; onBackgroundError?: (error: unknown) => void; timers?: boolean } = {},
+): Promise<Deps> {
   const database = options.database ?? openDatabase(config);
   const clock = options.clock ?? systemClock;
   try {
@@ -41,6 +47,13 @@ export async function buildDeps(config: Pick<Config, 'databaseUrl' | 'dataDir' |
   }
   const secretKey = loadOrCreateSecretKey(config.dataDir, config.secretKey);
   const stamp = dataStampOf(database);
+  const engine = new Engine({
+    db: database.db,
+    clock,
+    settings: { httpAllow: config.httpAllow ?? [] },
+    timers: options.timers ?? true,
+    onError: (error) => options.onBackgroundError?.(error),
+  });
   return {
     database,
     db: database.db,
@@ -53,6 +66,11 @@ export async function buildDeps(config: Pick<Config, 'databaseUrl' | 'dataDir' |
     workflows: new WorkflowService(database.db, clock),
     folders: new FolderService(database.db, clock),
     listCache: stamp ? { bodies: new FreshCache<Buffer>(1000), stamp } : null,
-    close: () => database.close(),
+    engine,
+    executions: new ExecutionService(database.db, clock, engine),
+    close: async () => {
+      await engine.stop();
+      await database.close();
+    },
   };
 }

@@ -1,14 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../src/lib/ids.js';
 import { describeEachDialect } from './support/dialects.js';
 import { sampleGraph } from './support/graphs.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 const UNKNOWN = '0190f2a0-0000-7000-8000-000000000000';
 
+type Ids = { workflow: string; folder: string; execution: string };
+
 interface RouteCase {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
-  path: (ids: { workflow: string; folder: string }) => string;
-  body?: (ids: { workflow: string; folder: string }) => unknown;
+  path: (ids: Ids) => string;
+  body?: (ids: Ids) => unknown;
   /** Route addresses a resource by id, so another workspace's id must look unknown. */
   byId: boolean;
 }
@@ -31,24 +34,39 @@ const ROUTES: RouteCase[] = [
   { method: 'PATCH', path: (i) => `/api/v1/folders/${i.folder}`, body: (i) => ({ data: { type: 'workflow-folder', id: i.folder, attributes: { name: 'renamed' } } }), byId: true },
   { method: 'PATCH', path: (i) => `/api/v1/folders/${i.folder}/reorder`, body: (i) => ({ data: { type: 'workflow-folder', id: i.folder, attributes: { position: 5 } } }), byId: true },
   { method: 'GET', path: () => '/api/v1/step-templates', byId: false },
+  { method: 'GET', path: () => '/api/v1/executions', byId: false },
+  { method: 'GET', path: (i) => `/api/v1/executions/${i.execution}`, byId: true },
+  { method: 'GET', path: (i) => `/api/v1/executions/${i.execution}/steps`, byId: true },
+  { method: 'GET', path: (i) => `/api/v1/workflows/${i.workflow}/executions`, byId: true },
+  { method: 'POST', path: (i) => `/api/v1/workflows/${i.workflow}/run`, body: () => ({ data: { draft: true, input: { hello: 'matrix' } } }), byId: true },
+  { method: 'POST', path: (i) => `/api/v1/executions/${i.execution}/cancel`, byId: true },
   { method: 'GET', path: () => '/api/v1/open_api', byId: false },
   // Deletes last: they remove the fixtures.
   { method: 'DELETE', path: (i) => `/api/v1/folders/${i.folder}`, byId: true },
   { method: 'DELETE', path: (i) => `/api/v1/workflows/${i.workflow}`, byId: true },
 ];
 
-const label = (r: RouteCase) => `${r.method} ${r.path({ workflow: ':id', folder: ':id' })}`;
+const label = (r: RouteCase) => `${r.method} ${r.path({ workflow: ':id', folder: ':id', execution: ':id' })}`;
+const NO_IDS: Ids = { workflow: UNKNOWN, folder: UNKNOWN, execution: UNKNOWN };
 const stripIds = (body: { errors: { id?: string }[] }) => body.errors.map(({ id: _id, ...rest }) => rest);
 
 describeEachDialect('isolation matrix', (dialect) => {
   let t: TestApp;
-  let ids: { workflow: string; folder: string };
+  let ids: Ids;
   beforeAll(async () => {
     t = await createTestApp(dialect);
     const workflow = (await t.request('POST', '/api/v1/workflows', { body: { data: { name: 'Owned' } } })).body.data.id;
     await t.request('PUT', `/api/v1/workflows/${workflow}/graph`, { body: { data: { graph: sampleGraph() } } });
     const folder = (await t.request('POST', '/api/v1/folders', { body: { data: { name: 'Owned' } } })).body.data.id;
-    ids = { workflow, folder };
+    // An execution row as the engine writes it, waiting far in the future, so it can be cancelled.
+    const now = '2026-11-01T00:00:00.000000Z';
+    const execution = newId();
+    await t.deps.db.insertInto('executions').values({
+      id: execution, workspace_id: t.workspaces.main, workflow_id: workflow, workflow_snapshot_id: newId(), status: 'waiting', triggered_by_step_id: null,
+      parent_execution_id: null, call_depth: 0, retry_of_execution_id: null, user_id: null, started_at: now, finished_at: null, inserted_at: now, updated_at: now,
+      context: null, inputs: null, output: null, error: null, step_count: 0, run_at: '2099-01-01T00:00:00.000000Z', lease_owner: null, lease_expires_at: null, response: null,
+    }).execute();
+    ids = { workflow, folder, execution };
   });
   afterAll(() => t.close());
 
@@ -72,7 +90,7 @@ describeEachDialect('isolation matrix', (dialect) => {
 
   describe('free workspace', () => {
     for (const route of ROUTES) {
-      const path = route.path({ workflow: UNKNOWN, folder: UNKNOWN });
+      const path = route.path(NO_IDS);
       const open = path === '/api/v1/step-templates' || path === '/api/v1/open_api';
       it(`${label(route)} ${open ? 'is readable on any plan' : 'is refused with 403 plan_required'}`, async () => {
         const res = await send(route, t.tokens.free);
@@ -89,7 +107,7 @@ describeEachDialect('isolation matrix', (dialect) => {
     for (const route of ROUTES.filter((r) => r.byId)) {
       it(`${label(route)} answers 404 exactly as for an unknown id`, async () => {
         const foreign = await send(route, t.tokens.other);
-        const unknown = await send(route, t.tokens.other, { workflow: UNKNOWN, folder: UNKNOWN });
+        const unknown = await send(route, t.tokens.other, NO_IDS);
         expect(foreign.status).toBe(404);
         expect(unknown.status).toBe(404);
         expect(stripIds(foreign.body)).toEqual(stripIds(unknown.body));
@@ -100,8 +118,10 @@ describeEachDialect('isolation matrix', (dialect) => {
     it('lists never show another workspace’s resources', async () => {
       const workflows = await t.request('GET', '/api/v1/workflows', { token: t.tokens.other });
       const folders = await t.request('GET', '/api/v1/folders', { token: t.tokens.other });
+      const executions = await t.request('GET', '/api/v1/executions', { token: t.tokens.other });
       expect(workflows.body.data).toEqual([]);
       expect(folders.body.data).toEqual([]);
+      expect(executions.body.data).toEqual([]);
     });
   });
 

@@ -23,6 +23,10 @@ const ROUTES = [
   'delete /api/v1/folders/{id}',
   'patch /api/v1/folders/{id}/reorder',
   'get /api/v1/step-templates',
+  'get /api/v1/executions',
+  'get /api/v1/executions/{id}',
+  'get /api/v1/workflows/{workflow_id}/executions',
+  'get /api/v1/executions/{workflow_execution_id}/steps',
   'get /api/v1/open_api',
   'get /healthz',
   'get /readyz',
@@ -51,6 +55,10 @@ describeEachDialect('OpenAPI document', (dialect) => {
     expect(doc.paths['/api/v1/workflows'].post.requestBody.content).toHaveProperty(['application/vnd.api+json']);
     expect(doc.paths['/api/v1/workflows/{id}/graph'].put.responses['200'].content).toHaveProperty(['application/json']);
     expect(doc.paths['/api/v1/workflows/{id}/graph'].put.responses['422'].content).toHaveProperty(['application/vnd.api+json']);
+    const steps = doc.paths['/api/v1/executions/{workflow_execution_id}/steps'].get;
+    expect(steps.tags).toEqual(['Executions']);
+    expect(steps.responses['200'].content['application/vnd.api+json'].schema.properties.data.items.properties.attributes.properties).toHaveProperty('logs');
+    expect(doc.paths['/api/v1/executions/{id}'].get.responses['404'].content).toHaveProperty(['application/vnd.api+json']);
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 

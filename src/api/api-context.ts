@@ -5,6 +5,7 @@ import type { DataStamp } from '../db/data-stamp.js';
 import type { FreshCache } from '../lib/fresh-cache.js';
 import type { FolderService } from '../services/folders/folder-service.js';
 import type { WorkflowService } from '../services/workflows/workflow-service.js';
+import type { ExecutionService } from '../services/executions/execution-service.js';
 
 /** What the routes get from the composition root; passed explicitly, no container. */
 export interface ApiContext {
@@ -13,6 +14,7 @@ export interface ApiContext {
   baseUrl: string;
   workflows: WorkflowService;
   folders: FolderService;
+  executions: ExecutionService;
   /**
    * Serialised list answers by workspace and URL, fresh while the listed tables are unchanged;
    * null where the database offers no cheap change probe (PostgreSQL).

@@ -26,10 +26,11 @@ export function loggerOptions(level: string) {
  * database (printed once), and listens. Returns a function that shuts down cleanly.
  */
 export async function serve(config: Config, role: ServeRole, out: (line: string) => void = console.log): Promise<() => Promise<void>> {
-  const deps = await buildDeps(config);
+  const deps = await buildDeps(config, { onBackgroundError: (error) => console.error('engine error:', error) });
   const first = await deps.identity.bootstrap();
   const app = await buildApp({ ...deps, config, logger: loggerOptions(config.logLevel) });
   const address = await app.listen({ port: config.port, host: config.host });
+  await deps.engine.start();
   if (first) {
     out('');
     out('First start: created the Pro workspace "default" and a build-scoped API token.');

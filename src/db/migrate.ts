@@ -2,6 +2,7 @@ import { Migrator, type Migration, type MigrationResultSet } from 'kysely';
 import type { DatabaseHandle, SqlDialect } from './dialect/dialect.js';
 import * as foundation from './migrations/0001-foundation.js';
 import * as stepTemplates from './migrations/0002-step-templates.js';
+import * as executions from './migrations/0003-executions.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
 
@@ -9,6 +10,7 @@ type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDia
 const MIGRATIONS: Record<string, DialectMigration> = {
   '0001-foundation': foundation,
   '0002-step-templates': stepTemplates,
+  '0003-executions': executions,
 };
 
 /** Applies pending migrations. Like Kysely's migrator it reports instead of throwing. */

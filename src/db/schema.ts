@@ -91,6 +91,8 @@ export interface WorkflowSnapshotsTable {
   graph: string;
   created_by: string | null;
   created_at: string;
+  /** True for the frozen canvas of a draft run; false for an activation snapshot. */
+  draft: Bool;
 }
 
 export interface StepTemplatesTable {
@@ -113,7 +115,77 @@ export interface StepTemplatesTable {
   sort_order: number | null;
 }
 
+export const EXECUTION_STATUSES = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
+export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
+export const STEP_STATUSES = ['pending', 'running', 'completed', 'failed', 'skipped', 'waiting'] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
+
+export interface ExecutionsTable {
+  id: string;
+  workspace_id: string;
+  workflow_id: string;
+  workflow_snapshot_id: string;
+  status: ExecutionStatus;
+  /** The parent's execution-step row that started this execution (call_workflow). */
+  triggered_by_step_id: string | null;
+  parent_execution_id: string | null;
+  /** 0 for a top-level run; a child is its parent's depth + 1 (runaway recursion is refused). */
+  call_depth: number;
+  retry_of_execution_id: string | null;
+  user_id: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+  inserted_at: string;
+  updated_at: string;
+  /** JSON text: engine state needed to resume (node outputs so far). */
+  context: string | null;
+  /** JSON text: the trigger payload {method, headers, query, body}. */
+  inputs: string | null;
+  output: string | null;
+  error: string | null;
+  step_count: number | null;
+  /** When a pending or waiting execution is next due. */
+  run_at: string | null;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  /** JSON text: what a respond_to_webhook step answered {status, headers, body}. */
+  response: string | null;
+}
+
+export interface ExecutionStepsTable {
+  id: string;
+  workspace_id: string;
+  workflow_execution_id: string;
+  node_id: string;
+  status: StepStatus;
+  attempt: number;
+  workflow_step_id: string | null;
+  awaiting_workflow_execution_id: string | null;
+  duration_ms: number | null;
+  started_at: string | null;
+  finished_at: string | null;
+  iter_index: number | null;
+  kind: string | null;
+  loop_node_id: string | null;
+  provider: string | null;
+  input: string | null;
+  output: string | null;
+  error: string | null;
+  /** JSON text: console lines a code step printed. */
+  logs: string | null;
+  /** JSON text: the out ports a completed step took (the engine rebuilds edge state from them). */
+  ports: string | null;
+  memory_bytes: number | null;
+  output_bytes: number | null;
+  reductions: number | string | null;
+  resume_at: string | null;
+  inserted_at: string;
+  updated_at: string;
+}
+
 export interface Database {
+  executions: ExecutionsTable;
+  execution_steps: ExecutionStepsTable;
   step_templates: StepTemplatesTable;
   users: UsersTable;
   workspaces: WorkspacesTable;

@@ -39,6 +39,6 @@ export function notFound(what: string): AppError {
   return new AppError('not_found', `${what} not found`);
 }
 
-export function titleOf(code: string): string {
-  return (ERROR_CODES as Record<string, { title: string }>)[code]?.title ?? 'Error';
+export function titleOf(code: string, fallback = 'Error'): string {
+  return (ERROR_CODES as Record<string, { title: string }>)[code]?.title ?? fallback;
 }

@@ -1,7 +1,10 @@
 import { isPlainObject } from '../lib/json.js';
 import type { StepDefinition } from '../steps/define-step.js';
+import type { ConfigIssue } from '../steps/describe-config-errors.js';
 import { findStepDefinition } from '../steps/registry.js';
+import { switchConfigIssues } from '../steps/switch/index.js';
 import { mergeStepConfig, validateStepConfig } from '../steps/validate-step-config.js';
+import { waitConfigIssues } from '../steps/wait/index.js';
 import { ON_ERROR_MODES, type GraphNode, type GraphViolation, type OnErrorMode } from './graph-types.js';
 import { escapePointerToken } from './json-pointer.js';
 import { parseRetry } from './parse-retry.js';
@@ -10,6 +13,15 @@ export const MAX_NODE_ID_LENGTH = 100;
 const NODE_ID_PATTERN = /^[A-Za-z0-9_-]+$/;
 const NODE_FIELDS = ['id', 'type', 'name', 'config', 'position', 'disabled', 'retry', 'on_error'];
 
+/**
+ * Config rules JSON Schema cannot state (or only with sentences ajv words badly), by step
+ * slug; run once the schema has passed. A candidate for a `checkConfig` field on StepDefinition.
+ */
+const CONFIG_CHECKS: Record<string, (config: Record<string, unknown>) => ConfigIssue[]> = {
+  switch: switchConfigIssues,
+  wait: waitConfigIssues,
+};
+
 export interface ParsedNode {
   /** The normalized node, or null when any of its own checks failed. */
   node: GraphNode | null;
@@ -17,6 +29,8 @@ export interface ParsedNode {
   id: string | null;
   definition: StepDefinition | undefined;
   onError: OnErrorMode | undefined;
+  /** The config merged over the step's defaults, even when invalid (switch ports are read from it); null when unknown. */
+  config: Record<string, unknown> | null;
   violations: GraphViolation[];
 }
 
@@ -28,7 +42,7 @@ export function parseNode(raw: unknown, pointer: string): ParsedNode {
 
   if (!isPlainObject(raw)) {
     invalid(null, 'A node must be an object.');
-    return { node: null, id: null, definition: undefined, onError: undefined, violations };
+    return { node: null, id: null, definition: undefined, onError: undefined, config: null, violations };
   }
 
   const id = typeof raw.id === 'string' ? raw.id : null;
@@ -84,7 +98,9 @@ export function parseNode(raw: unknown, pointer: string): ParsedNode {
     invalid('config', 'Node config must be an object.');
   } else if (definition !== undefined) {
     config = mergeStepConfig(definition, (raw.config as Record<string, unknown> | undefined) ?? {});
-    for (const issue of validateStepConfig(definition, config)) {
+    const schemaIssues = validateStepConfig(definition, config);
+    const checkIssues = schemaIssues.length === 0 ? (CONFIG_CHECKS[definition.slug]?.(config) ?? []) : [];
+    for (const issue of [...schemaIssues, ...checkIssues]) {
       violations.push({ pointer: `${pointer}/config${issue.pointer}`, code: 'invalid_config', detail: issue.detail });
     }
   }
@@ -94,12 +110,12 @@ export function parseNode(raw: unknown, pointer: string): ParsedNode {
   }
 
   if (violations.length > 0 || id === null || definition === undefined || config === null) {
-    return { node: null, id, definition, onError, violations };
+    return { node: null, id, definition, onError, config, violations };
   }
   const node: GraphNode = { id, type: definition.slug, config, position: { x, y } };
   if (raw.name !== undefined) node.name = raw.name as string;
   if (raw.disabled !== undefined) node.disabled = raw.disabled as boolean;
   if (retry?.retry) node.retry = retry.retry;
   if (onError !== undefined) node.on_error = onError;
-  return { node, id, definition, onError, violations };
+  return { node, id, definition, onError, config, violations };
 }

@@ -1,5 +1,6 @@
 import { isPlainObject } from '../lib/json.js';
 import type { StepDefinition } from '../steps/define-step.js';
+import { switchPorts } from '../steps/switch/index.js';
 import {
   DEFAULT_IN_PORT,
   DEFAULT_OUT_PORT,
@@ -28,7 +29,17 @@ interface NodeRef {
   index: number;
   definition: StepDefinition | undefined;
   onError: OnErrorMode | undefined;
+  config: Record<string, unknown> | null;
 }
+
+/**
+ * Steps whose out ports depend on their config (a switch has one per case), by slug; they
+ * replace the definition's static out ports. A candidate for an `outPorts(config)` field on
+ * StepDefinition.
+ */
+export const DYNAMIC_OUT_PORTS: Readonly<Record<string, (config: Record<string, unknown>) => string[]>> = Object.freeze({
+  switch: switchPorts,
+});
 
 export type ValidateGraphResult = { ok: true; graph: Graph } | { ok: false; violations: GraphViolation[] };
 
@@ -82,7 +93,7 @@ export function validateGraph(input: unknown, pointerBase = '/data/graph'): Vali
         const detail = `Node id "${parsed.id}" is already used by ${pointerBase}/nodes/${first.index}.`;
         violations.push(violation(`/nodes/${index}/id`, 'duplicate_node_id', detail));
       } else {
-        refs.set(parsed.id, { index, definition: parsed.definition, onError: parsed.onError });
+        refs.set(parsed.id, { index, definition: parsed.definition, onError: parsed.onError, config: parsed.config });
       }
     }
     if (parsed.node !== null) nodes.push(parsed.node);
@@ -159,15 +170,20 @@ function parseEdgeShape(raw: unknown): { edge: GraphEdge | null; problems: EdgeP
   return { edge, problems };
 }
 
-/** Out ports of a node: its step's static ones, plus `error` when failures continue. */
-export function outPortsOf(definition: StepDefinition, onError: OnErrorMode | undefined): string[] {
-  return onError === 'continue' ? [...definition.ports.out, ERROR_PORT] : [...definition.ports.out];
+/**
+ * Out ports of a node: its step's static ones (or those its config names, for a switch), plus
+ * `error` when failures continue.
+ */
+export function outPortsOf(definition: StepDefinition, onError: OnErrorMode | undefined, config: Record<string, unknown> | null = null): string[] {
+  const dynamic = DYNAMIC_OUT_PORTS[definition.slug];
+  const ports = dynamic !== undefined && config !== null ? dynamic(config) : [...definition.ports.out];
+  return onError === 'continue' ? [...ports, ERROR_PORT] : ports;
 }
 
 function describeMissingOutPort(nodeId: string, ref: NodeRef, port: string): string | null {
   // An unknown step type is reported on the node; its ports cannot be known.
   if (ref.definition === undefined) return null;
-  const ports = outPortsOf(ref.definition, ref.onError);
+  const ports = outPortsOf(ref.definition, ref.onError, ref.config);
   if (ports.includes(port)) return null;
   const subject = `Node "${nodeId}" (${ref.definition.slug}) has no out port "${port}"`;
   if (port === ERROR_PORT) return `${subject}; the error port exists only with on_error "continue".`;

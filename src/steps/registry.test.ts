@@ -15,10 +15,22 @@ const MINIMAL_CONFIGS: Record<string, Record<string, unknown>> = {
   call_workflow: { workflow_id: UUID },
   respond_to_webhook: {},
   save_to_store: { store_id: UUID, key: 'k', row: {} },
+  set: {},
+  if: { condition: '{{ trigger.body.ok }}' },
+  switch: { value: '{{ trigger.body.type }}' },
+  loop: { items: '{{ trigger.body.items }}' },
+  wait: { duration_ms: 1000 },
+};
+
+/** Control-flow steps name their out ports after what they decide; every other step has `out`. */
+const OUT_PORTS_WITHOUT_OUT: Record<string, string[]> = {
+  if: ['true', 'false'],
+  switch: ['default'],
+  loop: ['body', 'done'],
 };
 
 describe('step catalog', () => {
-  it('lists the seven spec steps ordered by sortOrder', () => {
+  it('lists the seven spec steps first, then control flow, ordered by sortOrder', () => {
     expect(stepDefinitions.map((d) => d.slug)).toEqual([
       'webhook',
       'http',
@@ -27,6 +39,11 @@ describe('step catalog', () => {
       'call_workflow',
       'respond_to_webhook',
       'save_to_store',
+      'set',
+      'if',
+      'switch',
+      'loop',
+      'wait',
     ]);
     const orders = stepDefinitions.map((d) => d.sortOrder);
     expect(orders).toEqual([...orders].sort((a, b) => a - b));
@@ -60,7 +77,7 @@ describe('step catalog', () => {
       for (const category of def.categories) expect(STEP_CATEGORIES).toContain(category);
       expect(def.iconColor).toMatch(/^#[0-9A-F]{6}$/);
       expect(def.ports.in.length === 0, def.slug).toBe(def.trigger);
-      expect(def.ports.out, def.slug).toContain('out');
+      expect(def.ports.out, def.slug).toEqual(OUT_PORTS_WITHOUT_OUT[def.slug] ?? expect.arrayContaining(['out']));
     }
   });
 

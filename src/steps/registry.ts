@@ -3,15 +3,31 @@ import { agentStep } from './agent/index.js';
 import { callWorkflowStep } from './call-workflow/index.js';
 import { codeStep } from './code/index.js';
 import { httpStep } from './http/index.js';
+import { ifStep } from './if/index.js';
+import { loopStep } from './loop/index.js';
 import { respondToWebhookStep } from './respond-to-webhook/index.js';
 import { saveToStoreStep } from './save-to-store/index.js';
+import { setStep } from './set/index.js';
+import { switchStep } from './switch/index.js';
+import { waitStep } from './wait/index.js';
 import { webhookStep } from './webhook/index.js';
 
 /** Every step type, ordered by `sortOrder` (the catalog's order). Add a new step here. */
 export const stepDefinitions: readonly StepDefinition[] = Object.freeze(
-  [webhookStep, httpStep, agentStep, codeStep, callWorkflowStep, respondToWebhookStep, saveToStoreStep].sort(
-    (a, b) => a.sortOrder - b.sortOrder,
-  ),
+  [
+    webhookStep,
+    httpStep,
+    agentStep,
+    codeStep,
+    callWorkflowStep,
+    respondToWebhookStep,
+    saveToStoreStep,
+    setStep,
+    ifStep,
+    switchStep,
+    loopStep,
+    waitStep,
+  ].sort((a, b) => a.sortOrder - b.sortOrder),
 );
 
 const bySlug = new Map(stepDefinitions.map((def) => [def.slug, def]));

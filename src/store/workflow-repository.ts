@@ -60,6 +60,18 @@ export class WorkflowRepository {
     await this.db.insertInto('workflow_snapshots').values(row).execute();
   }
 
+  latestDraftSnapshot(workflowId: string): Promise<WorkflowSnapshotRow | undefined> {
+    return this.db
+      .selectFrom('workflow_snapshots')
+      .selectAll()
+      .where('workspace_id', '=', this.workspaceId)
+      .where('workflow_id', '=', workflowId)
+      .where('draft', '=', true)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .executeTakeFirst();
+  }
+
   findSnapshot(id: string): Promise<WorkflowSnapshotRow | undefined> {
     return this.db.selectFrom('workflow_snapshots').selectAll().where('workspace_id', '=', this.workspaceId).where('id', '=', id).executeTakeFirst();
   }

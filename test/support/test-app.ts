@@ -43,7 +43,10 @@ export interface TestApp {
 export async function createTestApp(dialect: DialectName, options: { apiRateLimit?: number; sqliteFile?: boolean } = {}): Promise<TestApp> {
   const database = await createTestDatabase(dialect, { migrate: false, sqliteFile: options.sqliteFile });
   const clock = manualClock('2026-11-01T00:00:00.000000Z');
-  const deps = await buildDeps({ databaseUrl: null, dataDir: '/nonexistent', secretKey: 'test-secret-key-test-secret-key-0123456789', baseUrl: 'http://sy.test' }, { clock, database });
+  const deps = await buildDeps(
+    { databaseUrl: null, dataDir: '/nonexistent', secretKey: 'test-secret-key-test-secret-key-0123456789', baseUrl: 'http://sy.test', httpAllow: ['127.0.0.1', 'localhost'] },
+    { clock, database, timers: false },
+  );
   const app = await buildApp({ ...deps, config: { apiRateLimit: options.apiRateLimit ?? 0, trustProxy: [], baseUrl: 'http://sy.test' }, logger: false });
 
   const main = await deps.identity.createWorkspace({ name: 'Main', slug: 'main', plan: 'pro', ownerEmail: 'main@example.test' });

@@ -30,6 +30,22 @@ export interface ListOptions {
   extraColumns?: string[];
   toResource?: (row: Record<string, unknown>) => ResourceObject;
   included?: (rows: Record<string, unknown>[]) => Promise<ResourceObject[] | undefined>;
+  /** Types `include` can add: `fields[<type>]` may name them, and their tables stamp the cache. */
+  includedDefinitions?: ResourceDefinition[];
+}
+
+/** Every table a list can read: its own, those its relation filters reach (nested), and included types'. */
+function tablesRead(definition: ResourceDefinition, included: ResourceDefinition[]): string[] {
+  const tables = new Set<string>(included.map((d) => d.table));
+  const visited = new Set<ResourceDefinition>();
+  const visit = (current: ResourceDefinition) => {
+    if (visited.has(current)) return;
+    visited.add(current);
+    tables.add(current.table);
+    for (const relation of Object.values(current.relationFilters ?? {})) visit(relation.resource());
+  };
+  visit(definition);
+  return [...tables];
 }
 
 /**
@@ -45,14 +61,14 @@ export async function sendList(request: FastifyRequest, reply: FastifyReply, ctx
   // reading and serialising 50 rows costs ~10 times what the rest of the request does).
   const cache = ctx.listCache;
   const cacheKey = `${request.auth.workspace.id} ${request.url}`;
-  const stamp = cache?.stamp([definition.table, ...Object.values(definition.relationFilters ?? {}).map((r) => r.resource().table)]);
+  const stamp = cache?.stamp(tablesRead(definition, options.includedDefinitions ?? []));
   const cached = stamp === undefined ? undefined : cache!.bodies.get(cacheKey, stamp);
   if (cached !== undefined) return reply.type(JSONAPI_MEDIA_TYPE).send(cached);
   if (!options.included) rejectInclude(query.include, definition);
   const filter = query.filter === undefined ? null : parseFilter(query.filter, definition);
   const sort = parseSort(query.sort ?? definition.defaultSort, definition);
   const page = parsePage(query.page);
-  const attributes = selectedAttributes(definition, parseFields(query.fields, [definition]));
+  const attributes = selectedAttributes(definition, parseFields(query.fields, [definition, ...(options.includedDefinitions ?? [])]));
 
   const columns = new Set<string>(['id', ...(options.extraColumns ?? [])]);
   for (const name of attributes) columns.add(columnOf(definition, name));

@@ -10,13 +10,13 @@ export interface ErrorDocument {
 }
 
 /** Renders error items as the JSON:API error document of DESIGN.md. */
-export function errorDocument(status: number, items: ErrorItem[], requestId?: string): ErrorDocument {
+export function errorDocument(status: number, items: ErrorItem[], requestId?: string, fallbackTitle?: string): ErrorDocument {
   return {
     errors: items.map((item, index) => ({
       ...(requestId ? { id: items.length > 1 ? `${requestId}.${index + 1}` : requestId } : {}),
       status: String(status),
       code: item.code,
-      title: titleOf(item.code),
+      title: titleOf(item.code, fallbackTitle),
       detail: item.detail,
       ...(item.source ? { source: item.source as Record<string, string> } : {}),
     })),
@@ -82,7 +82,9 @@ export function describeError(error: unknown): { status: number; items: ErrorIte
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
   const { status, items, headers } = describeError(error);
+  // Items may carry finer codes (a graph rule); their title falls back to the error's own.
+  const fallbackTitle = error instanceof AppError ? ERROR_CODES[error.code].title : undefined;
   if (status >= 500) { request.log.error({ err: error }, 'request failed'); if (process.env.SY_DEBUG) console.error(error); }
   for (const [name, value] of Object.entries(headers)) reply.header(name, value);
-  return reply.code(status).type(JSONAPI_MEDIA_TYPE).send(JSON.stringify(errorDocument(status, items, request.id)));
+  return reply.code(status).type(JSONAPI_MEDIA_TYPE).send(JSON.stringify(errorDocument(status, items, request.id, fallbackTitle)));
 }

@@ -53,6 +53,7 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
         { name: 'Token' },
         { name: 'Workflows' },
         { name: 'Folders' },
+        { name: 'Executions' },
         { name: 'Step templates' },
         { name: 'Health' },
       ],

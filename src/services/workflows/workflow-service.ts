@@ -122,7 +122,7 @@ export class WorkflowService {
     const snapshotId = newId();
     await this.db.transaction().execute(async (trx) => {
       const repo = this.workflows(actor).withTransaction(trx);
-      await repo.insertSnapshot({ id: snapshotId, workspace_id: actor.workspaceId, workflow_id: id, graph: JSON.stringify(result.graph), created_by: actor.userId, created_at: now });
+      await repo.insertSnapshot({ id: snapshotId, workspace_id: actor.workspaceId, workflow_id: id, graph: JSON.stringify(result.graph), created_by: actor.userId, created_at: now, draft: false });
       await repo.update(id, { status: 'active', active_snapshot_id: snapshotId, updated_at: now });
     });
     return { ...current, status: 'active', active_snapshot_id: snapshotId, updated_at: now };

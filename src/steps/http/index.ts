@@ -15,12 +15,19 @@ after DNS resolution unless the host is in \`SWITCHYARD_HTTP_ALLOW\`.
 - \`method\`: \`GET\` (default), \`POST\`, \`PUT\`, \`PATCH\`, \`DELETE\`, \`HEAD\` or \`OPTIONS\`.
 - \`url\` (required): the address; may hold \`{{ … }}\` expressions.
 - \`headers\`, \`query\`: objects of strings; values may hold expressions.
-- \`body\`: any JSON value, sent as JSON; a string that is one expression sends its result.
+- \`body\`: any JSON value, sent as JSON (with \`Content-Type: application/json\` unless a
+  content type is given); a string is sent as it is.
 - \`timeout_ms\`: 1 to 300000, default 30000.
+
+Credentials in the URL are sent as Basic auth. Up to 5 redirects are followed, each checked by
+the guard; Authorization and Cookie are dropped when a redirect leaves the origin.
 
 **Output**
 
-\`{status, headers, body}\`. With
+\`{status, headers, body}\`: header names in lower case, \`set-cookie\` as a list. A JSON body
+is parsed, a text body is a string, anything else is \`{base64, content_type}\`; an empty body is
+null. Responses over 10 MiB fail the step. A 4xx fails it without retries (a 429 retries, and
+429 and 503 wait for their Retry-After); a 5xx or a network error can be retried. With
 \`on_error: "continue"\` a failed request leaves through the \`error\` port instead of failing
 the execution.`,
   categories: ['fetch'],
@@ -47,7 +54,8 @@ the execution.`,
     required: ['status', 'headers', 'body'],
     properties: {
       status: { type: 'integer' },
-      headers: { type: 'object', additionalProperties: { type: 'string' } },
+      // A string per header (repeats joined with ", "), except set-cookie: a list, since cookies cannot be joined.
+      headers: { type: 'object', additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] } },
       body: {},
     },
   },

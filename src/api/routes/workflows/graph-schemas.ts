@@ -56,3 +56,22 @@ export const GRAPH_RESPONSE_SCHEMA = {
     updated_at: { type: 'string', format: 'date-time' },
   },
 };
+
+export const RUN_BODY_SCHEMA = {
+  type: 'object',
+  properties: {
+    data: {
+      type: 'object',
+      properties: {
+        draft: { type: 'boolean', description: 'run the live canvas instead of the active snapshot (also for inactive workflows)' },
+        input: { description: 'any JSON value; it becomes the trigger payload body ({method: "RUN", headers, query, body})' },
+      },
+    },
+  },
+};
+
+export const RUN_RESPONSE_SCHEMA = {
+  description: 'plain JSON (application/json): the execution was recorded and started (or queued)',
+  type: 'object',
+  properties: { execution_id: { type: 'string', format: 'uuid' }, status: { type: 'string', enum: ['pending', 'running'] } },
+};

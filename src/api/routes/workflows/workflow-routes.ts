@@ -18,7 +18,7 @@ import type { WorkflowRow } from '../../../store/workflow-repository.js';
 import { WorkflowRepository } from '../../../store/workflow-repository.js';
 import type { Actor } from '../../../services/workflows/workflow-service.js';
 import { workflowResource } from './workflow-resource.js';
-import { GRAPH_BODY_SCHEMA, GRAPH_RESPONSE_SCHEMA } from './graph-schemas.js';
+import { GRAPH_BODY_SCHEMA, GRAPH_RESPONSE_SCHEMA, RUN_BODY_SCHEMA, RUN_RESPONSE_SCHEMA } from './graph-schemas.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 
@@ -101,6 +101,20 @@ export async function workflowRoutes(app: FastifyInstance, ctx: ApiContext): Pro
   }, async (request: IdRequest, reply) => {
     const input = readResourceDocument(request.body, 'workflow', { id: request.params.id, relationships: { folder: 'workflow-folder' } });
     return sendResource(reply, present(request, await ctx.workflows.move(actorOf(request), request.params.id, input)));
+  });
+
+  app.post('/workflows/:id/run', {
+    config: { plainJson: true },
+    schema: {
+      tags,
+      summary: 'Start an execution: an active workflow runs its snapshot; draft: true runs the live canvas',
+      params: ID_PARAMS_SCHEMA,
+      body: RUN_BODY_SCHEMA,
+      response: { 202: RUN_RESPONSE_SCHEMA, ...errors },
+    },
+  }, async (request: IdRequest, reply) => {
+    const answer = await ctx.executions.run(actorOf(request), request.params.id, readActionData(request.body));
+    return reply.code(202).type('application/json').send(answer);
   });
 
   app.put('/workflows/:id/graph', {

@@ -1,0 +1,70 @@
+import type { GraphNode } from '../graph/graph-types.js';
+import type { Clock } from '../lib/clock.js';
+import type { StepRunContext, StepSettings } from '../steps/step-runtime.js';
+import { resolveConfig, type ExpressionScope } from './expressions.js';
+import { nextRetryDelay } from './retry-policy.js';
+import { serializeStepError, type SerializedStepError } from './step-errors.js';
+import { runtimeFor } from './runtimes.js';
+import { waitUntil } from '../steps/wait/index.js';
+
+export type AttemptOutcome =
+  | { type: 'completed'; output: unknown; ports: string[]; logs?: string[]; kind: string; provider?: string; memoryBytes?: number; reductions?: number }
+  | { type: 'wait'; resumeAtMs: number }
+  | { type: 'failed'; error: SerializedStepError; retryInMs: number | null; kind: string };
+
+export interface AttemptInput {
+  node: GraphNode;
+  attempt: number;
+  input: unknown;
+  scope: ExpressionScope;
+  signal: AbortSignal;
+  clock: Clock;
+  settings: StepSettings;
+  execution: StepRunContext['execution'];
+  /** True when a waiting `wait` node is being resumed: it completes, passing its input on. */
+  resuming: boolean;
+}
+
+/**
+ * Runs one attempt of one node: resolves its config's expressions, runs its runtime, and turns
+ * the result or the error into an outcome, including whether and when to retry.
+ */
+export async function runAttempt(args: AttemptInput): Promise<AttemptOutcome> {
+  const { node } = args;
+  try {
+    if (node.type === 'wait') {
+      if (args.resuming) return { type: 'completed', output: args.input, ports: ['out'], kind: 'wait' };
+      const config = await resolveConfig(node.config, args.scope, { nodeId: node.id });
+      const resumeAtMs = waitUntil(config, args.clock.nowMs());
+      if (resumeAtMs <= args.clock.nowMs()) return { type: 'completed', output: args.input, ports: ['out'], kind: 'wait' };
+      return { type: 'wait', resumeAtMs };
+    }
+    const runtime = runtimeFor(node.type);
+    const config = await resolveConfig(node.config, args.scope, { nodeId: node.id });
+    const result = await runtime({
+      nodeId: node.id,
+      config,
+      input: args.input,
+      nodes: args.scope.nodes,
+      trigger: args.scope.trigger,
+      signal: args.signal,
+      clock: args.clock,
+      attempt: args.attempt,
+      execution: args.execution,
+      settings: args.settings,
+    });
+    return {
+      type: 'completed',
+      output: result.output === undefined ? null : result.output,
+      ports: result.ports ?? ['out'],
+      ...(result.logs ? { logs: result.logs } : {}),
+      kind: result.metrics?.kind ?? node.type,
+      ...(result.metrics?.provider ? { provider: result.metrics.provider } : {}),
+      ...(result.metrics?.memory_bytes !== undefined ? { memoryBytes: result.metrics.memory_bytes } : {}),
+      ...(result.metrics?.reductions !== undefined ? { reductions: result.metrics.reductions } : {}),
+    };
+  } catch (error) {
+    const serialized = serializeStepError(error);
+    return { type: 'failed', error: serialized, retryInMs: nextRetryDelay(node.retry, args.attempt, serialized), kind: node.type };
+  }
+}

@@ -1,0 +1,42 @@
+import { NonRetriableError } from './step-errors.js';
+import type { StepRuntime } from '../steps/step-runtime.js';
+import { runCode } from '../steps/code/run-code.js';
+import { runHttp } from '../steps/http/run-http.js';
+import { runSet } from '../steps/set/run-set.js';
+import { runIf } from '../steps/if/run-if.js';
+import { runSwitch } from '../steps/switch/run-switch.js';
+
+/** A trigger in the middle of a run passes its input on (a trigger's own output is the payload). */
+const passThrough: StepRuntime = async (context) => ({ output: context.input });
+
+/** respond_to_webhook: its resolved status, headers and body, recorded on the execution by the engine. */
+const respond: StepRuntime = async (context) => ({
+  output: { status: context.config.status ?? 200, headers: context.config.headers ?? {}, body: context.config.body ?? null },
+  metrics: { kind: 'respond_to_webhook' },
+});
+
+/** Declared in the catalog, built by later issues: they fail clearly instead of faking a result. */
+const notAvailable = (slug: string): StepRuntime => async () => {
+  throw new NonRetriableError(`the ${slug} step is not available yet in this release`, { code: 'not_available' });
+};
+
+const RUNTIMES: Record<string, StepRuntime> = {
+  webhook: passThrough,
+  code: runCode,
+  http: runHttp,
+  set: runSet,
+  if: runIf,
+  switch: runSwitch,
+  respond_to_webhook: respond,
+  save_to_store: notAvailable('save_to_store'),
+  agent: notAvailable('agent'),
+  // Engine-level steps still under construction in this issue; they fail clearly until then.
+  call_workflow: notAvailable('call_workflow'),
+  loop: notAvailable('loop'),
+};
+
+export function runtimeFor(slug: string): StepRuntime {
+  const runtime = RUNTIMES[slug];
+  if (!runtime) throw new NonRetriableError(`no runtime for step type "${slug}"`, { code: 'not_available' });
+  return runtime;
+}

@@ -1,0 +1,66 @@
+import { newId } from '../lib/ids.js';
+import type { StepStatus } from '../db/schema.js';
+import type { SerializedStepError } from './step-errors.js';
+import type { StepRow } from './execution-store.js';
+
+/** JSON text for a stored payload; byte length feeds `output_bytes`. */
+export function json(value: unknown): string | null {
+  return value === undefined ? null : JSON.stringify(value);
+}
+
+export interface StepRecord {
+  executionId: string;
+  workspaceId: string;
+  nodeId: string;
+  status: StepStatus;
+  attempt: number;
+  startedAt: string | null;
+  finishedAt: string | null;
+  durationMs: number | null;
+  kind: string | null;
+  provider?: string | null;
+  input?: unknown;
+  output?: unknown;
+  error?: SerializedStepError | null;
+  logs?: string[] | null;
+  ports?: string[] | null;
+  memoryBytes?: number | null;
+  reductions?: number | null;
+  resumeAt?: string | null;
+  awaitingExecutionId?: string | null;
+  now: string;
+}
+
+/** One execution-step row, with the spec's fields. */
+export function stepRow(record: StepRecord): StepRow {
+  const output = record.output === undefined ? null : json(record.output);
+  return {
+    id: newId(),
+    workspace_id: record.workspaceId,
+    workflow_execution_id: record.executionId,
+    node_id: record.nodeId,
+    status: record.status,
+    attempt: record.attempt,
+    // Nodes are identified by node_id; the graph has no separate step ids.
+    workflow_step_id: null,
+    awaiting_workflow_execution_id: record.awaitingExecutionId ?? null,
+    duration_ms: record.durationMs,
+    started_at: record.startedAt,
+    finished_at: record.finishedAt,
+    iter_index: null,
+    kind: record.kind,
+    loop_node_id: null,
+    provider: record.provider ?? null,
+    input: record.input === undefined ? null : json(record.input),
+    output,
+    error: record.error ? JSON.stringify(record.error) : null,
+    logs: record.logs && record.logs.length > 0 ? JSON.stringify(record.logs) : null,
+    ports: record.ports ? JSON.stringify(record.ports) : null,
+    memory_bytes: record.memoryBytes ?? null,
+    output_bytes: output === null ? null : Buffer.byteLength(output),
+    reductions: record.reductions ?? null,
+    resume_at: record.resumeAt ?? null,
+    inserted_at: record.now,
+    updated_at: record.now,
+  };
+}

@@ -1,0 +1,71 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../lib/clock.js';
+import { AppError, notFound } from '../../errors/app-error.js';
+import { isUuid, newId } from '../../lib/ids.js';
+import type { Database } from '../../db/schema.js';
+import type { Engine } from '../../engine/engine.js';
+import { findExecutionInWorkspace } from '../../engine/execution-store.js';
+import type { Graph } from '../../graph/graph-types.js';
+import { findCycle, validateGraph } from '../../graph/validate-graph.js';
+import { WorkflowRepository } from '../../store/workflow-repository.js';
+import type { Actor } from '../workflows/workflow-service.js';
+
+/** Starting and cancelling executions, always inside the actor's workspace. */
+export class ExecutionService {
+  constructor(private readonly db: Kysely<Database>, private readonly clock: Clock, private readonly engine: Engine) {}
+
+  /**
+   * `POST /workflows/:id/run`: an active workflow runs its pinned snapshot; `draft: true` runs
+   * the live canvas (frozen into a draft snapshot, reused while the canvas is unchanged); an
+   * inactive workflow without `draft` is 422. `input` becomes the trigger payload's body.
+   */
+  async run(actor: Actor, workflowId: string, data: Record<string, unknown>): Promise<{ execution_id: string; status: string }> {
+    const repo = new WorkflowRepository(this.db, actor.workspaceId);
+    const workflow = isUuid(workflowId) ? await repo.find(workflowId) : undefined;
+    if (!workflow) throw notFound('workflow');
+    for (const key of Object.keys(data)) {
+      if (key !== 'draft' && key !== 'input') throw new AppError('validation_failed', `unknown member "${key}": run takes draft and input`, { pointer: `/data/${key}` });
+    }
+    if (data.draft !== undefined && typeof data.draft !== 'boolean') throw new AppError('validation_failed', 'draft must be a boolean', { pointer: '/data/draft' });
+    const trigger = { method: 'RUN', headers: {}, query: {}, body: data.input === undefined ? null : data.input };
+
+    let snapshotId: string;
+    let graph: Graph;
+    if (data.draft === true) {
+      ({ snapshotId, graph } = await this.draftSnapshot(actor, repo, workflow.id, workflow.graph));
+    } else {
+      if (workflow.status !== 'active' || !workflow.active_snapshot_id) {
+        throw new AppError('validation_failed', 'the workflow is inactive: activate it, or run the live canvas with {"data": {"draft": true}}', { pointer: '/data/draft' });
+      }
+      const snapshot = await repo.findSnapshot(workflow.active_snapshot_id);
+      if (!snapshot) throw new AppError('invalid_state', 'the workflow’s active snapshot is missing; activate it again');
+      snapshotId = snapshot.id;
+      graph = JSON.parse(snapshot.graph) as Graph;
+    }
+    return this.engine.run({ workspaceId: actor.workspaceId, workflowId: workflow.id, snapshotId, graph, userId: actor.userId, trigger });
+  }
+
+  private async draftSnapshot(actor: Actor, repo: WorkflowRepository, workflowId: string, canvas: string): Promise<{ snapshotId: string; graph: Graph }> {
+    const result = validateGraph(JSON.parse(canvas), '/data/attributes/graph');
+    if (!result.ok) throw AppError.many('invalid_graph', result.violations.map((v) => ({ code: v.code, detail: v.detail, source: { pointer: v.pointer } })));
+    if (result.graph.nodes.length === 0) throw new AppError('invalid_graph', 'the canvas is empty: push a graph with PUT /workflows/:id/graph first', { pointer: '/data/attributes/graph/nodes' });
+    const cycle = findCycle(result.graph);
+    if (cycle) throw new AppError('invalid_graph', `the graph has a cycle through nodes ${cycle.join(' -> ')}`, { pointer: '/data/attributes/graph/edges' });
+    const text = JSON.stringify(result.graph);
+    const latest = await repo.latestDraftSnapshot(workflowId);
+    if (latest && latest.graph === text) return { snapshotId: latest.id, graph: result.graph };
+    const id = newId();
+    await repo.insertSnapshot({ id, workspace_id: actor.workspaceId, workflow_id: workflowId, graph: text, created_by: actor.userId, created_at: this.clock.now(), draft: true });
+    return { snapshotId: id, graph: result.graph };
+  }
+
+  /** Re-fetches the execution under the actor's workspace first (fail closed), then cancels. */
+  async cancel(actor: Actor, id: string) {
+    const execution = isUuid(id) ? await findExecutionInWorkspace(this.db, actor.workspaceId, id) : undefined;
+    if (!execution) throw notFound('execution');
+    const result = await this.engine.cancel(execution);
+    if (!result.cancelled) throw new AppError('invalid_state', `the execution is already ${result.status}; only pending, running or waiting executions can be cancelled`);
+    const updated = await findExecutionInWorkspace(this.db, actor.workspaceId, id);
+    return updated!;
+  }
+}
