@@ -15,6 +15,26 @@ describe('code step', () => {
     expect(check({ code: 42 })).toEqual([{ pointer: '/code', detail: 'config.code must be a string.' }]);
   });
 
+  it('accepts time and memory limits up to 60 s and 256 MiB, both optional', () => {
+    expect(check({ timeout_ms: 1, memory_mb: 1 })).toEqual([]);
+    expect(check({ timeout_ms: 60_000, memory_mb: 256 })).toEqual([]);
+  });
+
+  it('rejects limits out of range or not whole numbers', () => {
+    expect(check({ timeout_ms: 0, memory_mb: 257 })).toEqual([
+      { pointer: '/timeout_ms', detail: 'config.timeout_ms must be at least 1.' },
+      { pointer: '/memory_mb', detail: 'config.memory_mb must be at most 256.' },
+    ]);
+    expect(check({ timeout_ms: 60_001, memory_mb: 0 })).toEqual([
+      { pointer: '/timeout_ms', detail: 'config.timeout_ms must be at most 60000.' },
+      { pointer: '/memory_mb', detail: 'config.memory_mb must be at least 1.' },
+    ]);
+    expect(check({ timeout_ms: 1.5, memory_mb: '64' })).toEqual([
+      { pointer: '/timeout_ms', detail: 'config.timeout_ms must be an integer.' },
+      { pointer: '/memory_mb', detail: 'config.memory_mb must be an integer.' },
+    ]);
+  });
+
   it('rejects fields it does not know', () => {
     expect(check({ language: 'python' })).toEqual([
       { pointer: '/language', detail: 'config.language is not a known field.' },

@@ -12,11 +12,18 @@ nothing else: no network, no file system.
 **Config**
 
 - \`code\` (required): the function body, e.g. \`return { total: input.items.length };\`.
+- \`timeout_ms\`: 1 to 60000, default 5000. Longer runs fail with \`timeout\`.
+- \`memory_mb\`: 1 to 256, default 64. Using more fails with \`memory_limit\`.
+
+Throw \`new NonRetriableError(message)\` to fail without retries, or
+\`new RetryAfterError(message, ms)\` to be retried no sooner than \`ms\` milliseconds later;
+anything else thrown fails the step with \`code_error\`, which the node's \`retry\` retries.
 
 **Output**
 
 The JSON value the code returns. Lines written with \`console\` are kept on the step record,
-not passed on.`,
+not passed on. A result that is not JSON (a function, a BigInt, a cycle) or is over 10 MiB of
+JSON fails the step.`,
   categories: ['transform'],
   icon: 'code',
   iconColor: '#475569',
@@ -28,6 +35,8 @@ not passed on.`,
     required: ['code'],
     properties: {
       code: { type: 'string', minLength: 1 },
+      timeout_ms: { type: 'integer', minimum: 1, maximum: 60_000 },
+      memory_mb: { type: 'integer', minimum: 1, maximum: 256 },
     },
   },
   defaultConfig: { code: 'return input;' },

@@ -1,6 +1,6 @@
 import { NonRetriableError, RetryAfterError, StepError, StepTimeoutError } from '../../engine/step-errors.js';
 import type { StepResult, StepRunContext, StepRuntime } from '../step-runtime.js';
-import { runInSandbox, type SandboxFailure } from './sandbox.js';
+import { CODE_HEADER, runInSandbox, type SandboxFailure } from './sandbox.js';
 
 export const DEFAULT_TIMEOUT_MS = 5_000;
 export const MAX_TIMEOUT_MS = 60_000;
@@ -45,7 +45,7 @@ export const runCode: StepRuntime = async (context) => {
   }
   if (!outcome.ok) throw toStepError(outcome.failure, config, logs.lines);
   return {
-    output: JSON.parse(outcome.json) as unknown,
+    output: parseOutput(outcome.json),
     logs: logs.lines,
     metrics: { kind: 'code', memory_bytes: outcome.memoryBytes, reductions: outcome.interrupts },
   } satisfies StepResult;
@@ -79,11 +79,23 @@ function serializeArguments(context: StepRunContext): string {
   }
 }
 
+/** The sandbox's JSON.stringify made this text, so it parses; a failure here is the sandbox's, not the code's. */
+function parseOutput(json: string): unknown {
+  try {
+    return JSON.parse(json) as unknown;
+  } catch (error) {
+    throw new StepError(`the code sandbox returned unreadable JSON: ${(error as Error).message}`, { code: 'sandbox_failed' });
+  }
+}
+
 const cancelled = () => new StepError('the code step was cancelled', { code: 'cancelled', retryable: false });
 
 /** The sandbox's outcome in the engine's vocabulary; the captured console lines ride along in `details.logs`. */
 function toStepError(failure: SandboxFailure, config: CodeConfig, logs: string[]): StepError {
-  const withLogs = (details: Record<string, unknown> = {}) => (logs.length > 0 ? { ...details, logs } : details);
+  const withLogs = (details: Record<string, unknown> = {}) => {
+    const all = logs.length > 0 ? { ...details, logs } : details;
+    return Object.keys(all).length > 0 ? all : undefined;
+  };
   switch (failure.kind) {
     case 'syntax': {
       // The wrapper's closing line comes after the body; an error found there belongs to the body's last line.
@@ -124,11 +136,12 @@ function toStepError(failure: SandboxFailure, config: CodeConfig, logs: string[]
   }
 }
 
-/** The sandbox's own frames (the driver, the error classes' constructors) say nothing to the author. */
+/** The sandbox's own frames (the error classes' constructors) say nothing to the author; first-line columns lose the wrapper. */
 function userFrames(stack: string): string {
   return stack
     .split('\n')
     .filter((frame) => frame.trim() !== '' && !frame.includes('prelude.js:'))
+    .map((frame) => frame.replace(/\(code\.js:1:(\d+)\)/, (_, column: string) => `(code.js:1:${Math.max(1, Number(column) - CODE_HEADER.length)})`))
     .join('\n');
 }
 

@@ -31,6 +31,8 @@ const YIELD_AFTER_MS = 20;
 const DESCRIBE_HEADROOM_BYTES = 4 * 1024 * 1024;
 const MAX_MESSAGE_CHARS = 4096;
 const CONSOLE_METHODS = ['log', 'info', 'warn', 'error', 'debug'];
+/** What the user's code is wrapped in; stack columns on its first line are shifted by its length. */
+export const CODE_HEADER = '(async (input, nodes, trigger) => {';
 
 /** Compiled on first use of either name (see `defineErrorClasses`); most runs never touch them. */
 const ERROR_CLASSES = `(() => {
@@ -80,12 +82,14 @@ const HELPERS = `(function (stringify, NonRetriableError, RetryAfterError) {
       if ((error instanceof InternalError || error instanceof SyntaxError) && error.message === 'out of memory') return 'memory';
       if ((error instanceof InternalError || error instanceof SyntaxError) && error.message === 'stack overflow') return 'stack';
       const isError = error instanceof Error;
+      // The classes are undefined when the code never touched them (they are compiled on first use).
+      const retryAfter = RetryAfterError !== undefined && error instanceof RetryAfterError;
       return stringify({
-        kind: error instanceof NonRetriableError ? 'non_retriable' : error instanceof RetryAfterError ? 'retry_after' : 'error',
+        kind: NonRetriableError !== undefined && error instanceof NonRetriableError ? 'non_retriable' : retryAfter ? 'retry_after' : 'error',
         name: isError ? text(error.name) : null,
         message: clip(isError ? text(error.message) : format(error), ${MAX_MESSAGE_CHARS}),
         stack: isError && typeof error.stack === 'string' ? clip(error.stack, ${MAX_MESSAGE_CHARS}) : '',
-        retryAfterMs: error instanceof RetryAfterError ? Number(error.retryAfterMs) : null,
+        retryAfterMs: retryAfter ? Number(error.retryAfterMs) : null,
         line: isError && typeof error.lineNumber === 'number' ? error.lineNumber : null,
       });
     },
@@ -125,19 +129,21 @@ export type SandboxOutcome = { interrupts: number } & (Success | { ok: false; fa
 
 export async function runInSandbox(options: SandboxOptions): Promise<SandboxOutcome> {
   const slot = currentSlot();
-  const run = new SandboxRun(await slot.module, slot, options);
+  const module = await slot.module;
+  let run: SandboxRun | undefined;
   try {
+    run = new SandboxRun(module, slot, options);
     const result = await run.execute();
     // A host exception swallowed inside a callback still leaves the module suspect.
     if (run.fatal !== undefined) throw run.fatal;
     return { interrupts: run.interrupts, ...('kind' in result ? { ok: false, failure: result } : result) };
   } catch (error) {
     slot.poisoned = true;
-    if (error instanceof RangeError && /call stack/i.test(error.message)) return { interrupts: run.interrupts, ok: false, failure: { kind: 'stack' } };
+    if (error instanceof RangeError && /call stack/i.test(error.message)) return { interrupts: run?.interrupts ?? 0, ok: false, failure: { kind: 'stack' } };
     throw error;
   } finally {
     // Freeing objects in a poisoned module could trip its allocator; the whole module is dropped instead.
-    if (!slot.poisoned) run.dispose();
+    if (run !== undefined && !slot.poisoned) run.dispose();
     releaseSlot(slot);
   }
 }
@@ -146,6 +152,8 @@ class SandboxRun {
   interrupts = 0;
   /** Bytes the WASM memory may still grow by while this run executes. */
   growBudget: number;
+  /** Set when the memory refused to grow for this run: whatever error follows, the run ran out of memory. */
+  memoryExhausted = false;
   /** A host exception caught in a callback (which must not throw into the sandbox). */
   fatal: unknown;
   private stoppedBy: 'timeout' | 'cancelled' | null = null;
@@ -192,7 +200,7 @@ class SandboxRun {
     this.defineErrorClasses();
 
     // The header shares the body's first line, so QuickJS's line numbers are the body's own.
-    const compiled = ctx.evalCode(`(async (input, nodes, trigger) => {${this.options.code}\n})`, 'code.js', { type: 'global' });
+    const compiled = ctx.evalCode(`${CODE_HEADER}${this.options.code}\n})`, 'code.js', { type: 'global' });
     if (compiled.error) return this.failure(this.keep(compiled.error), 'compile');
     const parsed = ctx.callFunction(this.json.parse, object, this.keep(ctx.newString(this.options.argumentsJson)));
     if (parsed.error) return this.failure(this.keep(parsed.error), 'run');
@@ -253,6 +261,7 @@ class SandboxRun {
   private failure(error: QuickJSHandle, phase: 'compile' | 'run' | 'output'): SandboxFailure {
     const stopped = this.stopped();
     if (stopped) return stopped;
+    if (this.memoryExhausted) return { kind: 'memory' };
     this.runtime.setMemoryLimit(this.options.memoryBytes + DESCRIBE_HEADROOM_BYTES);
     this.growBudget += DESCRIBE_HEADROOM_BYTES;
     const helpers = this.loadHelpers();
@@ -305,18 +314,21 @@ class SandboxRun {
    */
   private defineErrorClasses(): void {
     const ctx = this.context;
-    const load = () => {
-      if (this.errorClasses) return;
-      const made = ctx.evalCode(ERROR_CLASSES, 'prelude.js', { type: 'global' });
-      if (made.error) made.error.dispose();
-      else this.errorClasses = this.keep(made.value);
+    // Once compiled, the names are data properties; reading them through the global would otherwise re-enter the accessor.
+    const load = (): boolean => {
+      if (this.errorClasses === undefined) {
+        const made = ctx.evalCode(ERROR_CLASSES, 'prelude.js', { type: 'global' });
+        if (made.error) made.error.dispose();
+        else this.errorClasses = this.keep(made.value);
+      }
+      return this.errorClasses !== undefined;
     };
     for (const name of ERROR_CLASS_NAMES) {
       ctx.defineProp(ctx.global, name, {
         configurable: true,
         enumerable: false,
-        get: () => this.guard(() => (load(), ctx.getProp(ctx.global, name))),
-        set: (value) => void this.guard(() => (load(), ctx.setProp(ctx.global, name, value))),
+        get: () => this.guard(() => (load() ? ctx.getProp(ctx.global, name) : undefined)) ?? ctx.undefined,
+        set: (value) => void this.guard(() => load() && ctx.setProp(ctx.global, name, value)),
       });
     }
   }
@@ -378,7 +390,7 @@ interface ModuleSlot {
   module: Promise<QuickJSWASMModule>;
   memory: WasmMemory;
   /** The run whose code executes now (runs interleave only at `settle`'s yields); growth is charged to it. */
-  active: { growBudget: number } | null;
+  active: { growBudget: number; memoryExhausted: boolean } | null;
   poisoned: boolean;
   retired: boolean;
 }
@@ -427,7 +439,9 @@ function loadSlot(): ModuleSlot {
   memory.grow = (pages: number) => {
     const run = slot.active;
     if (run !== null) {
-      if (pages * PAGE_BYTES > run.growBudget) throw new RangeError('the code step memory budget is spent');
+      // emscripten asks for 20%, then 10%, then 5% more than it needs: only the last refusal is final.
+      run.memoryExhausted = pages * PAGE_BYTES > run.growBudget;
+      if (run.memoryExhausted) throw new RangeError('the code step memory budget is spent');
       run.growBudget -= pages * PAGE_BYTES;
     }
     return grow.call(memory, pages);
