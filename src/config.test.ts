@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from './config.js';
 describe('configuration', () => {
   it('applies the documented defaults', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', databaseUrl: null, baseUrl: 'http://127.0.0.1:8080', secretKey: null, apiRateLimit: 600, webhookRateLimit: 6000, trustProxy: [], httpAllow: [] });
+    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', databaseUrl: null, baseUrl: 'http://127.0.0.1:8080', secretKey: null, apiRateLimit: 600, webhookRateLimit: 6000, trustProxy: [], httpAllow: [], executionRetentionDays: 14 });
     expect(config.dataDir.endsWith('/data')).toBe(true);
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -25,6 +25,7 @@ describe('configuration', () => {
     ['SWITCHYARD_WEBHOOK_RATE_LIMIT', 'lots', 'SWITCHYARD_WEBHOOK_RATE_LIMIT:'],
     ['SWITCHYARD_TRUST_PROXY', '10.0.0.0/99', 'SWITCHYARD_TRUST_PROXY:'],
     ['SWITCHYARD_HTTP_ALLOW', 'bad host!', 'SWITCHYARD_HTTP_ALLOW:'],
+    ['SWITCHYARD_EXECUTION_RETENTION_DAYS', 'two weeks', 'SWITCHYARD_EXECUTION_RETENTION_DAYS:'],
   ])('stops on a bad %s naming the variable', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);

@@ -18,6 +18,8 @@ export interface Config {
   webhookRateLimit: number;
   trustProxy: string[];
   httpAllow: string[];
+  /** Finished executions older than this many days are pruned; 0 keeps them forever. */
+  executionRetentionDays: number;
   logLevel: string;
 }
 
@@ -100,6 +102,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     webhookRateLimit: overrides.webhookRateLimit ?? integer(env, 'SWITCHYARD_WEBHOOK_RATE_LIMIT', 6000, 0, 10_000_000),
     trustProxy: overrides.trustProxy ?? list(env, 'SWITCHYARD_TRUST_PROXY', isAddressOrCidr, 'an IP address or CIDR'),
     httpAllow: overrides.httpAllow ?? list(env, 'SWITCHYARD_HTTP_ALLOW', (item) => isAddressOrCidr(item) || HOSTNAME.test(item), 'a host name, IP address or CIDR'),
+    executionRetentionDays: overrides.executionRetentionDays ?? integer(env, 'SWITCHYARD_EXECUTION_RETENTION_DAYS', 14, 0, 36_500),
     logLevel,
   });
 }

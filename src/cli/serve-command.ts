@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import { buildApp, REDACTED_HEADERS } from '../app.js';
 import { buildDeps } from '../deps.js';
+import { RetentionPruner } from '../engine/retention.js';
 
 export const SERVE_ROLES = ['all', 'api'] as const;
 export type ServeRole = (typeof SERVE_ROLES)[number];
@@ -31,6 +32,8 @@ export async function serve(config: Config, role: ServeRole, out: (line: string)
   const app = await buildApp({ ...deps, config, logger: loggerOptions(config.logLevel) });
   const address = await app.listen({ port: config.port, host: config.host });
   await deps.engine.start();
+  const pruner = new RetentionPruner(deps.db, deps.clock, config.executionRetentionDays, (error) => app.log.error({ err: error }, 'execution retention pruning failed'));
+  pruner.start();
   if (first) {
     out('');
     out('First start: created the Pro workspace "default" and a build-scoped API token.');
@@ -43,6 +46,7 @@ export async function serve(config: Config, role: ServeRole, out: (line: string)
   }
   out(`Switchyard (${role}) listening on ${address}; API at ${config.baseUrl}/api/v1, docs at ${config.baseUrl}/api/docs; database: ${deps.dialect.name}`);
   return async () => {
+    pruner.stop();
     await app.close();
     await deps.close();
   };

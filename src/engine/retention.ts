@@ -1,0 +1,70 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { Clock } from '../lib/clock.js';
+import { formatMicros } from '../lib/clock.js';
+import { TERMINAL_EXECUTION_STATUSES } from './statuses.js';
+
+/**
+ * Deletes finished executions (and, by cascade, their steps) that ended before the cutoff, in
+ * batches: each batch is its own short transaction and the loop yields between batches, so a
+ * large backlog never holds the database (or SQLite's single writer) long enough to stall the
+ * engine. 500 ids a batch keeps each transaction to a few milliseconds here.
+ */
+export async function pruneExecutions(db: Kysely<Database>, cutoffIso: string, options: { batchSize?: number } = {}): Promise<number> {
+  const batchSize = options.batchSize ?? 500;
+  let deleted = 0;
+  while (true) {
+    const ids = (
+      await db
+        .selectFrom('executions')
+        .select('id')
+        .where('status', 'in', TERMINAL_EXECUTION_STATUSES)
+        .where('finished_at', '<', cutoffIso)
+        .orderBy('finished_at')
+        .limit(batchSize)
+        .execute()
+    ).map((row) => row.id);
+    if (ids.length === 0) return deleted;
+    await db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('execution_steps').where('workflow_execution_id', 'in', ids).execute();
+      await trx.deleteFrom('executions').where('id', 'in', ids).execute();
+    });
+    deleted += ids.length;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** Prunes on start and then every `intervalMs` (hourly by default) while running. */
+export class RetentionPruner {
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly retentionDays: number,
+    private readonly onError: (error: unknown) => void = () => {},
+    private readonly intervalMs = 3_600_000,
+  ) {}
+
+  /** The cutoff for now: finished executions older than this are deleted. */
+  cutoff(): string {
+    return formatMicros((this.clock.nowMs() - this.retentionDays * 86_400_000) * 1000);
+  }
+
+  runOnce(): Promise<number> {
+    return pruneExecutions(this.db, this.cutoff());
+  }
+
+  start(): void {
+    if (this.retentionDays === 0 || this.timer) return;
+    const tick = () => void this.runOnce().catch(this.onError);
+    tick();
+    this.timer = setInterval(tick, this.intervalMs);
+    this.timer.unref?.();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+}
