@@ -1,10 +1,7 @@
 import { isPlainObject } from '../lib/json.js';
 import type { StepDefinition } from '../steps/define-step.js';
-import type { ConfigIssue } from '../steps/describe-config-errors.js';
 import { findStepDefinition } from '../steps/registry.js';
-import { switchConfigIssues } from '../steps/switch/index.js';
 import { mergeStepConfig, validateStepConfig } from '../steps/validate-step-config.js';
-import { waitConfigIssues } from '../steps/wait/index.js';
 import { ON_ERROR_MODES, type GraphNode, type GraphViolation, type OnErrorMode } from './graph-types.js';
 import { escapePointerToken } from './json-pointer.js';
 import { parseRetry } from './parse-retry.js';
@@ -12,15 +9,6 @@ import { parseRetry } from './parse-retry.js';
 export const MAX_NODE_ID_LENGTH = 100;
 const NODE_ID_PATTERN = /^[A-Za-z0-9_-]+$/;
 const NODE_FIELDS = ['id', 'type', 'name', 'config', 'position', 'disabled', 'retry', 'on_error'];
-
-/**
- * Config rules JSON Schema cannot state (or only with sentences ajv words badly), by step
- * slug; run once the schema has passed. A candidate for a `checkConfig` field on StepDefinition.
- */
-const CONFIG_CHECKS: Record<string, (config: Record<string, unknown>) => ConfigIssue[]> = {
-  switch: switchConfigIssues,
-  wait: waitConfigIssues,
-};
 
 export interface ParsedNode {
   /** The normalized node, or null when any of its own checks failed. */
@@ -99,7 +87,7 @@ export function parseNode(raw: unknown, pointer: string): ParsedNode {
   } else if (definition !== undefined) {
     config = mergeStepConfig(definition, (raw.config as Record<string, unknown> | undefined) ?? {});
     const schemaIssues = validateStepConfig(definition, config);
-    const checkIssues = schemaIssues.length === 0 ? (CONFIG_CHECKS[definition.slug]?.(config) ?? []) : [];
+    const checkIssues = schemaIssues.length === 0 ? (definition.checkConfig?.(config) ?? []) : [];
     for (const issue of [...schemaIssues, ...checkIssues]) {
       violations.push({ pointer: `${pointer}/config${issue.pointer}`, code: 'invalid_config', detail: issue.detail });
     }

@@ -1,6 +1,5 @@
 import { isPlainObject } from '../lib/json.js';
 import type { StepDefinition } from '../steps/define-step.js';
-import { switchPorts } from '../steps/switch/index.js';
 import {
   DEFAULT_IN_PORT,
   DEFAULT_OUT_PORT,
@@ -31,15 +30,6 @@ interface NodeRef {
   onError: OnErrorMode | undefined;
   config: Record<string, unknown> | null;
 }
-
-/**
- * Steps whose out ports depend on their config (a switch has one per case), by slug; they
- * replace the definition's static out ports. A candidate for an `outPorts(config)` field on
- * StepDefinition.
- */
-export const DYNAMIC_OUT_PORTS: Readonly<Record<string, (config: Record<string, unknown>) => string[]>> = Object.freeze({
-  switch: switchPorts,
-});
 
 export type ValidateGraphResult = { ok: true; graph: Graph } | { ok: false; violations: GraphViolation[] };
 
@@ -175,8 +165,7 @@ function parseEdgeShape(raw: unknown): { edge: GraphEdge | null; problems: EdgeP
  * `error` when failures continue.
  */
 export function outPortsOf(definition: StepDefinition, onError: OnErrorMode | undefined, config: Record<string, unknown> | null = null): string[] {
-  const dynamic = DYNAMIC_OUT_PORTS[definition.slug];
-  const ports = dynamic !== undefined && config !== null ? dynamic(config) : [...definition.ports.out];
+  const ports = definition.outPorts !== undefined && config !== null ? definition.outPorts(config) : [...definition.ports.out];
   return onError === 'continue' ? [...ports, ERROR_PORT] : ports;
 }
 

@@ -3,6 +3,8 @@
  * which ports a node of that type has, and the JSON Schema its `config` must satisfy. It holds
  * no runtime; the engine pairs each slug with its executor separately.
  */
+import type { ConfigIssue } from './describe-config-errors.js';
+
 export const STEP_CATEGORIES = ['start', 'understand', 'fetch', 'transform', 'decide', 'check', 'act'] as const;
 export type StepCategory = (typeof STEP_CATEGORIES)[number];
 
@@ -35,6 +37,10 @@ export interface StepDefinition {
   outputSchema: Record<string, unknown> | null;
   sortOrder: number;
   canvasVisible: boolean;
+  /** Out ports that depend on the config (a switch has one per case); they replace `ports.out`. */
+  outPorts?: (config: Record<string, unknown>) => string[];
+  /** Config rules JSON Schema cannot state well; run once the schema has passed. */
+  checkConfig?: (config: Record<string, unknown>) => ConfigIssue[];
 }
 
 const SLUG_PATTERN = /^[a-z][a-z0-9_]*$/;

@@ -11,6 +11,8 @@ const RESERVED_PORTS: Record<string, string> = {
 };
 
 export const switchStep = defineStep({
+  outPorts: (config) => switchPorts(config),
+  checkConfig: (config) => switchConfigIssues(config),
   slug: 'switch',
   name: 'Switch',
   description: 'Sends its input down the branch of the first case that equals a value.',

@@ -9,6 +9,7 @@ export const MAX_WAIT_MS = 31_536_000_000;
 
 /** Run by the engine itself (the execution parks until the time comes), so it has no runtime here. */
 export const waitStep = defineStep({
+  checkConfig: (config) => waitConfigIssues(config),
   slug: 'wait',
   name: 'Wait',
   description: 'Pauses the execution for a while or until a moment, then passes its input on.',
