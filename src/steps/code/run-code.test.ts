@@ -3,7 +3,7 @@ import { serializeStepError, type SerializedStepError } from '../../engine/step-
 import { manualClock } from '../../lib/clock.js';
 import type { StepRunContext } from '../step-runtime.js';
 import { LOGS_TRUNCATED, runCode } from './run-code.js';
-import { sandboxModulesLoaded } from './sandbox.js';
+import { sandboxModulesLoaded } from './wasm-module.js';
 
 const order = { id: 42, items: [{ sku: 'a-1', qty: 2 }, { sku: 'b-2', qty: 1 }], note: 'héllo ✓' };
 
