@@ -238,6 +238,37 @@ describeEachDialect('execution engine', (dialect) => {
     });
   });
 
+  describe('retry', () => {
+    it('runs a failed execution again from its failed step as a new, linked execution', async () => {
+      const graph = {
+        nodes: [node('hook', 'webhook'), node('first', 'http', { url: `${base}/flaky/retry1/1` }), node('flaky', 'http', { url: `${base}/flaky/retry2/2` }), node('after', 'set', { values: { ok: '{{ nodes.flaky.body.ok }}' } })],
+        edges: [edge('hook', 'first'), edge('first', 'flaky'), edge('flaky', 'after')],
+      };
+      const failedId = await runToRest(t, await workflowWith(t, 'Retry me', graph));
+      expect((await executionRow(t, failedId)).status).toBe('failed');
+      expect([hits.get('retry1'), hits.get('retry2')]).toEqual([1, 1]);
+      const completed = await t.request('POST', `/api/v1/executions/${failedId}/retry`);
+      expect(completed.status).toBe(202);
+      expect(completed.headers['content-type']).toMatch(/^application\/json/);
+      await t.deps.engine.idle();
+      const retried = await executionRow(t, completed.body.execution_id);
+      expect(retried).toMatchObject({ status: 'completed', retry_of_execution_id: failedId, workflow_snapshot_id: (await executionRow(t, failedId)).workflow_snapshot_id });
+      expect(JSON.parse(retried.output!)).toEqual({ ok: true });
+      expect([hits.get('retry1'), hits.get('retry2')]).toEqual([1, 2]);
+      const rows = await stepRows(t, completed.body.execution_id);
+      expect(rows.map((s) => [s.node_id, s.status])).toEqual([['hook', 'completed'], ['first', 'completed'], ['flaky', 'completed'], ['after', 'completed']]);
+      expect((await executionRow(t, failedId)).status).toBe('failed');
+    });
+
+    it('refuses to retry an execution that did not fail (409) and another workspace’s (404)', async () => {
+      const okId = await runToRest(t, await workflowWith(t, 'Fine', { nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } })], edges: [edge('hook', 'a')] }));
+      const refused = await t.request('POST', `/api/v1/executions/${okId}/retry`);
+      expect(refused.status).toBe(409);
+      expect(refused.body.errors[0].code).toBe('invalid_state');
+      expect((await t.request('POST', `/api/v1/executions/${okId}/retry`, { token: t.tokens.other })).status).toBe(404);
+    });
+  });
+
   describe('recovery', () => {
     it('resumes an execution left running from its last persisted step, never re-running a completed one', async () => {
       const graph = {

@@ -5,6 +5,9 @@ import { createTestApp, type TestApp } from './support/test-app.js';
 
 /** Every route of the foundation the document must describe. */
 const ROUTES = [
+  'post /api/v1/executions/{id}/retry',
+  'post /api/v1/executions/{id}/cancel',
+  'post /api/v1/workflows/{id}/run',
   'get /api/v1/me',
   'get /api/v1/workflows',
   'post /api/v1/workflows',

@@ -128,6 +128,43 @@ export class Engine {
   }
 
   /**
+   * Retries a failed execution as a new one, linked by `retry_of_execution_id`: same snapshot
+   * and trigger payload, the completed and skipped steps copied over (outputs kept, so they do
+   * not run again), and the run continues from the step that failed.
+   */
+  async retry(failed: ExecutionRow, userId: string | null): Promise<{ execution_id: string; status: ExecutionStatus }> {
+    const snapshot = await this.options.db.selectFrom('workflow_snapshots').select('graph').where('id', '=', failed.workflow_snapshot_id).executeTakeFirst();
+    if (!snapshot) throw new Error(`snapshot ${failed.workflow_snapshot_id} of execution ${failed.id} is missing`);
+    const plan = this.planFor(failed.workflow_snapshot_id, JSON.parse(snapshot.graph) as Graph);
+    const now = this.options.clock.now();
+    const id = newId();
+    const kept = (await listSteps(this.options.db, failed.id)).filter((row) => row.status === 'completed' || row.status === 'skipped' || (row.status === 'failed' && row.ports !== null));
+    const steps = kept.map((row) => ({ ...row, id: newId(), workflow_execution_id: id }));
+    const status: ExecutionStatus = this.inFlight.size < this.maxConcurrent ? 'running' : 'pending';
+    const row: ExecutionRow = {
+      ...failed,
+      id,
+      status,
+      retry_of_execution_id: failed.id,
+      user_id: userId,
+      started_at: status === 'running' ? now : null,
+      finished_at: null,
+      inserted_at: now,
+      updated_at: now,
+      output: null,
+      error: null,
+      step_count: steps.length,
+      run_at: status === 'pending' ? now : null,
+      lease_owner: null,
+      lease_expires_at: null,
+      response: null,
+    };
+    await this.batcher.write((trx) => insertExecution(trx, row, steps));
+    if (status === 'running') this.launch(row, plan, steps);
+    return { execution_id: id, status };
+  }
+
+  /**
    * Cancels a pending, running or waiting execution: the row moves to `cancelled` first (so no
    * step starts afterwards), then the running step is aborted. Returns the new status, or the
    * terminal status it already had (the caller answers 409 then).

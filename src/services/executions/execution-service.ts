@@ -59,6 +59,14 @@ export class ExecutionService {
     return { snapshotId: id, graph: result.graph };
   }
 
+  /** `POST /executions/:id/retry`: a failed execution runs again from its failed step, as a new execution. */
+  async retry(actor: Actor, id: string): Promise<{ execution_id: string; status: string }> {
+    const execution = isUuid(id) ? await findExecutionInWorkspace(this.db, actor.workspaceId, id) : undefined;
+    if (!execution) throw notFound('execution');
+    if (execution.status !== 'failed') throw new AppError('invalid_state', `only a failed execution can be retried; this one is ${execution.status}`);
+    return this.engine.retry(execution, actor.userId);
+  }
+
   /** Re-fetches the execution under the actor's workspace first (fail closed), then cancels. */
   async cancel(actor: Actor, id: string) {
     const execution = isUuid(id) ? await findExecutionInWorkspace(this.db, actor.workspaceId, id) : undefined;

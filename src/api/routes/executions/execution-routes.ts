@@ -9,6 +9,7 @@ import { parseInclude } from '../../jsonapi/include.js';
 import { columnOf, type ResourceDefinition } from '../../jsonapi/resource-definition.js';
 import { sendList, sendResource } from '../../jsonapi/respond.js';
 import { readActionData } from '../../jsonapi/request-document.js';
+import { RUN_RESPONSE_SCHEMA } from '../workflows/graph-schemas.js';
 import { toResourceObject, type ResourceObject } from '../../jsonapi/serialize.js';
 import {
   ERROR_RESPONSE_SCHEMA,
@@ -124,6 +125,20 @@ export async function executionRoutes(app: FastifyInstance, ctx: ApiContext): Pr
     const row = (await ctx.executions.cancel(actorOf(request), request.params.id)) as unknown as Row;
     const fields = parseFields((request.query as Query).fields, [executionResource, workflowResource]);
     return sendResource(reply, executionObject(row, fields), await includedWorkflows(request, [row], fields));
+  });
+
+  app.post('/executions/:id/retry', {
+    config: { plainJson: true },
+    schema: {
+      tags,
+      summary: 'Run a failed execution again from its failed step, as a new execution linked to it (completed steps keep their outputs)',
+      params: ID_PARAMS_SCHEMA,
+      response: { 202: RUN_RESPONSE_SCHEMA, 409: ERROR_RESPONSE_SCHEMA, ...errors },
+    },
+  }, async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
+    readActionData(request.body);
+    const answer = await ctx.executions.retry(actorOf(request), request.params.id);
+    return reply.code(202).type('application/json').send(answer);
   });
 
   app.get('/workflows/:workflow_id/executions', {
