@@ -85,7 +85,6 @@ export class Engine {
     const now = this.options.clock.now();
     const plan = this.planFor(start.snapshotId, start.graph);
     const id = newId();
-    const status: ExecutionStatus = this.inFlight.size < this.maxConcurrent ? 'running' : 'pending';
     const fired = new Set(start.firedRoots ?? plan.roots);
     const base = { executionId: id, workspaceId: start.workspaceId, now };
     const steps: StepRow[] = plan.roots.map((nodeId) => {
@@ -97,34 +96,23 @@ export class Engine {
       }
       return null;
     }).filter((row): row is StepRow => row !== null);
-    const row: ExecutionRow = {
-      id,
-      workspace_id: start.workspaceId,
-      workflow_id: start.workflowId,
-      workflow_snapshot_id: start.snapshotId,
-      status,
-      triggered_by_step_id: null,
-      parent_execution_id: null,
-      call_depth: 0,
-      retry_of_execution_id: null,
-      user_id: start.userId,
-      started_at: status === 'running' ? now : null,
-      finished_at: null,
-      inserted_at: now,
-      updated_at: now,
-      context: null,
-      inputs: json(start.trigger),
-      output: null,
-      error: null,
-      step_count: steps.length,
-      run_at: status === 'pending' ? now : null,
-      lease_owner: null,
-      lease_expires_at: null,
-      response: null,
-    };
-    await this.batcher.write((trx) => insertExecution(trx, row, steps));
-    if (status === 'running') this.launch(row, plan, steps);
-    return { execution_id: id, status };
+    return this.admit(
+      {
+        id,
+        workspace_id: start.workspaceId,
+        workflow_id: start.workflowId,
+        workflow_snapshot_id: start.snapshotId,
+        triggered_by_step_id: null,
+        parent_execution_id: null,
+        call_depth: 0,
+        retry_of_execution_id: null,
+        user_id: start.userId,
+        context: null,
+        inputs: json(start.trigger),
+      },
+      plan,
+      steps,
+    );
   }
 
   /**
@@ -136,17 +124,27 @@ export class Engine {
     const snapshot = await this.options.db.selectFrom('workflow_snapshots').select('graph').where('id', '=', failed.workflow_snapshot_id).executeTakeFirst();
     if (!snapshot) throw new Error(`snapshot ${failed.workflow_snapshot_id} of execution ${failed.id} is missing`);
     const plan = this.planFor(failed.workflow_snapshot_id, JSON.parse(snapshot.graph) as Graph);
-    const now = this.options.clock.now();
     const id = newId();
     const kept = (await listSteps(this.options.db, failed.id)).filter((row) => row.status === 'completed' || row.status === 'skipped' || (row.status === 'failed' && row.ports !== null));
     const steps = kept.map((row) => ({ ...row, id: newId(), workflow_execution_id: id }));
+    const { id: _old, status: _status, ...same } = failed;
+    return this.admit({ ...same, id, retry_of_execution_id: failed.id, user_id: userId }, plan, steps);
+  }
+
+  /**
+   * Commits a new execution with its first step rows, `running` when this process has capacity
+   * (and starts it), else `pending` for `runDue` to pick up in order.
+   */
+  private async admit(
+    identity: Omit<ExecutionRow, 'status' | 'started_at' | 'finished_at' | 'inserted_at' | 'updated_at' | 'output' | 'error' | 'step_count' | 'run_at' | 'lease_owner' | 'lease_expires_at' | 'response'>,
+    plan: GraphPlan,
+    steps: StepRow[],
+  ): Promise<{ execution_id: string; status: ExecutionStatus }> {
+    const now = this.options.clock.now();
     const status: ExecutionStatus = this.inFlight.size < this.maxConcurrent ? 'running' : 'pending';
     const row: ExecutionRow = {
-      ...failed,
-      id,
+      ...identity,
       status,
-      retry_of_execution_id: failed.id,
-      user_id: userId,
       started_at: status === 'running' ? now : null,
       finished_at: null,
       inserted_at: now,
@@ -161,7 +159,7 @@ export class Engine {
     };
     await this.batcher.write((trx) => insertExecution(trx, row, steps));
     if (status === 'running') this.launch(row, plan, steps);
-    return { execution_id: id, status };
+    return { execution_id: row.id, status };
   }
 
   /**
