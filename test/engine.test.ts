@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from './support/dialects.js';
 import { edge, executionRow, node, runToRest, stepRows, workflowWith } from './support/engine-helpers.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { Engine } from '../src/engine/engine.js';
 
 describeEachDialect('execution engine', (dialect) => {
   let t: TestApp;
@@ -196,6 +197,24 @@ describeEachDialect('execution engine', (dialect) => {
       const rows = await stepRows(t, executionId);
       expect(rows.filter((s) => s.node_id === 'pause').map((s) => [s.id, s.status])).toEqual([[pause.id, 'completed']]);
       expect(rows.find((s) => s.node_id === 'after')!.status).toBe('completed');
+    });
+  });
+
+  describe('concurrency', () => {
+    it('queues executions past the engine-wide limit as pending and starts them in order', async () => {
+      const limited = new Engine({ db: t.deps.db, clock: t.clock, settings: { httpAllow: ['127.0.0.1'] }, maxConcurrent: 1, timers: false });
+      const id = await workflowWith(t, 'Limited', { nodes: [node('hook', 'webhook'), node('call', 'http', { url: `${base}/flaky/limit/1` })], edges: [edge('hook', 'call')] }, { activate: true });
+      const workflow = await t.deps.db.selectFrom('workflows').select(['active_snapshot_id']).where('id', '=', id).executeTakeFirstOrThrow();
+      const snapshot = await t.deps.db.selectFrom('workflow_snapshots').select('graph').where('id', '=', workflow.active_snapshot_id!).executeTakeFirstOrThrow();
+      const start = { workspaceId: t.workspaces.main, workflowId: id, snapshotId: workflow.active_snapshot_id!, graph: JSON.parse(snapshot.graph), userId: null };
+      const answers = await Promise.all([1, 2, 3].map((n) => limited.run({ ...start, trigger: { method: 'RUN', headers: {}, query: {}, body: n } })));
+      expect(answers.map((a) => a.status)).toEqual(['running', 'pending', 'pending']);
+      await limited.idle();
+      const rows = await Promise.all(answers.map((a) => executionRow(t, a.execution_id)));
+      expect(rows.map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
+      const started = rows.map((r) => r.started_at!);
+      expect([...started].sort()).toEqual(started);
+      await limited.stop();
     });
   });
 

@@ -57,6 +57,17 @@ export class Engine {
   private readonly maxConcurrent: number;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
+  /**
+   * Whether `pending` executions may be queued in the database. A freed slot looks for them only
+   * then: querying after every finished execution would cost a read per run at full throughput.
+   */
+  private mayHavePending = true;
+  /** Bumped whenever an execution is queued pending, so a look-up racing with it does not clear the flag. */
+  private pendingEpoch = 0;
+  /** Slots taken by executions being committed (decided `running`, not yet launched). */
+  private reserved = 0;
+  /** Due passes under way (a freed slot starts one), so `idle()` can wait for what they start. */
+  private readonly duePasses = new Set<Promise<void>>();
 
   constructor(private readonly options: EngineOptions) {
     this.batcher = new WriteBatcher(options.db);
@@ -141,7 +152,13 @@ export class Engine {
     steps: StepRow[],
   ): Promise<{ execution_id: string; status: ExecutionStatus }> {
     const now = this.options.clock.now();
-    const status: ExecutionStatus = this.inFlight.size < this.maxConcurrent ? 'running' : 'pending';
+    // The slot is taken before the commit is awaited, so concurrent admissions cannot overbook.
+    const status: ExecutionStatus = this.inFlight.size + this.reserved < this.maxConcurrent ? 'running' : 'pending';
+    if (status === 'running') this.reserved += 1;
+    if (status === 'pending') {
+      this.mayHavePending = true;
+      this.pendingEpoch += 1;
+    }
     const row: ExecutionRow = {
       ...identity,
       status,
@@ -157,7 +174,11 @@ export class Engine {
       lease_expires_at: null,
       response: null,
     };
-    await this.batcher.write((trx) => insertExecution(trx, row, steps));
+    try {
+      await this.batcher.write((trx) => insertExecution(trx, row, steps));
+    } finally {
+      if (status === 'running') this.reserved -= 1;
+    }
     if (status === 'running') this.launch(row, plan, steps);
     return { execution_id: row.id, status };
   }
@@ -187,10 +208,19 @@ export class Engine {
   }
 
   /** Runs every due pending or waiting execution (the timer calls this; so do tests). */
-  async runDue(): Promise<void> {
-    const capacity = this.maxConcurrent - this.inFlight.size;
+  runDue(): Promise<void> {
+    const pass = this.duePass().finally(() => this.duePasses.delete(pass));
+    this.duePasses.add(pass);
+    return pass;
+  }
+
+  private async duePass(): Promise<void> {
+    const capacity = this.maxConcurrent - this.inFlight.size - this.reserved;
     if (capacity > 0) {
+      const epoch = this.pendingEpoch;
       const due = await listDue(this.options.db, this.options.clock.now(), capacity);
+      // Fewer due rows than free slots: the queue is drained, unless something was queued meanwhile.
+      if (due.length < capacity && epoch === this.pendingEpoch) this.mayHavePending = false;
       for (const row of due) if (!this.inFlight.has(row.id)) this.dispatch(row);
     }
     await this.scheduleTimer();
@@ -198,7 +228,10 @@ export class Engine {
 
   /** Resolves when no execution is in flight in this process (tests, shutdown). */
   async idle(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()].map((run) => run.done));
+    while (this.inFlight.size > 0 || this.duePasses.size > 0) {
+      await Promise.allSettled([...this.inFlight.values()].map((run) => run.done));
+      await Promise.allSettled([...this.duePasses]);
+    }
     await this.batcher.drain();
   }
 
@@ -236,8 +269,8 @@ export class Engine {
       .catch((error: unknown) => this.options.onError?.(error, id))
       .finally(() => {
         this.inFlight.delete(id);
-        // A slot is free: start the oldest pending execution, if any.
-        if (!this.stopped) void this.runDue().catch((error: unknown) => this.options.onError?.(error, id));
+        // A slot is free: start the oldest pending execution, if any may be queued.
+        if (!this.stopped && this.mayHavePending) void this.runDue().catch((error: unknown) => this.options.onError?.(error, id));
       });
     return run;
   }
