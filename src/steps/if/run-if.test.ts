@@ -1,23 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { manualClock } from '../../lib/clock.js';
 import type { StepRunContext } from '../step-runtime.js';
 import { runIf } from './run-if.js';
+import { stepContext } from '../../../test/support/step-context.js';
 
 const input = { order: 7 };
 
 function contextFor(condition: unknown): StepRunContext {
-  return {
-    nodeId: 'branch',
-    config: { condition },
-    input,
-    nodes: {},
-    trigger: null,
-    signal: new AbortController().signal,
-    clock: manualClock(),
-    attempt: 1,
-    execution: { id: 'e', workflowId: 'w', workspaceId: 's' },
-    settings: { httpAllow: [] },
-  };
+  return stepContext({ nodeId: 'branch', config: { condition }, input });
 }
 
 const portFor = async (condition: unknown) => (await runIf(contextFor(condition))).ports;

@@ -1,22 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { NonRetriableError } from '../../engine/step-errors.js';
-import { manualClock } from '../../lib/clock.js';
 import type { StepRunContext } from '../step-runtime.js';
 import { runSet } from './run-set.js';
+import { stepContext } from '../../../test/support/step-context.js';
 
 function contextFor(config: Record<string, unknown>, input: unknown = { from: 'upstream' }): StepRunContext {
-  return {
-    nodeId: 'shape',
-    config,
-    input,
-    nodes: {},
-    trigger: null,
-    signal: new AbortController().signal,
-    clock: manualClock(),
-    attempt: 1,
-    execution: { id: 'e', workflowId: 'w', workspaceId: 's' },
-    settings: { httpAllow: [] },
-  };
+  return stepContext({ nodeId: 'shape', config, input });
 }
 
 describe('runSet', () => {

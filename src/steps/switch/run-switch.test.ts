@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { manualClock } from '../../lib/clock.js';
 import type { StepRunContext } from '../step-runtime.js';
 import { jsonEqual, runSwitch } from './run-switch.js';
+import { stepContext } from '../../../test/support/step-context.js';
 
 const input = { order: 7 };
 const cases = [
@@ -12,18 +12,7 @@ const cases = [
 ];
 
 function contextFor(config: Record<string, unknown>): StepRunContext {
-  return {
-    nodeId: 'route',
-    config,
-    input,
-    nodes: {},
-    trigger: null,
-    signal: new AbortController().signal,
-    clock: manualClock(),
-    attempt: 1,
-    execution: { id: 'e', workflowId: 'w', workspaceId: 's' },
-    settings: { httpAllow: [] },
-  };
+  return stepContext({ nodeId: 'route', config, input });
 }
 
 const portFor = async (value: unknown, list: unknown = cases) => (await runSwitch(contextFor({ value, cases: list }))).ports;
