@@ -29,7 +29,8 @@ export interface StartRun {
   workspaceId: string;
   workflowId: string;
   snapshotId: string;
-  graph: Graph;
+  /** The snapshot's graph when the caller has it in hand (a draft run); else loaded on a cache miss. */
+  graph?: Graph;
   userId: string | null;
   /** The trigger payload `{method, headers, query, body}`. */
   trigger: unknown;
@@ -94,7 +95,7 @@ export class Engine {
   /** Creates an execution (committed before returning) and starts it when capacity allows. */
   async run(start: StartRun): Promise<{ execution_id: string; status: ExecutionStatus }> {
     const now = this.options.clock.now();
-    const plan = this.planFor(start.snapshotId, start.graph);
+    const plan = await this.loadPlan(start.snapshotId, start.graph);
     const id = newId();
     const fired = new Set(start.firedRoots ?? plan.roots);
     const base = { executionId: id, workspaceId: start.workspaceId, now };
@@ -132,9 +133,7 @@ export class Engine {
    * not run again), and the run continues from the step that failed.
    */
   async retry(failed: ExecutionRow, userId: string | null): Promise<{ execution_id: string; status: ExecutionStatus }> {
-    const snapshot = await this.options.db.selectFrom('workflow_snapshots').select('graph').where('id', '=', failed.workflow_snapshot_id).executeTakeFirst();
-    if (!snapshot) throw new Error(`snapshot ${failed.workflow_snapshot_id} of execution ${failed.id} is missing`);
-    const plan = this.planFor(failed.workflow_snapshot_id, JSON.parse(snapshot.graph) as Graph);
+    const plan = await this.loadPlan(failed.workflow_snapshot_id);
     const id = newId();
     const kept = (await listSteps(this.options.db, failed.id)).filter((row) => row.status === 'completed' || row.status === 'skipped' || (row.status === 'failed' && row.ports !== null));
     const steps = kept.map((row) => ({ ...row, id: newId(), workflow_execution_id: id }));
@@ -235,21 +234,28 @@ export class Engine {
     await this.batcher.drain();
   }
 
-  private planFor(snapshotId: string, graph: Graph): GraphPlan {
-    let plan = this.plans.get(snapshotId, '');
-    if (!plan) {
-      plan = planGraph(graph);
-      this.plans.set(snapshotId, '', plan);
+  /**
+   * The plan of a snapshot. Snapshots never change, so plans are cached by id and the graph is
+   * read (and parsed) only on a miss: not on every run of an active workflow.
+   */
+  private async loadPlan(snapshotId: string, graph?: Graph): Promise<GraphPlan> {
+    const cached = this.plans.get(snapshotId, '');
+    if (cached) return cached;
+    let source = graph;
+    if (!source) {
+      const snapshot = await this.options.db.selectFrom('workflow_snapshots').select('graph').where('id', '=', snapshotId).executeTakeFirst();
+      if (!snapshot) throw new Error(`snapshot ${snapshotId} is missing`);
+      source = JSON.parse(snapshot.graph) as Graph;
     }
+    const plan = planGraph(source);
+    this.plans.set(snapshotId, '', plan);
     return plan;
   }
 
   /** Loads an execution's snapshot and steps, then runs it. */
   private dispatch(row: ExecutionRow): void {
     this.track(row.id, async (run) => {
-      const snapshot = await this.options.db.selectFrom('workflow_snapshots').select('graph').where('id', '=', row.workflow_snapshot_id).executeTakeFirst();
-      if (!snapshot) throw new Error(`snapshot ${row.workflow_snapshot_id} of execution ${row.id} is missing`);
-      const plan = this.planFor(row.workflow_snapshot_id, JSON.parse(snapshot.graph) as Graph);
+      const plan = await this.loadPlan(row.workflow_snapshot_id);
       const steps = await listSteps(this.options.db, row.id);
       const now = this.options.clock.now();
       const started = await updateExecution(this.options.db, row.id, { status: 'running', run_at: null, updated_at: now, started_at: row.started_at ?? now }, ['pending', 'running', 'waiting']);

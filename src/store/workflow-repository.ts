@@ -71,8 +71,4 @@ export class WorkflowRepository {
       .orderBy('id', 'desc')
       .executeTakeFirst();
   }
-
-  findSnapshot(id: string): Promise<WorkflowSnapshotRow | undefined> {
-    return this.db.selectFrom('workflow_snapshots').selectAll().where('workspace_id', '=', this.workspaceId).where('id', '=', id).executeTakeFirst();
-  }
 }

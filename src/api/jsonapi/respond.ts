@@ -34,18 +34,31 @@ export interface ListOptions {
   includedDefinitions?: ResourceDefinition[];
 }
 
-/** Every table a list can read: its own, those its relation filters reach (nested), and included types'. */
+/** Tables a definition's relation filters can reach, nested ones included; fixed per definition. */
+const relationTables = new WeakMap<ResourceDefinition, string[]>();
+
+function reachableTables(definition: ResourceDefinition): string[] {
+  let tables = relationTables.get(definition);
+  if (!tables) {
+    const found = new Set<string>();
+    const visited = new Set<ResourceDefinition>();
+    const visit = (current: ResourceDefinition) => {
+      if (visited.has(current)) return;
+      visited.add(current);
+      found.add(current.table);
+      for (const relation of Object.values(current.relationFilters ?? {})) visit(relation.resource());
+    };
+    visit(definition);
+    tables = [...found];
+    relationTables.set(definition, tables);
+  }
+  return tables;
+}
+
+/** Every table a list can read: its own, those its relation filters reach, and included types'. */
 function tablesRead(definition: ResourceDefinition, included: ResourceDefinition[]): string[] {
-  const tables = new Set<string>(included.map((d) => d.table));
-  const visited = new Set<ResourceDefinition>();
-  const visit = (current: ResourceDefinition) => {
-    if (visited.has(current)) return;
-    visited.add(current);
-    tables.add(current.table);
-    for (const relation of Object.values(current.relationFilters ?? {})) visit(relation.resource());
-  };
-  visit(definition);
-  return [...tables];
+  const reachable = reachableTables(definition);
+  return included.length === 0 ? reachable : [...new Set([...reachable, ...included.map((d) => d.table)])];
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Database } from '../../db/schema.js';
 import type { Engine } from '../../engine/engine.js';
 import { findExecutionInWorkspace } from '../../engine/execution-store.js';
 import type { Graph } from '../../graph/graph-types.js';
-import { findCycle, validateGraph } from '../../graph/validate-graph.js';
+import { runnableGraph } from '../workflows/runnable-graph.js';
 import { WorkflowRepository } from '../../store/workflow-repository.js';
 import type { Actor } from '../workflows/workflow-service.js';
 
@@ -30,33 +30,27 @@ export class ExecutionService {
     const trigger = { method: 'RUN', headers: {}, query: {}, body: data.input === undefined ? null : data.input };
 
     let snapshotId: string;
-    let graph: Graph;
+    let graph: Graph | undefined;
     if (data.draft === true) {
       ({ snapshotId, graph } = await this.draftSnapshot(actor, repo, workflow.id, workflow.graph));
     } else {
       if (workflow.status !== 'active' || !workflow.active_snapshot_id) {
         throw new AppError('validation_failed', 'the workflow is inactive: activate it, or run the live canvas with {"data": {"draft": true}}', { pointer: '/data/draft' });
       }
-      const snapshot = await repo.findSnapshot(workflow.active_snapshot_id);
-      if (!snapshot) throw new AppError('invalid_state', 'the workflow’s active snapshot is missing; activate it again');
-      snapshotId = snapshot.id;
-      graph = JSON.parse(snapshot.graph) as Graph;
+      // The engine reads the snapshot's graph only when it has not planned it yet.
+      snapshotId = workflow.active_snapshot_id;
     }
-    return this.engine.run({ workspaceId: actor.workspaceId, workflowId: workflow.id, snapshotId, graph, userId: actor.userId, trigger });
+    return this.engine.run({ workspaceId: actor.workspaceId, workflowId: workflow.id, snapshotId, ...(graph ? { graph } : {}), userId: actor.userId, trigger });
   }
 
   private async draftSnapshot(actor: Actor, repo: WorkflowRepository, workflowId: string, canvas: string): Promise<{ snapshotId: string; graph: Graph }> {
-    const result = validateGraph(JSON.parse(canvas), '/data/attributes/graph');
-    if (!result.ok) throw AppError.many('invalid_graph', result.violations.map((v) => ({ code: v.code, detail: v.detail, source: { pointer: v.pointer } })));
-    if (result.graph.nodes.length === 0) throw new AppError('invalid_graph', 'the canvas is empty: push a graph with PUT /workflows/:id/graph first', { pointer: '/data/attributes/graph/nodes' });
-    const cycle = findCycle(result.graph);
-    if (cycle) throw new AppError('invalid_graph', `the graph has a cycle through nodes ${cycle.join(' -> ')}`, { pointer: '/data/attributes/graph/edges' });
-    const text = JSON.stringify(result.graph);
+    const graph = runnableGraph(canvas);
+    const text = JSON.stringify(graph);
     const latest = await repo.latestDraftSnapshot(workflowId);
-    if (latest && latest.graph === text) return { snapshotId: latest.id, graph: result.graph };
+    if (latest && latest.graph === text) return { snapshotId: latest.id, graph };
     const id = newId();
     await repo.insertSnapshot({ id, workspace_id: actor.workspaceId, workflow_id: workflowId, graph: text, created_by: actor.userId, created_at: this.clock.now(), draft: true });
-    return { snapshotId: id, graph: result.graph };
+    return { snapshotId: id, graph };
   }
 
   /** `POST /executions/:id/retry`: a failed execution runs again from its failed step, as a new execution. */

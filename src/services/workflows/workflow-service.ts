@@ -6,7 +6,8 @@ import { isPlainObject } from '../../lib/json.js';
 import { BUILD_MODES, type BuildMode, type Database } from '../../db/schema.js';
 import { FolderRepository } from '../../store/folder-repository.js';
 import { WorkflowRepository, type WorkflowRow } from '../../store/workflow-repository.js';
-import { findCycle, validateGraph } from '../../graph/validate-graph.js';
+import { validateGraph } from '../../graph/validate-graph.js';
+import { invalidGraph, runnableGraph } from './runnable-graph.js';
 import { layoutGraph } from '../../graph/layout-graph.js';
 import type { Graph } from '../../graph/graph-types.js';
 import { POSITION_STEP } from '../../lib/positions.js';
@@ -107,22 +108,12 @@ export class WorkflowService {
    */
   async activate(actor: Actor, id: string): Promise<WorkflowRow> {
     const current = await this.get(actor, id);
-    const result = validateGraph(JSON.parse(current.graph), '/data/attributes/graph');
-    if (!result.ok) {
-      throw AppError.many('invalid_graph', result.violations.map((v) => ({ code: v.code, detail: v.detail, source: { pointer: v.pointer } })));
-    }
-    if (result.graph.nodes.length === 0) {
-      throw new AppError('invalid_graph', 'an empty workflow cannot be activated: push a graph with PUT /workflows/:id/graph first', { pointer: '/data/attributes/graph/nodes' });
-    }
-    const cycle = findCycle(result.graph);
-    if (cycle) {
-      throw new AppError('invalid_graph', `the graph has a cycle through nodes ${cycle.join(' -> ')}; loops are built with the loop step`, { pointer: '/data/attributes/graph/edges' });
-    }
+    const graph = runnableGraph(current.graph);
     const now = this.clock.now();
     const snapshotId = newId();
     await this.db.transaction().execute(async (trx) => {
       const repo = this.workflows(actor).withTransaction(trx);
-      await repo.insertSnapshot({ id: snapshotId, workspace_id: actor.workspaceId, workflow_id: id, graph: JSON.stringify(result.graph), created_by: actor.userId, created_at: now, draft: false });
+      await repo.insertSnapshot({ id: snapshotId, workspace_id: actor.workspaceId, workflow_id: id, graph: JSON.stringify(graph), created_by: actor.userId, created_at: now, draft: false });
       await repo.update(id, { status: 'active', active_snapshot_id: snapshotId, updated_at: now });
     });
     return { ...current, status: 'active', active_snapshot_id: snapshotId, updated_at: now };
@@ -191,7 +182,7 @@ export class WorkflowService {
     if (data.graph === undefined) throw new AppError('validation_failed', 'graph is required', { pointer: '/data/graph' });
     const result = validateGraph(data.graph, '/data/graph');
     if (!result.ok) {
-      throw AppError.many('invalid_graph', result.violations.map((v) => ({ code: v.code, detail: v.detail, source: { pointer: v.pointer } })));
+      throw invalidGraph(result.violations);
     }
     const layout = data.layout !== false;
     const graph = layout ? layoutGraph(result.graph) : result.graph;

@@ -1,26 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { serializeStepError, type SerializedStepError } from '../../engine/step-errors.js';
-import { manualClock } from '../../lib/clock.js';
 import type { StepRunContext } from '../step-runtime.js';
 import { LOGS_TRUNCATED, runCode } from './run-code.js';
 import { sandboxModulesLoaded } from './wasm-module.js';
+import { stepContext } from '../../../test/support/step-context.js';
 
 const order = { id: 42, items: [{ sku: 'a-1', qty: 2 }, { sku: 'b-2', qty: 1 }], note: 'héllo ✓' };
 
 function contextFor(code: string, config: Record<string, unknown> = {}, overrides: Partial<StepRunContext> = {}): StepRunContext {
-  return {
+  return stepContext({
     nodeId: 'shape',
     config: { code, ...config },
     input: order,
     nodes: { hook: { body: order }, fetch: { status: 200 } },
     trigger: { method: 'POST', headers: {}, query: {}, body: order },
-    signal: new AbortController().signal,
-    clock: manualClock(),
-    attempt: 1,
     execution: { id: 'exec-1', workflowId: 'wf-1', workspaceId: 'ws-1' },
-    settings: { httpAllow: [] },
     ...overrides,
-  };
+  });
 }
 
 const run = (code: string, config: Record<string, unknown> = {}, overrides: Partial<StepRunContext> = {}) =>

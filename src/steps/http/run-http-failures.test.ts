@@ -7,6 +7,7 @@ import { createGuardedDispatcher, type Resolver } from '../../lib/ssrf-guard.js'
 import { serializeStepError } from '../../engine/step-errors.js';
 import type { StepRunContext } from '../step-runtime.js';
 import { createHttpRuntime, runHttp } from './run-http.js';
+import { stepContext } from '../../../test/support/step-context.js';
 
 /**
  * Failure paths. Only 127.0.0.1 ever answers; the refusal tests aim at other addresses
@@ -83,19 +84,14 @@ beforeEach(() => {
 });
 
 function context(config: Record<string, unknown>, overrides: Partial<StepRunContext> = {}): StepRunContext {
-  return {
+  return stepContext({
     nodeId: 'call_api',
     config,
-    input: null,
-    nodes: {},
-    trigger: null,
-    signal: new AbortController().signal,
     clock: manualClock('2026-01-01T00:00:00.000000Z'),
-    attempt: 1,
     execution: { id: 'exec-1', workflowId: 'wf-1', workspaceId: 'ws-1' },
     settings: { httpAllow: ['127.0.0.1'] },
     ...overrides,
-  };
+  });
 }
 
 const failure = (config: Record<string, unknown>, overrides: Partial<StepRunContext> = {}) => runHttp(context(config, overrides)).then(() => null, serializeStepError);

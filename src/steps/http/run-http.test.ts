@@ -2,10 +2,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { manualClock } from '../../lib/clock.js';
 import { serializeStepError } from '../../engine/step-errors.js';
 import type { StepRunContext } from '../step-runtime.js';
 import { runHttp } from './run-http.js';
+import { stepContext } from '../../../test/support/step-context.js';
 
 /** Every request is answered by this local server; nothing in this file leaves 127.0.0.1. */
 async function listen(handler: http.RequestListener): Promise<{ server: http.Server; origin: string }> {
@@ -77,18 +77,7 @@ afterAll(async () => {
 });
 
 function context(config: Record<string, unknown>): StepRunContext {
-  return {
-    nodeId: 'call_api',
-    config,
-    input: null,
-    nodes: {},
-    trigger: null,
-    signal: new AbortController().signal,
-    clock: manualClock(),
-    attempt: 1,
-    execution: { id: 'exec-1', workflowId: 'wf-1', workspaceId: 'ws-1' },
-    settings: { httpAllow: ['127.0.0.1'] },
-  };
+  return stepContext({ nodeId: 'call_api', config, execution: { id: 'exec-1', workflowId: 'wf-1', workspaceId: 'ws-1' }, settings: { httpAllow: ['127.0.0.1'] } });
 }
 
 interface Echo {
