@@ -47,13 +47,17 @@ export async function buildDeps(
   }
   const secretKey = loadOrCreateSecretKey(config.dataDir, config.secretKey);
   const stamp = dataStampOf(database);
+  // The engine resolves call_workflow targets through the execution service, which needs the engine.
+  let executions: ExecutionService | null = null;
   const engine = new Engine({
     db: database.db,
     clock,
     settings: { httpAllow: config.httpAllow ?? [] },
     timers: options.timers ?? true,
+    resolveCallTarget: (request) => executions!.resolveCallTarget(request),
     onError: (error) => options.onBackgroundError?.(error),
   });
+  executions = new ExecutionService(database.db, clock, engine);
   return {
     database,
     db: database.db,
@@ -67,7 +71,7 @@ export async function buildDeps(
     folders: new FolderService(database.db, clock),
     listCache: stamp ? { bodies: new FreshCache<Buffer>(1000), stamp } : null,
     engine,
-    executions: new ExecutionService(database.db, clock, engine),
+    executions,
     close: async () => {
       await engine.stop();
       await database.close();

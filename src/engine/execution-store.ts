@@ -50,13 +50,11 @@ export function listResumable(db: Db, nowIso: string, limit: number): Promise<Ex
     .execute();
 }
 
-/** Pending or waiting executions due by `nowIso`, oldest first. */
-export function listDue(db: Db, nowIso: string, limit: number): Promise<ExecutionRow[]> {
-  return db
-    .selectFrom('executions')
-    .selectAll()
-    .where('status', 'in', ['pending', 'waiting'])
-    .where('run_at', '<=', nowIso)
+/** Pending or waiting executions due by `nowIso`, oldest first, leaving out workflows at their limit. */
+export function listDue(db: Db, nowIso: string, limit: number, blockedWorkflows: string[] = []): Promise<ExecutionRow[]> {
+  let query = db.selectFrom('executions').selectAll().where('status', 'in', ['pending', 'waiting']).where('run_at', '<=', nowIso);
+  if (blockedWorkflows.length > 0) query = query.where('workflow_id', 'not in', blockedWorkflows);
+  return query
     .orderBy('run_at')
     .orderBy('id')
     .limit(limit)
@@ -71,4 +69,56 @@ export async function nextDueAt(db: Db): Promise<string | null> {
     .where('status', 'in', ['pending', 'waiting'])
     .executeTakeFirst();
   return (row?.next as string | null | undefined) ?? null;
+}
+
+/**
+ * With payload saving off, the commit that ends an execution drops the outputs its steps kept
+ * for resumption (input and logs were never written).
+ */
+export async function clearStepPayloads(db: Db, executionId: string): Promise<void> {
+  await db.updateTable('execution_steps').set({ output: null }).where('workflow_execution_id', '=', executionId).where('output', 'is not', null).execute();
+}
+
+/**
+ * A child execution ended: its parent, waiting on the call step that started it, becomes due
+ * now. Written in the child's final commit, so a crash cannot separate the two.
+ */
+export async function wakeParent(db: Db, parentId: string, childId: string, nowIso: string): Promise<void> {
+  await db
+    .updateTable('executions')
+    .set({ run_at: nowIso, updated_at: nowIso })
+    .where('id', '=', parentId)
+    .where('status', '=', 'waiting')
+    .where((eb) =>
+      eb.exists(
+        eb.selectFrom('execution_steps').select('execution_steps.id').where('execution_steps.workflow_execution_id', '=', parentId).where('execution_steps.awaiting_workflow_execution_id', '=', childId).where('execution_steps.status', '=', 'waiting'),
+      ),
+    )
+    .execute();
+}
+
+/** The ended ones among these child executions (status, output, error), by id. */
+export function listEndedChildren(db: Db, ids: string[]): Promise<Pick<ExecutionRow, 'id' | 'status' | 'output' | 'error'>[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db.selectFrom('executions').select(['id', 'status', 'output', 'error']).where('id', 'in', ids).where('status', 'in', ['completed', 'failed', 'cancelled']).execute();
+}
+
+/** Which of these execution ids exist. */
+export async function existingExecutions(db: Db, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('executions').select('id').where('id', 'in', ids).execute();
+  return new Set(rows.map((row) => row.id));
+}
+
+/** Child executions a parent's waiting call steps await (cancelling the parent cancels them). */
+export async function listAwaitedChildren(db: Db, parentId: string): Promise<ExecutionRow[]> {
+  return db
+    .selectFrom('executions')
+    .selectAll()
+    .where('parent_execution_id', '=', parentId)
+    .where('status', 'in', ['pending', 'running', 'waiting'])
+    .where('id', 'in', (eb) =>
+      eb.selectFrom('execution_steps').select('awaiting_workflow_execution_id').where('workflow_execution_id', '=', parentId).where('status', '=', 'waiting').where('awaiting_workflow_execution_id', 'is not', null),
+    )
+    .execute() as Promise<ExecutionRow[]>;
 }

@@ -10,6 +10,7 @@ import { waitUntil } from '../steps/wait/index.js';
 export type AttemptOutcome =
   | { type: 'completed'; output: unknown; ports: string[]; logs?: string[]; kind: string; provider?: string; memoryBytes?: number; reductions?: number }
   | { type: 'wait'; resumeAtMs: number }
+  | { type: 'call'; workflowId: string; input: unknown; wait: boolean }
   | { type: 'failed'; error: SerializedStepError; retryInMs: number | null; kind: string };
 
 export interface AttemptInput {
@@ -38,6 +39,11 @@ export async function runAttempt(args: AttemptInput): Promise<AttemptOutcome> {
       const resumeAtMs = waitUntil(config, args.clock.nowMs());
       if (resumeAtMs <= args.clock.nowMs()) return { type: 'completed', output: args.input, ports: ['out'], kind: 'wait' };
       return { type: 'wait', resumeAtMs };
+    }
+    if (node.type === 'call_workflow') {
+      // The engine starts the child execution; the step waits for it or passes on its id.
+      const config = await resolveConfig(node.config, args.scope, { nodeId: node.id });
+      return { type: 'call', workflowId: String(config.workflow_id), input: config.input === undefined ? null : config.input, wait: config.wait !== false };
     }
     const runtime = runtimeFor(node.type);
     const config = await resolveConfig(node.config, args.scope, { nodeId: node.id });

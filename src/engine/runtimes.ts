@@ -30,10 +30,8 @@ const RUNTIMES: Record<string, StepRuntime> = {
   respond_to_webhook: respond,
   save_to_store: notAvailable('save_to_store'),
   agent: notAvailable('agent'),
-  // Engine-level steps still under construction in this issue; they fail clearly until then.
-  call_workflow: notAvailable('call_workflow'),
-  loop: notAvailable('loop'),
 };
+// `wait`, `loop` and `call_workflow` are run by the engine itself (execution-run.ts).
 
 export function runtimeFor(slug: string): StepRuntime {
   const runtime = RUNTIMES[slug];

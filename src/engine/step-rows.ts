@@ -9,6 +9,8 @@ export function json(value: unknown): string | null {
 }
 
 export interface StepRecord {
+  /** A row id chosen beforehand (a call step names its row to the child it starts). */
+  id?: string;
   executionId: string;
   workspaceId: string;
   nodeId: string;
@@ -28,14 +30,22 @@ export interface StepRecord {
   reductions?: number | null;
   resumeAt?: string | null;
   awaitingExecutionId?: string | null;
+  /** Inside a loop body: the loop node and the iteration (from 0). */
+  loopNodeId?: string | null;
+  iterIndex?: number | null;
+  /** False (the workflow's `save_step_payloads` setting): no input and logs are kept. */
+  savePayloads?: boolean;
   now: string;
 }
 
 /** One execution-step row, with the spec's fields. */
 export function stepRow(record: StepRecord): StepRow {
   const output = record.output === undefined ? null : json(record.output);
+  // The output stays even with payload saving off: a resumed run needs it. The commit that
+  // ends such an execution clears it (see clearStepPayloads).
+  const save = record.savePayloads !== false;
   return {
-    id: newId(),
+    id: record.id ?? newId(),
     workspace_id: record.workspaceId,
     workflow_execution_id: record.executionId,
     node_id: record.nodeId,
@@ -47,14 +57,14 @@ export function stepRow(record: StepRecord): StepRow {
     duration_ms: record.durationMs,
     started_at: record.startedAt,
     finished_at: record.finishedAt,
-    iter_index: null,
+    iter_index: record.iterIndex ?? null,
     kind: record.kind,
-    loop_node_id: null,
+    loop_node_id: record.loopNodeId ?? null,
     provider: record.provider ?? null,
-    input: record.input === undefined ? null : json(record.input),
+    input: record.input === undefined || !save ? null : json(record.input),
     output,
     error: record.error ? JSON.stringify(record.error) : null,
-    logs: record.logs && record.logs.length > 0 ? JSON.stringify(record.logs) : null,
+    logs: save && record.logs && record.logs.length > 0 ? JSON.stringify(record.logs) : null,
     ports: record.ports ? JSON.stringify(record.ports) : null,
     memory_bytes: record.memoryBytes ?? null,
     output_bytes: output === null ? null : Buffer.byteLength(output),

@@ -39,9 +39,18 @@ export interface GraphEdge {
   target_port: string;
 }
 
+/** Workflow-wide run settings, carried in the graph so activation freezes them with it. */
+export interface GraphSettings {
+  /** At most this many executions of the workflow run at once; more wait `pending`, in order. */
+  concurrency_limit?: number | null;
+  /** False: step rows keep status, timings and metrics but not input, output and logs. */
+  save_step_payloads?: boolean;
+}
+
 export interface Graph {
   nodes: GraphNode[];
   edges: GraphEdge[];
+  settings?: GraphSettings;
 }
 
 export interface GraphViolation {
@@ -69,5 +78,7 @@ export const GRAPH_VIOLATION_CODES = [
   'unknown_port',
   'duplicate_edge',
   'duplicate_edge_id',
+  'invalid_settings',
+  'invalid_loop',
 ] as const;
 export type GraphViolationCode = (typeof GRAPH_VIOLATION_CODES)[number];

@@ -73,14 +73,26 @@ describe('validateGraph: graph shape and limits', () => {
     expect(codesAndPointers({ nodes: [], viewport: {} })).toEqual([['invalid_graph', '/data/graph/viewport']]);
   });
 
-  it('rejects more than 500 nodes or 2000 edges', () => {
-    const nodes = Array.from({ length: 501 }, (_, i) => ({ id: `n${i}`, type: 'code' }));
-    const edges = Array.from({ length: 2001 }, () => ({ source: 'n0', target: 'n1' }));
+  it('rejects more than 2000 nodes or 5000 edges', () => {
+    const nodes = Array.from({ length: 2001 }, (_, i) => ({ id: `n${i}`, type: 'code' }));
+    const edges = Array.from({ length: 5001 }, () => ({ source: 'n0', target: 'n1' }));
     expect(violationsOf({ nodes, edges })).toEqual([
-      { pointer: '/data/graph/nodes', code: 'graph_too_large', detail: 'A graph may have at most 500 nodes; this one has 501.' },
-      { pointer: '/data/graph/edges', code: 'graph_too_large', detail: 'A graph may have at most 2000 edges; this one has 2001.' },
+      { pointer: '/data/graph/nodes', code: 'graph_too_large', detail: 'A graph may have at most 2000 nodes; this one has 2001.' },
+      { pointer: '/data/graph/edges', code: 'graph_too_large', detail: 'A graph may have at most 5000 edges; this one has 5001.' },
     ]);
-    expect(validateGraph({ nodes: nodes.slice(0, 500) }).ok).toBe(true);
+    expect(validateGraph({ nodes: nodes.slice(0, 2000) }).ok).toBe(true);
+  });
+
+  it('keeps valid settings and points at each invalid one', () => {
+    const nodes = [{ id: 'a', type: 'webhook' }];
+    const ok = validateGraph({ nodes, settings: { concurrency_limit: 2, save_step_payloads: false } });
+    expect(ok.ok && ok.graph.settings).toEqual({ concurrency_limit: 2, save_step_payloads: false });
+    expect(violationsOf({ nodes, settings: { concurrency_limit: 0, save_step_payloads: 'no', colour: 'red' } })).toEqual([
+      { pointer: '/data/graph/settings/concurrency_limit', code: 'invalid_settings', detail: 'concurrency_limit must be a whole number from 1 to 1000, or null for no limit.' },
+      { pointer: '/data/graph/settings/save_step_payloads', code: 'invalid_settings', detail: 'save_step_payloads must be a boolean.' },
+      { pointer: '/data/graph/settings/colour', code: 'invalid_settings', detail: 'Setting "colour" is not known; the settings are concurrency_limit and save_step_payloads.' },
+    ]);
+    expect(violationsOf({ nodes, settings: [] })).toEqual([{ pointer: '/data/graph/settings', code: 'invalid_settings', detail: 'settings must be an object.' }]);
   });
 
   it('addresses violations under the pointer base it is given', () => {

@@ -12,6 +12,7 @@ import {
 } from './graph-types.js';
 import { escapePointerToken } from './json-pointer.js';
 import { parseNode } from './parse-node.js';
+import { parseSettings } from './parse-settings.js';
 
 export { findCycle } from './find-cycle.js';
 
@@ -19,9 +20,9 @@ export { findCycle } from './find-cycle.js';
  * Bounds the work one `PUT /graph` can cause (ajv per node, layout); far above what a person
  * builds on a canvas.
  */
-export const GRAPH_LIMITS = Object.freeze({ maxNodes: 500, maxEdges: 2000 });
+export const GRAPH_LIMITS = Object.freeze({ maxNodes: 2000, maxEdges: 5000 });
 
-const GRAPH_FIELDS = ['nodes', 'edges'];
+const GRAPH_FIELDS = ['nodes', 'edges', 'settings'];
 const EDGE_FIELDS = ['id', 'source', 'source_port', 'target', 'target_port'];
 
 interface NodeRef {
@@ -120,8 +121,10 @@ export function validateGraph(input: unknown, pointerBase = '/data/graph'): Vali
     if (violations.length === before) edges.push(edge);
   });
 
+  const settings = parseSettings(input.settings, `${pointerBase}/settings`);
+  violations.push(...settings.violations);
   if (violations.length > 0) return { ok: false, violations };
-  return { ok: true, graph: { nodes, edges } };
+  return { ok: true, graph: settings.value === undefined ? { nodes, edges } : { nodes, edges, settings: settings.value } };
 }
 
 type EdgeProblem = { field: string; detail: string };

@@ -4,6 +4,7 @@ import { AppError, notFound } from '../../errors/app-error.js';
 import { isUuid, newId } from '../../lib/ids.js';
 import type { Database } from '../../db/schema.js';
 import type { Engine } from '../../engine/engine.js';
+import { NonRetriableError } from '../../engine/step-errors.js';
 import { findExecutionInWorkspace } from '../../engine/execution-store.js';
 import type { Graph } from '../../graph/graph-types.js';
 import { runnableGraph } from '../workflows/runnable-graph.js';
@@ -43,7 +44,33 @@ export class ExecutionService {
     return this.engine.run({ workspaceId: actor.workspaceId, workflowId: workflow.id, snapshotId, ...(graph ? { graph } : {}), userId: actor.userId, trigger });
   }
 
-  private async draftSnapshot(actor: Actor, repo: WorkflowRepository, workflowId: string, canvas: string): Promise<{ snapshotId: string; graph: Graph }> {
+  /**
+   * The snapshot a call_workflow step runs: the target's pinned snapshot when it is active, or,
+   * when the calling execution is itself a draft run, the target's live canvas (so a workflow
+   * and the ones it calls can be tried out together before activation). Failures are the
+   * step's (not retryable): an unknown workflow (or one of another workspace), an inactive one,
+   * a canvas that cannot run.
+   */
+  async resolveCallTarget(request: { workspaceId: string; workflowId: string; parentSnapshotId: string }): Promise<{ snapshotId: string; graph?: Graph }> {
+    const repo = new WorkflowRepository(this.db, request.workspaceId);
+    const workflow = isUuid(request.workflowId) ? await repo.find(request.workflowId) : undefined;
+    if (!workflow) throw new NonRetriableError(`workflow ${request.workflowId} does not exist in this workspace`, { code: 'workflow_not_found' });
+    const parent = await this.db.selectFrom('workflow_snapshots').select('draft').where('id', '=', request.parentSnapshotId).executeTakeFirst();
+    if (parent && Boolean(parent.draft)) {
+      try {
+        return await this.draftSnapshot({ workspaceId: request.workspaceId, userId: null }, repo, workflow.id, workflow.graph);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        throw new NonRetriableError(`the live canvas of workflow "${workflow.name}" (${workflow.id}) cannot run: ${error.items.map((item) => item.detail).join('; ')}`, { code: 'invalid_graph' });
+      }
+    }
+    if (workflow.status !== 'active' || !workflow.active_snapshot_id) {
+      throw new NonRetriableError(`workflow "${workflow.name}" (${workflow.id}) is not active: activate it, or run the caller as a draft to call live canvases`, { code: 'workflow_inactive' });
+    }
+    return { snapshotId: workflow.active_snapshot_id };
+  }
+
+  private async draftSnapshot(actor: { workspaceId: string; userId: string | null }, repo: WorkflowRepository, workflowId: string, canvas: string): Promise<{ snapshotId: string; graph: Graph }> {
     const graph = runnableGraph(canvas);
     const text = JSON.stringify(graph);
     const latest = await repo.latestDraftSnapshot(workflowId);

@@ -1,6 +1,7 @@
 import { AppError } from '../../errors/app-error.js';
 import type { Graph, GraphViolation } from '../../graph/graph-types.js';
 import { findCycle, validateGraph } from '../../graph/validate-graph.js';
+import { findLoopBodies } from '../../graph/loop-bodies.js';
 
 /** Graph violations as one 422 `invalid_graph`, each with its rule's code and pointer. */
 export function invalidGraph(violations: GraphViolation[]): AppError {
@@ -9,7 +10,7 @@ export function invalidGraph(violations: GraphViolation[]): AppError {
 
 /**
  * A stored canvas checked for running (activation, draft runs): valid against the step catalog,
- * not empty, and acyclic. Errors point into the workflow's `graph` attribute.
+ * not empty, acyclic, and with well-formed loop bodies. Errors point into the workflow's `graph` attribute.
  */
 export function runnableGraph(canvas: string): Graph {
   const result = validateGraph(JSON.parse(canvas), '/data/attributes/graph');
@@ -21,5 +22,7 @@ export function runnableGraph(canvas: string): Graph {
   if (cycle) {
     throw new AppError('invalid_graph', `the graph has a cycle through nodes ${cycle.join(' -> ')}; loops are built with the loop step`, { pointer: '/data/attributes/graph/edges' });
   }
+  const loops = findLoopBodies(result.graph, '/data/attributes/graph');
+  if (loops.violations.length > 0) throw invalidGraph(loops.violations);
   return result.graph;
 }
