@@ -4,6 +4,7 @@ import type { TestApp } from './test-app.js';
 export interface GraphSpec {
   nodes: Record<string, unknown>[];
   edges: Record<string, unknown>[];
+  settings?: Record<string, unknown>;
 }
 
 /** Creates a workflow with the graph (layout kept) and returns its id. */

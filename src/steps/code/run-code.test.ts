@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { serializeStepError, type SerializedStepError } from '../../engine/step-errors.js';
 import type { StepRunContext } from '../step-runtime.js';
 import { LOGS_TRUNCATED, runCode } from './run-code.js';
-import { sandboxModulesLoaded } from './wasm-module.js';
+import { sandboxModulesLoaded } from './sandbox-pool.js';
 import { stepContext } from '../../../test/support/step-context.js';
 
 const order = { id: 42, items: [{ sku: 'a-1', qty: 2 }, { sku: 'b-2', qty: 1 }], note: 'héllo ✓' };

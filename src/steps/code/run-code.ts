@@ -1,6 +1,7 @@
 import { NonRetriableError, RetryAfterError, StepError, StepTimeoutError } from '../../engine/step-errors.js';
 import type { StepResult, StepRunContext, StepRuntime } from '../step-runtime.js';
-import { CODE_HEADER, runInSandbox, type SandboxFailure } from './sandbox.js';
+import { CODE_HEADER, type SandboxFailure } from './sandbox.js';
+import { runInSandboxPool } from './sandbox-pool.js';
 
 export const DEFAULT_TIMEOUT_MS = 5_000;
 export const MAX_TIMEOUT_MS = 60_000;
@@ -20,9 +21,9 @@ interface CodeConfig {
 
 /**
  * The code step: `config.code` runs as the body of `async (input, nodes, trigger) => { … }` in
- * a fresh QuickJS sandbox; the JSON value it returns is the step's output and its console lines
- * are the step's logs. Every way it can fail is one of the engine's error classes with a fixed
- * code (see `toStepError`).
+ * a fresh QuickJS sandbox on a worker thread (sandbox-pool.ts); the JSON value it returns is the
+ * step's output and its console lines are the step's logs. Every way it can fail is one of the
+ * engine's error classes with a fixed code (see `toStepError`).
  */
 export const runCode: StepRuntime = async (context) => {
   const config = readCodeConfig(context.config);
@@ -30,17 +31,19 @@ export const runCode: StepRuntime = async (context) => {
   const logs = new LogCapture();
   let outcome;
   try {
-    outcome = await runInSandbox({
+    outcome = await runInSandboxPool({
       code: config.code,
       argumentsJson: serializeArguments(context),
       timeoutMs: config.timeoutMs,
       memoryBytes: config.memoryMb * MIB,
       signal: context.signal,
+      maxLogLines: MAX_LOG_LINES,
+      maxLogBytes: MAX_LOG_BYTES,
       onLog: (line) => logs.add(line),
     });
   } catch (error) {
     if (error instanceof StepError) throw error;
-    // The host side of the sandbox failed (not the user's code): worth another attempt on a fresh module.
+    // The host side of the sandbox failed (not the user's code), or its worker died: worth another attempt on a fresh module.
     throw new StepError(`the code sandbox failed: ${error instanceof Error ? error.message : String(error)}`, { code: 'sandbox_failed' });
   }
   if (!outcome.ok) throw toStepError(outcome.failure, config, logs.lines);

@@ -19,6 +19,8 @@ import { currentSlot, releaseSlot, type ModuleSlot } from './wasm-module.js';
  * enforces before V8 overflows: 394 KiB for plain recursion, 252 KiB through `toString`, 31 KiB
  * for deeply nested source in the parser. 256 KiB (about 1,350 plain frames) keeps the ordinary
  * cases inside QuickJS; the rest surface as a host RangeError, which costs a module, not the process.
+ * Runs now execute on a pool worker (sandbox-pool.ts), whose stack is Node's default 4 MiB: more
+ * headroom for the first two cases, while deep source nesting still overflows V8 first.
  */
 export const MAX_STACK_BYTES = 256 * 1024;
 export const MAX_OUTPUT_BYTES = 10 * 1024 * 1024;
@@ -104,7 +106,8 @@ export interface SandboxOptions {
   argumentsJson: string;
   timeoutMs: number;
   memoryBytes: number;
-  signal: AbortSignal;
+  /** Only `aborted` is read, from the interrupt handler: in a worker it is the pool's shared flag (sandbox-worker.ts). */
+  signal: { readonly aborted: boolean };
   /** Receives each console line; returns true once it wants no more. */
   onLog: (line: string) => boolean;
 }

@@ -1,0 +1,32 @@
+import type { SandboxOutcome } from './sandbox.js';
+
+/**
+ * What crosses between the pool (main thread) and a sandbox worker. Only strings, numbers and
+ * the plain-JSON `SandboxOutcome` are posted; cancellation cannot be a message, because a worker
+ * busy in QuickJS reads no messages until the run ends, so it is a shared flag instead.
+ */
+
+/** One run. The log limits let the worker stop collecting once run-code would drop the rest. */
+export interface RunRequest {
+  id: number;
+  code: string;
+  argumentsJson: string;
+  timeoutMs: number;
+  memoryBytes: number;
+  maxLogLines: number;
+  maxLogBytes: number;
+}
+
+/** `modulesLoaded` is the worker's running count of WASM modules, summed by the pool for tests. */
+export type WorkerMessage =
+  | { type: 'ready'; modulesLoaded: number }
+  | { type: 'done'; id: number; outcome: SandboxOutcome; logs: string[]; modulesLoaded: number }
+  | { type: 'failed'; id: number; message: string; modulesLoaded: number };
+
+export interface SandboxWorkerData {
+  /**
+   * One Int32 holding the id of the run the pool wants stopped: the interrupt handler compares
+   * it with its own run's id, so a late store can never stop the next run.
+   */
+  cancelledRun: SharedArrayBuffer;
+}
