@@ -13,11 +13,17 @@ function assertClean(label, phase, result) {
   }
 }
 
-/** Returns the measured run's summary and autocannon's own latency, request and throughput stats. */
-export async function measure({ label, url, headers, connections, duration, warmup }) {
-  const warm = warmup > 0 ? await autocannon({ url, connections, duration: warmup, headers }) : null;
+/**
+ * Returns the measured run's summary and autocannon's own latency, request and throughput stats.
+ * `method` and `body` (a string) are optional: a GET without a body by default.
+ */
+export async function measure({ label, url, headers, connections, duration, warmup, method, body }) {
+  // Only the options given: autocannon merges its defaults with Object.assign, so an undefined
+  // `method` would replace its GET.
+  const request = { url, connections, headers, ...(method ? { method } : {}), ...(body !== undefined ? { body } : {}) };
+  const warm = warmup > 0 ? await autocannon({ ...request, duration: warmup }) : null;
   if (warm) assertClean(label, 'warm-up', warm);
-  const result = await autocannon({ url, connections, duration, headers });
+  const result = await autocannon({ ...request, duration });
   assertClean(label, 'measured', result);
   return {
     requestsPerSecond: result.requests.average,
