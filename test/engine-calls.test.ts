@@ -74,6 +74,19 @@ describeEachDialect('call_workflow step', (dialect) => {
       expect((await stepRows(t, executionId)).filter((s) => s.node_id === 'call').map((s) => [s.id, s.status])).toEqual([[call.id, 'completed']]);
     });
 
+    it('writes the waiting status of a parent whose child takes long, without anyone asking', async () => {
+      const slow = await workflowWith(t, 'Long child', { nodes: [node('hook', 'webhook'), node('pause', 'wait', { duration_ms: 60_000 })], edges: [edge('hook', 'pause')] }, { activate: true });
+      const parentId = await workflowWith(t, 'Deferred parent', parentGraph({ workflow_id: slow }), { activate: true });
+      const started = await t.request('POST', `/api/v1/workflows/${parentId}/run`, { body: { data: {} } });
+      let status = '';
+      for (let i = 0; i < 100 && status !== 'waiting'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        status = (await executionRow(t, started.body.execution_id)).status;
+      }
+      expect(status).toBe('waiting');
+      await t.deps.engine.idle();
+    });
+
     it('cancelling the parent cancels the child it awaits', async () => {
       const slow = await workflowWith(t, 'Sleepy child', { nodes: [node('hook', 'webhook'), node('pause', 'wait', { duration_ms: 60_000 })], edges: [edge('hook', 'pause')] }, { activate: true });
       const executionId = await runToRest(t, await workflowWith(t, 'Cancelled parent', parentGraph({ workflow_id: slow }), { activate: true }), {});

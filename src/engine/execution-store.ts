@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, ExecutionsTable, ExecutionStepsTable, ExecutionStatus } from '../db/schema.js';
+import type { ChildResult } from './execution-run.js';
 
 export type ExecutionRow = ExecutionsTable;
 export type StepRow = ExecutionStepsTable;
@@ -103,8 +104,21 @@ export function listEndedChildren(db: Db, ids: string[]): Promise<Pick<Execution
   return db.selectFrom('executions').select(['id', 'status', 'output', 'error']).where('id', 'in', ids).where('status', 'in', ['completed', 'failed', 'cancelled']).execute();
 }
 
+/** The awaited children among these step rows that have ended, or were never committed (`missing`). */
+export async function loadEndedChildren(db: Db, steps: StepRow[]): Promise<Map<string, ChildResult>> {
+  const awaited = steps.filter((s) => s.status === 'waiting' && s.awaiting_workflow_execution_id !== null).map((s) => s.awaiting_workflow_execution_id!);
+  const children = new Map<string, ChildResult>();
+  if (awaited.length === 0) return children;
+  for (const child of await listEndedChildren(db, awaited)) {
+    children.set(child.id, { status: child.status as ChildResult['status'], output: child.output === null ? null : JSON.parse(child.output), error: child.error === null ? null : JSON.parse(child.error) });
+  }
+  const existing = await existingExecutions(db, awaited);
+  for (const id of awaited) if (!existing.has(id)) children.set(id, { status: 'missing', output: null, error: null });
+  return children;
+}
+
 /** Which of these execution ids exist. */
-export async function existingExecutions(db: Db, ids: string[]): Promise<Set<string>> {
+async function existingExecutions(db: Db, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const rows = await db.selectFrom('executions').select('id').where('id', 'in', ids).execute();
   return new Set(rows.map((row) => row.id));

@@ -8,12 +8,24 @@ import { NonRetriableError } from '../../engine/step-errors.js';
 import { findExecutionInWorkspace } from '../../engine/execution-store.js';
 import type { Graph } from '../../graph/graph-types.js';
 import { runnableGraph } from '../workflows/runnable-graph.js';
-import { WorkflowRepository } from '../../store/workflow-repository.js';
+import { WorkflowRepository, type WorkflowRow } from '../../store/workflow-repository.js';
+import { FreshCache } from '../../lib/fresh-cache.js';
+import type { DataStamp } from '../../db/data-stamp.js';
 import type { Actor } from '../workflows/workflow-service.js';
 
 /** Starting and cancelling executions, always inside the actor's workspace. */
 export class ExecutionService {
-  constructor(private readonly db: Kysely<Database>, private readonly clock: Clock, private readonly engine: Engine) {}
+  /** Whether a snapshot is a draft run's; snapshots never change, so this never goes stale. */
+  private readonly draftSnapshots = new Map<string, boolean>();
+  /** call_workflow targets by workspace and id, fresh while no workflow row changed (SQLite only). */
+  private readonly targets = new FreshCache<WorkflowRow | null>(1000);
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly engine: Engine,
+    private readonly stamp: DataStamp | null = null,
+  ) {}
 
   /**
    * `POST /workflows/:id/run`: an active workflow runs its pinned snapshot; `draft: true` runs
@@ -53,10 +65,9 @@ export class ExecutionService {
    */
   async resolveCallTarget(request: { workspaceId: string; workflowId: string; parentSnapshotId: string }): Promise<{ snapshotId: string; graph?: Graph }> {
     const repo = new WorkflowRepository(this.db, request.workspaceId);
-    const workflow = isUuid(request.workflowId) ? await repo.find(request.workflowId) : undefined;
+    const workflow = isUuid(request.workflowId) ? await this.findTarget(repo, request.workflowId) : null;
     if (!workflow) throw new NonRetriableError(`workflow ${request.workflowId} does not exist in this workspace`, { code: 'workflow_not_found' });
-    const parent = await this.db.selectFrom('workflow_snapshots').select('draft').where('id', '=', request.parentSnapshotId).executeTakeFirst();
-    if (parent && Boolean(parent.draft)) {
+    if (await this.isDraftSnapshot(request.parentSnapshotId)) {
       try {
         return await this.draftSnapshot({ workspaceId: request.workspaceId, userId: null }, repo, workflow.id, workflow.graph);
       } catch (error) {
@@ -68,6 +79,29 @@ export class ExecutionService {
       throw new NonRetriableError(`workflow "${workflow.name}" (${workflow.id}) is not active: activate it, or run the caller as a draft to call live canvases`, { code: 'workflow_inactive' });
     }
     return { snapshotId: workflow.active_snapshot_id };
+  }
+
+  /** The call's target workflow; cached, since a call costs its look-ups on every run (call_workflow benchmark). */
+  private async findTarget(repo: WorkflowRepository, id: string): Promise<WorkflowRow | null> {
+    const stamp = this.stamp?.(['workflows']) ?? null;
+    const key = `${repo.workspaceId}:${id}`;
+    if (stamp !== null) {
+      const cached = this.targets.get(key, stamp);
+      if (cached !== undefined) return cached;
+    }
+    const row = (await repo.find(id)) ?? null;
+    if (stamp !== null) this.targets.set(key, stamp, row);
+    return row;
+  }
+
+  private async isDraftSnapshot(id: string): Promise<boolean> {
+    const known = this.draftSnapshots.get(id);
+    if (known !== undefined) return known;
+    const row = await this.db.selectFrom('workflow_snapshots').select('draft').where('id', '=', id).executeTakeFirst();
+    const draft = row !== undefined && Boolean(row.draft);
+    if (this.draftSnapshots.size >= 10_000) this.draftSnapshots.clear();
+    this.draftSnapshots.set(id, draft);
+    return draft;
   }
 
   private async draftSnapshot(actor: { workspaceId: string; userId: string | null }, repo: WorkflowRepository, workflowId: string, canvas: string): Promise<{ snapshotId: string; graph: Graph }> {
