@@ -16,16 +16,24 @@ import { folderRoutes } from './api/routes/folders/folder-routes.js';
 import { stepTemplateRoutes } from './api/routes/step-templates/step-template-routes.js';
 import { executionRoutes } from './api/routes/executions/execution-routes.js';
 import type { Authenticator } from './services/identity/authenticator.js';
+import type { Engine } from './engine/engine.js';
+import type { Clock } from './lib/clock.js';
+import type { WebhookEndpoints } from './webhooks/webhook-endpoints.js';
+import { webhookRoutes } from './webhooks/webhook-routes.js';
+import { webhookAdminRoutes } from './api/routes/webhooks/webhook-admin-routes.js';
 
 export interface AppDeps extends ApiContext {
-  config: Pick<Config, 'apiRateLimit' | 'trustProxy' | 'baseUrl'>;
+  config: Pick<Config, 'apiRateLimit' | 'trustProxy' | 'baseUrl'> & Partial<Pick<Config, 'webhookRateLimit'>>;
   authenticator: Authenticator;
+  engine: Engine;
+  clock: Clock;
+  webhookEndpoints: WebhookEndpoints;
   /** pino options (with a `stream` in tests), or false. */
   logger: FastifyServerOptions['logger'];
 }
 
 /** Headers that carry secrets; never logged. */
-export const REDACTED_HEADERS = ['authorization', 'cookie', 'x-hub-signature-256', 'stripe-signature', 'x-signature', 'x-twilio-signature', 'x-slack-signature'];
+export const REDACTED_HEADERS = ['authorization', 'cookie', 'x-hub-signature-256', 'x-hub-signature', 'stripe-signature', 'x-signature', 'x-twilio-signature', 'x-slack-signature'];
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -52,7 +60,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // Callback style: on every answer, an async hook's promise is measurable overhead (/me bench).
   app.addHook('onSend', (request, reply, payload, done) => {
-    reply.header('x-request-id', request.id);
+    if (!request.omitRequestId) reply.header('x-request-id', request.id);
     // JSON:API forbids media type parameters on its type; Fastify appends a charset to strings.
     const type = reply.getHeader('content-type');
     if (typeof type === 'string' && type.startsWith(`${JSONAPI_MEDIA_TYPE};`)) reply.header('content-type', JSONAPI_MEDIA_TYPE);
@@ -64,6 +72,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerOpenApi(app, deps.config.baseUrl);
   await app.register(async (root) => healthRoutes(root, deps.db));
   app.get('/api/docs/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(
+    async (hooks) =>
+      webhookRoutes(hooks, { db: deps.db, engine: deps.engine, clock: deps.clock, endpoints: deps.webhookEndpoints, rateLimit: deps.config.webhookRateLimit ?? 0 }),
+    { prefix: '/webhooks' },
+  );
 
   await app.register(
     async (api) => {
@@ -78,6 +92,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await folderRoutes(api, deps);
       await stepTemplateRoutes(api, deps);
       await executionRoutes(api, deps);
+      await webhookAdminRoutes(api, deps);
     },
     { prefix: '/api/v1' },
   );

@@ -16,6 +16,8 @@ import { FreshCache } from './lib/fresh-cache.js';
 import { stepDefinitions } from './steps/registry.js';
 import { Engine } from './engine/engine.js';
 import { ExecutionService } from './services/executions/execution-service.js';
+import { WebhookService } from './services/webhooks/webhook-service.js';
+import { WebhookEndpoints } from './webhooks/webhook-endpoints.js';
 
 /** Everything the process runs on, built once and passed explicitly (no container). */
 export interface Deps extends ApiContext {
@@ -25,6 +27,7 @@ export interface Deps extends ApiContext {
   identity: IdentityService;
   authenticator: Authenticator;
   engine: Engine;
+  webhookEndpoints: WebhookEndpoints;
   close(): Promise<void>;
 }
 
@@ -57,7 +60,7 @@ export async function buildDeps(
     resolveCallTarget: (request) => executions!.resolveCallTarget(request),
     onError: (error) => options.onBackgroundError?.(error),
   });
-  executions = new ExecutionService(database.db, clock, engine);
+  executions = new ExecutionService(database.db, clock, engine, stamp);
   return {
     database,
     db: database.db,
@@ -67,11 +70,13 @@ export async function buildDeps(
     baseUrl: config.baseUrl,
     identity: new IdentityService(database.db, clock),
     authenticator: new Authenticator(new TokenStore(database.db), clock, stamp, options.onBackgroundError),
-    workflows: new WorkflowService(database.db, clock),
+    workflows: new WorkflowService(database.db, clock, { secretKey, baseUrl: config.baseUrl }),
     folders: new FolderService(database.db, clock),
     listCache: stamp ? { bodies: new FreshCache<Buffer>(1000), stamp } : null,
     engine,
     executions,
+    webhooks: new WebhookService(database.db, clock, config.baseUrl),
+    webhookEndpoints: new WebhookEndpoints(database.db, secretKey, stamp, options.onBackgroundError),
     close: async () => {
       await engine.stop();
       await database.close();

@@ -1,3 +1,4 @@
+import type { WebhookService } from '../services/webhooks/webhook-service.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { SqlDialect } from '../db/dialect/dialect.js';
@@ -15,6 +16,7 @@ export interface ApiContext {
   workflows: WorkflowService;
   folders: FolderService;
   executions: ExecutionService;
+  webhooks: WebhookService;
   /**
    * Serialised list answers by workspace and URL, fresh while the listed tables are unchanged;
    * null where the database offers no cheap change probe (PostgreSQL).

@@ -3,6 +3,7 @@ import type { DatabaseHandle, SqlDialect } from './dialect/dialect.js';
 import * as foundation from './migrations/0001-foundation.js';
 import * as stepTemplates from './migrations/0002-step-templates.js';
 import * as executions from './migrations/0003-executions.js';
+import * as webhooks from './migrations/0004-webhooks.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
 
@@ -11,6 +12,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0001-foundation': foundation,
   '0002-step-templates': stepTemplates,
   '0003-executions': executions,
+  '0004-webhooks': webhooks,
 };
 
 /** Applies pending migrations. Like Kysely's migrator it reports instead of throwing. */

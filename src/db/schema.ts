@@ -183,7 +183,43 @@ export interface ExecutionStepsTable {
   updated_at: string;
 }
 
+export const WEBHOOK_VERIFICATIONS = ['bearer', 'hmac', 'none'] as const;
+export type WebhookVerificationMethod = (typeof WEBHOOK_VERIFICATIONS)[number];
+
+/** A webhook node's endpoint; `id` is the node's service-assigned `webhook_id`. */
+export interface WebhooksTable {
+  id: string;
+  workspace_id: string;
+  workflow_id: string;
+  node_id: string;
+  verification: WebhookVerificationMethod;
+  hmac_format: 'github' | 'stripe' | 'plain' | null;
+  hmac_header: string | null;
+  /** The HMAC secret sealed with the secret key (lib/secret-box.ts); never returned. */
+  secret_encrypted: string | null;
+  /** SHA-256 hex of the bearer token; the token is shown once. */
+  token_hash: string | null;
+  max_body_bytes: number;
+  /** The next authenticated delivery is recorded, not run. */
+  capturing: Bool;
+  capture_payload: string | null;
+  capture_shape: string | null;
+  captured_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The first answer to a delivery with an idempotency key, for 24 hours. */
+export interface WebhookDeliveriesTable {
+  webhook_id: string;
+  idempotency_key: string;
+  execution_id: string;
+  created_at: string;
+}
+
 export interface Database {
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
   executions: ExecutionsTable;
   execution_steps: ExecutionStepsTable;
   step_templates: StepTemplatesTable;

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database, ExecutionStatus } from '../db/schema.js';
 import type { Graph } from '../graph/graph-types.js';
 import { parseTimestampMicros, type Clock } from '../lib/clock.js';
@@ -64,6 +64,16 @@ export interface StartRun {
   trigger: unknown;
   /** Root nodes that fire (default: every root); the others are recorded skipped. */
   firedRoots?: string[];
+  /** Told when a respond step's answer and the end are committed (synchronous webhooks). */
+  observer?: ExecutionObserver;
+  /** A write committed in the same transaction as the execution (a webhook's idempotency key). */
+  alsoWrite?: (trx: Transaction<Database>, executionId: string) => Promise<void>;
+}
+
+/** What a waiting HTTP caller learns of an execution, each once it is committed. */
+export interface ExecutionObserver {
+  responded?: (response: unknown) => void;
+  ended?: (end: RunEnd) => void;
 }
 
 interface InFlight {
@@ -89,6 +99,7 @@ export class Engine {
   readonly batcher: WriteBatcher;
   private readonly plans: PlanCache;
   private readonly inFlight = new Map<string, InFlight>();
+  private readonly observers = new Map<string, ExecutionObserver>();
   private readonly queue = new StartQueue();
   private readonly parked = new ParkedRuns();
   private readonly slots: RunSlots;
@@ -141,7 +152,23 @@ export class Engine {
   async run(start: StartRun): Promise<{ execution_id: string; status: ExecutionStatus }> {
     const plan = await this.plans.load(start.snapshotId, start.graph);
     const identity = runIdentity(start);
-    return this.admit(identity, plan, rootRows(plan, identity, start.trigger, this.options.clock.now(), start.firedRoots));
+    if (start.observer) this.observers.set(identity.id, start.observer);
+    try {
+      return await this.admit(identity, plan, rootRows(plan, identity, start.trigger, this.options.clock.now(), start.firedRoots), start.alsoWrite);
+    } catch (error) {
+      this.observers.delete(identity.id);
+      throw error;
+    }
+  }
+
+  /** The plan of a snapshot (cached): a webhook delivery reads its node's config from it. */
+  planOf(snapshotId: string): Promise<GraphPlan> {
+    return this.plans.load(snapshotId);
+  }
+
+  /** Stops telling an observer (its HTTP caller gave up waiting); the run goes on. */
+  unobserve(executionId: string): void {
+    this.observers.delete(executionId);
   }
 
   /** Retries a failed execution as a new one that continues from its failed step (see `retryStart`). */
@@ -171,14 +198,17 @@ export class Engine {
    * Commits a new execution with its first step rows, `running` when a slot is free (engine-wide
    * and for its workflow) and starts it, else `pending` for `runDue` to pick up in order.
    */
-  private async admit(identity: ExecutionIdentity, plan: GraphPlan, steps: StepRow[]): Promise<{ execution_id: string; status: ExecutionStatus }> {
+  private async admit(identity: ExecutionIdentity, plan: GraphPlan, steps: StepRow[], alsoWrite?: StartRun['alsoWrite']): Promise<{ execution_id: string; status: ExecutionStatus }> {
     const limit = plan.settings.concurrencyLimit;
     // The slot is taken before the commit is awaited, so concurrent admissions cannot overbook.
     const status = this.slots.canStart(identity.workflow_id, limit) ? 'running' : 'pending';
     if (status === 'running') this.slots.take(identity.workflow_id, limit);
     const row = newExecutionRow(identity, status, steps.length, this.options.clock.now());
     try {
-      await this.batcher.write((trx) => insertExecution(trx, row, steps));
+      await this.batcher.write(async (trx) => {
+        await insertExecution(trx, row, steps);
+        if (alsoWrite) await alsoWrite(trx, row.id);
+      });
     } catch (error) {
       if (status === 'running') this.slots.release(identity.workflow_id);
       throw error;
@@ -217,6 +247,8 @@ export class Engine {
       const current = await findExecution(this.options.db, execution.id);
       return { cancelled: false, status: current?.status ?? execution.status };
     }
+    this.observers.get(execution.id)?.ended?.({ status: 'cancelled' });
+    this.observers.delete(execution.id);
     for (const child of await listAwaitedChildren(this.options.db, execution.id)) await this.cancel(child);
     if (execution.parent_execution_id !== null) this.childEnded(execution.parent_execution_id, execution.id, { status: 'cancelled', output: null, error: null });
     return { cancelled: true, status: 'cancelled' };
@@ -337,7 +369,12 @@ export class Engine {
       const result: ChildResult = end.status === 'completed' ? { status: 'completed', output: end.output, error: null } : { status: 'failed', output: null, error: end.status === 'failed' ? end.error : null };
       this.childEnded(row.parent_execution_id, row.id, result);
     };
-    const end = await run.advance(root, { signal: flight.controller.signal, cancelled: () => flight.cancelled || this.stopped, ending }, opening, lazy, true);
+    const responded = (response: unknown) => this.observers.get(row.id)?.responded?.(response);
+    const end = await run.advance(root, { signal: flight.controller.signal, cancelled: () => flight.cancelled || this.stopped, ending, responded }, opening, lazy, true);
+    if (end.status !== 'waiting') {
+      this.observers.get(row.id)?.ended?.(end);
+      this.observers.delete(row.id);
+    }
     if (end.status === 'waiting') {
       const parked = { row, plan, run, root, deferred: end.deferred === true };
       const evicted = this.parked.park(parked);

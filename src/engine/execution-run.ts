@@ -48,6 +48,8 @@ export interface RunControl {
    * commit (the batcher commits in order, so the parent's writes never land before the child's end).
    */
   ending?: (end: RunEnd) => void;
+  /** Told a respond step's answer once the commit holding it is durable. */
+  responded?: (response: unknown) => void;
 }
 
 /** How a run ended: the execution finished (with its output or error), or it waits until `runAt` (null: for a child execution). */
@@ -378,7 +380,10 @@ export class ExecutionRun {
       if (!current) return;
       if (ends && !this.savePayloads) await clearStepPayloads(trx, execution.id);
       if (ends && execution.parent_execution_id !== null) await wakeParent(trx, execution.parent_execution_id, execution.id, changes.updated_at!);
-    }).then(() => current);
+    }).then(() => {
+      if (current && changes.response) this.control.responded?.(JSON.parse(changes.response));
+      return current;
+    });
   }
 }
 

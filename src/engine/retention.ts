@@ -3,6 +3,10 @@ import type { Database } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import { formatMicros } from '../lib/clock.js';
 import { TERMINAL_EXECUTION_STATUSES } from './statuses.js';
+import { pruneDeliveries } from '../store/webhook-repository.js';
+
+/** How long a webhook delivery's idempotency key is remembered (docs/webhooks.md). */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Deletes finished executions (and, by cascade, their steps) that ended before the cutoff, in
@@ -51,12 +55,14 @@ export class RetentionPruner {
     return formatMicros((this.clock.nowMs() - this.retentionDays * 86_400_000) * 1000);
   }
 
-  runOnce(): Promise<number> {
-    return pruneExecutions(this.db, this.cutoff());
+  /** Prunes old executions (unless kept forever) and webhook idempotency keys past their 24 hours. */
+  async runOnce(): Promise<number> {
+    await pruneDeliveries(this.db, formatMicros((this.clock.nowMs() - IDEMPOTENCY_WINDOW_MS) * 1000));
+    return this.retentionDays === 0 ? 0 : pruneExecutions(this.db, this.cutoff());
   }
 
   start(): void {
-    if (this.retentionDays === 0 || this.timer) return;
+    if (this.timer) return;
     const tick = () => void this.runOnce().catch(this.onError);
     tick();
     this.timer = setInterval(tick, this.intervalMs);

@@ -7,6 +7,7 @@ export const ERROR_CODES = {
   bad_request: { status: 400, title: 'Bad request' },
   invalid_query_parameter: { status: 400, title: 'Invalid query parameter' },
   malformed_json: { status: 400, title: 'Malformed JSON' },
+  invalid_body: { status: 400, title: 'Invalid body' },
   invalid_document: { status: 400, title: 'Invalid request document' },
   unauthorized: { status: 401, title: 'Unauthorized' },
   plan_required: { status: 403, title: 'Pro plan required' },
@@ -26,7 +27,9 @@ export const ERROR_CODES = {
   not_supported: { status: 422, title: 'Not supported yet' },
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal error' },
+  webhook_run_failed: { status: 500, title: 'Workflow run failed' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
+  webhook_timeout: { status: 504, title: 'Webhook response timeout' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

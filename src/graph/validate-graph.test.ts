@@ -144,12 +144,12 @@ describe('validateGraph: nodes', () => {
   it('reports each config error at its field, a missing field included', () => {
     const nodes = [
       { id: 'fetch', type: 'http', config: { method: 'FETCH' } },
-      { id: 'hook', type: 'webhook', config: { verification: { method: 'hmac', format: 'github' } } },
+      { id: 'hook', type: 'webhook', config: { verification: { method: 'hmac', format: 'plain' } } },
     ];
     expect(violationsOf({ nodes })).toEqual([
       { pointer: '/data/graph/nodes/0/config/url', code: 'invalid_config', detail: 'config.url is required.' },
       { pointer: '/data/graph/nodes/0/config/method', code: 'invalid_config', detail: 'config.method must be one of "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS".' },
-      { pointer: '/data/graph/nodes/1/config/verification/secret', code: 'invalid_config', detail: 'config.verification.secret is required.' },
+      { pointer: '/data/graph/nodes/1/config/verification/header', code: 'invalid_config', detail: 'config.verification.header is required.' },
     ]);
   });
 });

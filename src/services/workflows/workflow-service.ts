@@ -13,6 +13,8 @@ import type { Graph } from '../../graph/graph-types.js';
 import { POSITION_STEP } from '../../lib/positions.js';
 import { placeAmong } from '../ordering.js';
 import { readString, rejectUnknown, Violations, type AttributeInput } from '../attribute-input.js';
+import { WebhookRepository } from '../../store/webhook-repository.js';
+import { syncWebhooks } from '../webhooks/webhook-sync.js';
 
 export interface Actor {
   workspaceId: string;
@@ -25,7 +27,12 @@ const PATCH_ATTRIBUTES = ['name', 'description'] as const;
 
 /** Workflow use cases. Every method takes the actor and works only inside its workspace. */
 export class WorkflowService {
-  constructor(private readonly db: Kysely<Database>, private readonly clock: Clock) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    /** Seals webhook secrets; builds webhook URLs. */
+    private readonly webhooks: { secretKey: string; baseUrl: string },
+  ) {}
 
   private workflows(actor: Actor): WorkflowRepository {
     return new WorkflowRepository(this.db, actor.workspaceId);
@@ -127,23 +134,34 @@ export class WorkflowService {
     return { ...current, status: 'inactive', updated_at: now };
   }
 
+  /**
+   * Copies a workflow into the same workspace, inactive. Its webhook nodes get endpoints of
+   * their own (new ids and URLs; HMAC secrets carried over, bearer tokens new: rotate to see one).
+   */
   async duplicate(actor: Actor, id: string): Promise<WorkflowRow> {
     const source = await this.get(actor, id);
     const now = this.clock.now();
     const repo = this.workflows(actor);
-    const copy: WorkflowRow = {
-      ...source,
-      id: newId(),
-      user_id: actor.userId,
-      name: `${source.name} (copy)`.slice(0, 200),
-      status: 'inactive',
-      active_snapshot_id: null,
-      position: ((await repo.maxPosition(source.folder_id)) ?? 0) + POSITION_STEP,
-      created_at: now,
-      updated_at: now,
-    };
-    await repo.insert(copy);
-    return copy;
+    const copyId = newId();
+    return this.db.transaction().execute(async (trx) => {
+      const sourceEndpoints = new Map((await new WebhookRepository(trx, actor.workspaceId).listForWorkflow(source.id)).map((row) => [row.node_id, row]));
+      const copy: WorkflowRow = {
+        ...source,
+        id: copyId,
+        user_id: actor.userId,
+        name: `${source.name} (copy)`.slice(0, 200),
+        status: 'inactive',
+        active_snapshot_id: null,
+        position: ((await repo.withTransaction(trx).maxPosition(source.folder_id)) ?? 0) + POSITION_STEP,
+        created_at: now,
+        updated_at: now,
+      };
+      await repo.withTransaction(trx).insert(copy);
+      const synced = await syncWebhooks({ trx, workspaceId: actor.workspaceId, workflowId: copyId, ...this.webhooks, now, copyOf: sourceEndpoints }, JSON.parse(source.graph) as Graph, '/data/attributes/graph');
+      copy.graph = JSON.stringify(synced.graph);
+      await repo.withTransaction(trx).update(copyId, { graph: copy.graph });
+      return copy;
+    });
   }
 
   async move(actor: Actor, id: string, input: AttributeInput): Promise<WorkflowRow> {
@@ -172,8 +190,12 @@ export class WorkflowService {
     });
   }
 
-  /** Replaces the live canvas. Returns the stored (normalised, laid out) graph. */
-  async putGraph(actor: Actor, id: string, data: unknown): Promise<{ workflow: WorkflowRow; graph: Graph; layout: boolean }> {
+  /**
+   * Replaces the live canvas and brings its webhook endpoints in line (see webhook-sync.ts), in
+   * one transaction. Returns the stored (normalised, laid out) graph and the bearer tokens
+   * minted for new webhook nodes, which are shown only here.
+   */
+  async putGraph(actor: Actor, id: string, data: unknown): Promise<{ workflow: WorkflowRow; graph: Graph; layout: boolean; webhookTokens: Record<string, string> }> {
     const current = await this.get(actor, id);
     if (!isPlainObject(data)) throw new AppError('invalid_document', 'the body must be {"data": {"graph": {...}, "layout": true|false}}', { pointer: '/data' });
     const unknown = Object.keys(data).filter((key) => key !== 'graph' && key !== 'layout');
@@ -185,9 +207,14 @@ export class WorkflowService {
       throw invalidGraph(result.violations);
     }
     const layout = data.layout !== false;
-    const graph = layout ? layoutGraph(result.graph) : result.graph;
+    const laidOut = layout ? layoutGraph(result.graph) : result.graph;
     const now = this.clock.now();
-    await this.workflows(actor).update(id, { graph: JSON.stringify(graph), updated_at: now });
-    return { workflow: { ...current, graph: JSON.stringify(graph), updated_at: now }, graph, layout };
+    return this.db.transaction().execute(async (trx) => {
+      const synced = await syncWebhooks({ trx, workspaceId: actor.workspaceId, workflowId: id, ...this.webhooks, now }, laidOut, '/data/graph');
+      if (synced.violations.length > 0) throw invalidGraph(synced.violations);
+      const text = JSON.stringify(synced.graph);
+      await this.workflows(actor).withTransaction(trx).update(id, { graph: text, updated_at: now });
+      return { workflow: { ...current, graph: text, updated_at: now }, graph: synced.graph, layout, webhookTokens: synced.tokens };
+    });
   }
 }

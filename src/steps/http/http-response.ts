@@ -9,14 +9,16 @@ type RawHeaders = Record<string, string | string[] | undefined>;
 
 /** Lower-cased names; repeated headers joined with ", " (RFC 9110 5.3), except Set-Cookie, which cannot be joined and is always an array. */
 export function responseHeaders(raw: RawHeaders): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = {};
+  const entries: [string, string | string[]][] = [];
   for (const [name, value] of Object.entries(raw)) {
     if (value === undefined) continue;
     const key = name.toLowerCase();
-    if (key === 'set-cookie') headers[key] = Array.isArray(value) ? value : [value];
-    else headers[key] = Array.isArray(value) ? value.join(', ') : value;
+    if (key === 'set-cookie') entries.push([key, Array.isArray(value) ? value : [value]]);
+    else entries.push([key, Array.isArray(value) ? value.join(', ') : value]);
   }
-  return headers;
+  // A hostile server may send a header named `__proto__`: fromEntries keeps it a plain key
+  // (assignment would try to set the object's prototype and drop the header).
+  return Object.fromEntries(entries);
 }
 
 export function headerValue(raw: RawHeaders, name: string): string | undefined {

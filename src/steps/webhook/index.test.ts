@@ -27,15 +27,15 @@ describe('webhook step', () => {
     expect(check({ verification: { method: 'none' } })).toEqual([]);
   });
 
-  it('accepts the service-assigned webhook_id and webhook_url', () => {
-    expect(check({ webhook_id: 'wh_1', webhook_url: 'http://127.0.0.1:8080/webhooks/wh_1' })).toEqual([]);
+  it('accepts the service-assigned webhook_id, webhook_url and webhook_unauthenticated', () => {
+    expect(check({ webhook_id: 'wh_1', webhook_url: 'http://127.0.0.1:8080/webhooks/wh_1', webhook_unauthenticated: true })).toEqual([]);
   });
 
-  it('requires a header for plain hmac and a secret for any hmac', () => {
+  it('requires a header for plain hmac; the write-only secret may be omitted to keep the stored one', () => {
     expect(check({ verification: { method: 'hmac', format: 'plain' } })).toEqual([
       { pointer: '/verification/header', detail: 'config.verification.header is required.' },
-      { pointer: '/verification/secret', detail: 'config.verification.secret is required.' },
     ]);
+    expect(check({ verification: { method: 'hmac', format: 'github' } })).toEqual([]);
   });
 
   it('rejects an unknown verification method and fields of another method', () => {

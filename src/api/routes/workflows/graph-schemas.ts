@@ -39,7 +39,7 @@ export const GRAPH_BODY_SCHEMA = {
     data: {
       type: 'object',
       properties: {
-        graph: { type: 'object', description: '{nodes, edges}: nodes {id, type, name?, config, position, disabled?, retry?, on_error?}; edges {id?, source, source_port?, target, target_port?}' },
+        graph: { type: 'object', description: '{nodes, edges, settings?}: nodes {id, type, name?, config, position, disabled?, retry?, on_error?}; edges {id?, source, source_port?, target, target_port?}; settings {concurrency_limit?, save_step_payloads?}' },
         layout: { description: 'false keeps the payload positions; default true runs auto-layout' },
       },
     },
@@ -54,6 +54,11 @@ export const GRAPH_RESPONSE_SCHEMA = {
     graph: { type: 'object', additionalProperties: true, properties: GRAPH_SCHEMA.properties },
     layout: { type: 'boolean' },
     updated_at: { type: 'string', format: 'date-time' },
+    webhook_tokens: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description: 'bearer tokens minted by this save for webhook nodes, by node id: shown only here (rotate to get a new one)',
+    },
   },
 };
 

@@ -121,7 +121,7 @@ export async function workflowRoutes(app: FastifyInstance, ctx: ApiContext): Pro
     config: { plainJson: true },
     schema: { tags, summary: 'Replace the live canvas graph (auto-layout unless layout is false)', params: ID_PARAMS_SCHEMA, body: GRAPH_BODY_SCHEMA, response: { 200: GRAPH_RESPONSE_SCHEMA, ...errors } },
   }, async (request: IdRequest, reply) => {
-    const { workflow, graph, layout } = await ctx.workflows.putGraph(actorOf(request), request.params.id, (request.body as { data?: unknown }).data);
-    return reply.type('application/json').send({ workflow_id: workflow.id, graph, layout, updated_at: workflow.updated_at });
+    const { workflow, graph, layout, webhookTokens } = await ctx.workflows.putGraph(actorOf(request), request.params.id, (request.body as { data?: unknown }).data);
+    return reply.type('application/json').send({ workflow_id: workflow.id, graph, layout, updated_at: workflow.updated_at, webhook_tokens: webhookTokens });
   });
 }

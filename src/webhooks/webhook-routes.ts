@@ -1,0 +1,73 @@
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../errors/app-error.js';
+import { MAX_BODY_BYTES } from '../steps/webhook/index.js';
+import { deliverWebhook, type DeliveryContext } from './deliver-webhook.js';
+import { sendWebhookNotFound } from './webhook-answers.js';
+import type { ResolvedEndpoint, WebhookEndpoints } from './webhook-endpoints.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The answer carries no request id (the webhook 404, byte-identical for every caller). */
+    omitRequestId?: boolean;
+    webhookEndpoint?: ResolvedEndpoint;
+  }
+}
+
+export interface WebhookRouteContext extends DeliveryContext {
+  endpoints: WebhookEndpoints;
+  /** Deliveries a minute per source address (SWITCHYARD_WEBHOOK_RATE_LIMIT); 0: no limit. */
+  rateLimit: number;
+}
+
+/** Methods a sender may deliver with; the method reaches the workflow in the trigger payload. */
+const METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as const;
+
+/**
+ * `{base_url}/webhooks/:webhook_id`, one endpoint per webhook node. Order of checks, each before
+ * the next is paid for: the per-address rate limit (429), the endpoint (404, the same bytes for
+ * an unknown id and an inactive workflow), the declared size (413, before the body is read),
+ * then, on the raw body, verification (401) and the rest (deliver-webhook.ts). The body is never
+ * parsed by the framework: verification needs its exact bytes.
+ */
+export async function webhookRoutes(app: FastifyInstance, ctx: WebhookRouteContext): Promise<void> {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_request, body, done) => done(null, body));
+
+  if (ctx.rateLimit > 0) {
+    await app.register(rateLimit, {
+      global: true,
+      max: ctx.rateLimit,
+      timeWindow: 60_000,
+      hook: 'onRequest',
+      enableDraftSpec: true,
+      // request.ip honours SWITCHYARD_TRUST_PROXY: X-Forwarded-For counts only from those proxies.
+      keyGenerator: (request) => request.ip,
+      errorResponseBuilder: (_request, context) =>
+        new AppError('rate_limited', `rate limit of ${context.max} deliveries per minute from this address exceeded; retry after ${Math.ceil(context.ttl / 1000)} s`, undefined, {
+          headers: { 'retry-after': String(Math.ceil(context.ttl / 1000)) },
+        }),
+    });
+  }
+
+  app.route<{ Params: { webhook_id: string } }>({
+    method: [...METHODS],
+    url: '/:webhook_id',
+    bodyLimit: MAX_BODY_BYTES,
+    schema: { hide: true },
+    onRequest: async (request, reply) => {
+      const endpoint = await ctx.endpoints.find(request.params.webhook_id);
+      // Inactive and not capturing: nothing can happen here, whoever asks.
+      if (!endpoint || (endpoint.snapshotId === null && !endpoint.capturing)) return sendWebhookNotFound(reply);
+      const declared = Number(request.headers['content-length']);
+      if (Number.isFinite(declared) && declared > endpoint.maxBodyBytes) {
+        throw new AppError('payload_too_large', `the body exceeds this webhook's limit of ${endpoint.maxBodyBytes} bytes`);
+      }
+      request.webhookEndpoint = endpoint;
+      return undefined;
+    },
+    handler: (request, reply) => deliverWebhook(ctx, request, reply, request.webhookEndpoint!),
+  });
+  // Any other path under /webhooks answers like an unknown id.
+  app.setNotFoundHandler((_request, reply) => sendWebhookNotFound(reply));
+}
