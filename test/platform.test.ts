@@ -187,16 +187,22 @@ describeEachDialect('rate limit', (dialect) => {
   });
 });
 
+/** A log stream that keeps the lines written to it. */
+function logSink(): { lines: string[]; stream: Writable } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  return { lines, stream };
+}
+
 describeEachDialect('logs', (dialect) => {
   it('redact the authorization header', async () => {
     const t = await createTestApp(dialect);
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
+    const { lines, stream } = logSink();
     const app = await buildApp({
       ...t.deps,
       config: { apiRateLimit: 0, trustProxy: [], baseUrl: 'http://sy.test' },
@@ -212,13 +218,7 @@ describeEachDialect('logs', (dialect) => {
 
   it('logs no header of a webhook delivery, whatever its signature header is called', async () => {
     const t = await createTestApp(dialect);
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
+    const { lines, stream } = logSink();
     const hook = await webhookWorkflow(t, 'Logged', { verification: { method: 'hmac', format: 'plain', header: 'X-Acme-Signature', secret: 'acme' } });
     const app = await buildApp({ ...t.deps, config: { apiRateLimit: 0, trustProxy: [], baseUrl: 'http://sy.test' }, logger: { ...loggerOptions('info'), stream } });
     const signature = createHmac('sha256', 'acme').update('{}').digest('hex');
