@@ -168,6 +168,13 @@ describeEachDialect('inbound webhooks', (dialect) => {
       expect(answer.json()).toEqual({ got: { v: 1 } });
       const rows = await stepRows(t, answer.headers['x-execution-id'] as string);
       expect(rows.map((s) => [s.node_id, s.status])).toEqual([['hook', 'completed'], ['echo', 'completed']]);
+      // An edit of the live canvas changes nothing until the next activation.
+      const graph = (await t.request('GET', `/api/v1/workflows/${hook.workflowId}?fields[workflow]=graph`)).body.data.attributes.graph;
+      graph.nodes[1].config.values = { changed: true };
+      await t.request('PUT', `/api/v1/workflows/${hook.workflowId}/graph`, { body: { data: { graph, layout: false } } });
+      expect((await deliver(t, hook.path, { body: '{"v":2}' })).json()).toEqual({ got: { v: 2 } });
+      await t.request('POST', `/api/v1/workflows/${hook.workflowId}/activate`);
+      expect((await deliver(t, hook.path, { body: '{"v":3}' })).json()).toEqual({ changed: true });
     });
   });
 
