@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from './support/dialects.js';
 import { edge, executionRow, node, runToRest, stepRows, workflowWith } from './support/engine-helpers.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { Engine, EngineBusyError } from '../src/engine/engine.js';
 
 describeEachDialect('workflow settings', (dialect) => {
   let t: TestApp;
@@ -70,6 +71,33 @@ describeEachDialect('workflow settings', (dialect) => {
       const res = await t.request('PUT', `/api/v1/workflows/${created.body.data.id}/graph`, { body: { data: { graph: { nodes: [node('hook', 'webhook')], edges: [], settings: { concurrency_limit: -1 } } } } });
       expect(res.status).toBe(422);
       expect(res.body.errors[0]).toMatchObject({ code: 'invalid_settings', source: { pointer: '/data/graph/settings/concurrency_limit' } });
+    });
+  });
+
+  describe('admission control', () => {
+    it('holds new runs back while the queue is full, admits them oldest first as it drains, and creates nothing for a caller that gives up', async () => {
+      const engine = new Engine({ db: t.deps.db, clock: t.clock, settings: { httpAllow: ['127.0.0.1'] }, maxConcurrent: 1, admissionQueueLimit: 1, timers: false });
+      const id = await workflowWith(t, 'Admission', { nodes: [node('hook', 'webhook'), node('call', 'http', { url: `${base}/gate` })], edges: [edge('hook', 'call')] }, { activate: true });
+      const workflow = await t.deps.db.selectFrom('workflows').select(['active_snapshot_id']).where('id', '=', id).executeTakeFirstOrThrow();
+      const start = (n: number) => ({ workspaceId: t.workspaces.main, workflowId: id, snapshotId: workflow.active_snapshot_id!, userId: null, trigger: { method: 'RUN', headers: {}, query: {}, body: n } });
+      const first = await engine.run(start(1));
+      const second = await engine.run(start(2));
+      expect([first.status, second.status]).toEqual(['running', 'pending']);
+      await expect(engine.run(start(3), AbortSignal.timeout(50))).rejects.toBeInstanceOf(EngineBusyError);
+      const fourth = engine.run(start(4));
+      await until(() => held.length === 1);
+      expect((await t.deps.db.selectFrom('executions').select('id').where('workflow_id', '=', id).execute()).length).toBe(2);
+      openGate();
+      const admitted = await fourth;
+      expect(admitted.status).toBe('pending');
+      for (let i = 0; i < 2; i++) {
+        await until(() => held.length === 1);
+        openGate();
+      }
+      await engine.idle();
+      const rows = await t.deps.db.selectFrom('executions').select(['inputs', 'status']).where('workflow_id', '=', id).orderBy('inserted_at').execute();
+      expect(rows.map((r) => [JSON.parse(r.inputs!).body, r.status])).toEqual([[1, 'completed'], [2, 'completed'], [4, 'completed']]);
+      await engine.stop();
     });
   });
 

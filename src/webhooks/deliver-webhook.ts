@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { Engine, ExecutionObserver } from '../engine/engine.js';
+import { EngineBusyError, type Engine, type ExecutionObserver } from '../engine/engine.js';
 import type { RunEnd } from '../engine/execution-run.js';
 import { AppError } from '../errors/app-error.js';
 import { IDEMPOTENCY_WINDOW_MS } from '../engine/retention.js';
@@ -55,10 +55,12 @@ export async function deliverWebhook(ctx: DeliveryContext, request: FastifyReque
   const timeoutMs = typeof node.config.timeout_ms === 'number' ? node.config.timeout_ms : DEFAULT_WEBHOOK_TIMEOUT_MS;
   const start = { workspaceId: endpoint.workspaceId, workflowId: endpoint.workflowId, snapshotId: endpoint.snapshotId, userId: null, trigger: payload, firedRoots: [endpoint.nodeId] };
 
-  if (mode === 'immediate') return runImmediate(ctx, request, reply, endpoint, start);
+  // A full engine holds the delivery back (admission control) for at most the node's timeout.
+  const admission = AbortSignal.timeout(timeoutMs);
+  if (mode === 'immediate') return runImmediate(ctx, request, reply, endpoint, start, admission);
 
   const waiter = waitFor(mode === 'respond_step');
-  const started = await ctx.engine.run({ ...start, observer: waiter.observer });
+  const started = await admit(ctx.engine.run({ ...start, observer: waiter.observer }, admission));
   reply.header('x-execution-id', started.execution_id);
   const outcome = await waiter.settle(timeoutMs);
   if (outcome.type === 'timeout') {
@@ -77,24 +79,34 @@ export async function deliverWebhook(ctx: DeliveryContext, request: FastifyReque
  * `X-GitHub-Delivery`) seen in the last 24 hours, the first delivery's answer instead; the key
  * is committed with the execution, so of two racing deliveries one starts and the other finds it.
  */
-async function runImmediate(ctx: DeliveryContext, request: FastifyRequest, reply: FastifyReply, endpoint: ResolvedEndpoint, start: Parameters<Engine['run']>[0]): Promise<FastifyReply> {
+async function runImmediate(ctx: DeliveryContext, request: FastifyRequest, reply: FastifyReply, endpoint: ResolvedEndpoint, start: Parameters<Engine['run']>[0], admission: AbortSignal): Promise<FastifyReply> {
   const key = idempotencyKey(request);
   const accepted = (executionId: string) => reply.code(202).header('x-execution-id', executionId).type('application/json').send({ ok: true, execution_id: executionId });
-  if (key === null) return accepted((await ctx.engine.run(start)).execution_id);
+  if (key === null) return accepted((await admit(ctx.engine.run(start, admission))).execution_id);
 
   const now = ctx.clock.now();
   const since = addMs(now, -IDEMPOTENCY_WINDOW_MS);
   const earlier = await findDelivery(ctx.db, endpoint.id, key, since);
   if (earlier) return accepted(earlier);
   try {
-    const started = await ctx.engine.run({
-      ...start,
-      alsoWrite: (trx, executionId) => insertDelivery(trx, { webhook_id: endpoint.id, idempotency_key: key, execution_id: executionId, created_at: now }, since),
-    });
+    const started = await admit(
+      ctx.engine.run({ ...start, alsoWrite: (trx, executionId) => insertDelivery(trx, { webhook_id: endpoint.id, idempotency_key: key, execution_id: executionId, created_at: now }, since) }, admission),
+    );
     return accepted(started.execution_id);
   } catch (error) {
+    if (error instanceof AppError) throw error;
     const winner = await findDelivery(ctx.db, endpoint.id, key, since);
     if (winner) return accepted(winner);
+    throw error;
+  }
+}
+
+/** The engine's answer, or 503 with Retry-After when it had no room in time (nothing was created). */
+async function admit<T>(started: Promise<T>): Promise<T> {
+  try {
+    return await started;
+  } catch (error) {
+    if (error instanceof EngineBusyError) throw new AppError('service_unavailable', 'the workflow engine is at capacity; retry later', undefined, { headers: { 'retry-after': '1' } });
     throw error;
   }
 }

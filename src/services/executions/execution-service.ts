@@ -3,7 +3,7 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError, notFound } from '../../errors/app-error.js';
 import { isUuid, newId } from '../../lib/ids.js';
 import type { Database } from '../../db/schema.js';
-import type { Engine } from '../../engine/engine.js';
+import { EngineBusyError, type Engine } from '../../engine/engine.js';
 import { NonRetriableError } from '../../engine/step-errors.js';
 import { findExecutionInWorkspace } from '../../engine/execution-store.js';
 import type { Graph } from '../../graph/graph-types.js';
@@ -12,6 +12,9 @@ import { WorkflowRepository, type WorkflowRow } from '../../store/workflow-repos
 import { FreshCache } from '../../lib/fresh-cache.js';
 import type { DataStamp } from '../../db/data-stamp.js';
 import type { Actor } from '../workflows/workflow-service.js';
+
+/** How long `/run` waits for room when the engine's queue is full (admission control) before 503. */
+const RUN_ADMISSION_TIMEOUT_MS = 30_000;
 
 /** Starting and cancelling executions, always inside the actor's workspace. */
 export class ExecutionService {
@@ -53,7 +56,12 @@ export class ExecutionService {
       // The engine reads the snapshot's graph only when it has not planned it yet.
       snapshotId = workflow.active_snapshot_id;
     }
-    return this.engine.run({ workspaceId: actor.workspaceId, workflowId: workflow.id, snapshotId, ...(graph ? { graph } : {}), userId: actor.userId, trigger });
+    try {
+      return await this.engine.run({ workspaceId: actor.workspaceId, workflowId: workflow.id, snapshotId, ...(graph ? { graph } : {}), userId: actor.userId, trigger }, AbortSignal.timeout(RUN_ADMISSION_TIMEOUT_MS));
+    } catch (error) {
+      if (error instanceof EngineBusyError) throw new AppError('service_unavailable', 'the workflow engine is at capacity; retry later', undefined, { headers: { 'retry-after': '1' } });
+      throw error;
+    }
   }
 
   /**
