@@ -1,16 +1,37 @@
 // Summarises a V8 .cpuprofile (from BENCH_CPU_PROF=1 npm run bench): self time by function and
 // by package/file, and total (inclusive) time of the app's own functions in dist/.
-// Usage: node bench/profile-summary.mjs <file.cpuprofile> [top=25]
+// Usage: node bench/profile-summary.mjs <file.cpuprofile> [top=25] [from-to]
+// `from-to` (seconds since the profile started, e.g. 15-22) keeps only the samples in that
+// window: a load phase without the set-up and drain around it. `timeline` instead of a window
+// prints how busy the thread was in each second, to find the phases.
 import fs from 'node:fs';
 
-const [file, topArg = '25'] = process.argv.slice(2);
-if (!file) throw new Error('usage: node bench/profile-summary.mjs <file.cpuprofile> [top]');
+const [file, topArg = '25', windowArg] = process.argv.slice(2);
+if (!file) throw new Error('usage: node bench/profile-summary.mjs <file.cpuprofile> [top] [from-to | timeline]');
 const profile = JSON.parse(fs.readFileSync(file, 'utf8'));
 const top = Number(topArg);
+const [fromS, toS] = windowArg && windowArg !== 'timeline' ? windowArg.split('-').map(Number) : [0, Infinity];
+const nodeById = new Map(profile.nodes.map((node) => [node.id, node]));
 
 // Self time per node: each sample names the node that was running; time deltas follow samples.
 const selfUs = new Map();
-profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+const busyBySecond = [];
+let elapsedUs = 0;
+profile.samples.forEach((id, i) => {
+  const delta = profile.timeDeltas[i] ?? 0;
+  elapsedUs += delta;
+  const second = Math.floor(elapsedUs / 1e6);
+  busyBySecond[second] ??= { busy: 0, all: 0 };
+  busyBySecond[second].all += delta;
+  if (nodeById.get(id)?.callFrame.functionName !== '(idle)') busyBySecond[second].busy += delta;
+  if (elapsedUs < fromS * 1e6 || elapsedUs >= toS * 1e6) return;
+  selfUs.set(id, (selfUs.get(id) ?? 0) + delta);
+});
+if (windowArg === 'timeline') {
+  console.log(`${file}: busy share per second`);
+  console.log(busyBySecond.map((b, s) => `${s}s ${b ? Math.round((b.busy / b.all) * 100) : 0}%`).join('  '));
+  process.exit(0);
+}
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 
 /** node_modules/<package> or dist/<folder>, else the file name or the V8 category. */
@@ -49,7 +70,7 @@ const print = (title, map) => {
     console.log(`${((us / total) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${key}`);
   }
 };
-console.log(`${file}: ${(total / 1000).toFixed(0)} ms sampled`);
+console.log(`${file}: ${(total / 1000).toFixed(0)} ms sampled${windowArg ? ` between ${fromS} s and ${toS} s` : ''}`);
 print('Self time by function', byFunction);
 print('Self time by package or file', byOwner);
 print('Total time (self + callees) of dist/ functions', inclusive);

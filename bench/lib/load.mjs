@@ -34,3 +34,33 @@ export async function measure({ label, url, headers, connections, duration, warm
     raw: { latency: result.latency, requests: result.requests, throughput: result.throughput, warmupRequestsPerSecond: warm?.requests.average ?? null },
   };
 }
+
+/**
+ * One autocannon run that never throws for the server's answers: where counting failures is the
+ * point (many connections), they are returned. `errorCodes` counts socket errors by code
+ * (ECONNRESET, EPIPE, ...) and timeouts; `expectBody` (a string) counts other answers as
+ * mismatches. autocannon reopens a connection the server closes without counting anything, so
+ * a caller that must know compares the server's own count of accepted connections.
+ */
+export async function load({ url, headers, connections, duration, method, body, expectBody }) {
+  const run = autocannon({ url, connections, duration, headers, ...(method ? { method } : {}), ...(body !== undefined ? { body } : {}), ...(expectBody !== undefined ? { expectBody } : {}) });
+  const errorCodes = {};
+  run.on('reqError', (error) => {
+    const code = error?.code ?? error?.message ?? 'unknown';
+    errorCodes[code] = (errorCodes[code] ?? 0) + 1;
+  });
+  const result = await run;
+  return {
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requests: result.requests.total,
+    answers2xx: result['2xx'],
+    ...failuresOf(result),
+    mismatches: result.mismatches,
+    resets: result.resets,
+    statusCodes: result.statusCodeStats,
+    errorCodes,
+    raw: { latency: result.latency, requests: result.requests },
+  };
+}

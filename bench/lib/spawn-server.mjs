@@ -9,9 +9,12 @@ const READY_TIMEOUT_MS = 180_000;
 /**
  * Starts `script` and resolves with what it announced (`port`, ...) and a `stop()`.
  * `profileDir` set: the child runs under `node --cpu-prof` and writes `<name>.cpuprofile` there.
+ * With `perThread`, Node's own names are kept instead (`CPU.<date>.<time>.<pid>.<thread>.<seq>`):
+ * every worker thread writes a profile too, and one fixed name would have them overwrite the
+ * main thread's.
  */
-export function spawnServer(script, args, { name, profileDir } = {}) {
-  const execArgv = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
+export function spawnServer(script, args, { name, profileDir, perThread = false } = {}) {
+  const execArgv = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`, ...(perThread ? [] : [`--cpu-prof-name=${name}.cpuprofile`])] : [];
   const child = fork(script, args, { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 
