@@ -66,6 +66,20 @@ describeEachDialect('execution engine', (dialect) => {
       expect(draft.workflow_snapshot_id).not.toBe(pinned.workflow_snapshot_id);
     });
 
+    it('commits pure steps together and everything before a step with effects first', async () => {
+      const graph = {
+        nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } }), node('b', 'set', { values: { b: 2 } }), node('c', 'set', { values: { c: 3 } }), node('call', 'http', { url: `${base}/flaky/effects/1` }), node('d', 'set', { values: { d: 4 } })],
+        edges: [edge('hook', 'a'), edge('a', 'b'), edge('b', 'c'), edge('c', 'call'), edge('call', 'd')],
+      };
+      const id = await workflowWith(t, 'Effects', graph);
+      await runToRest(t, id);
+      const before = t.deps.engine.batcher.commits;
+      const executionId = await runToRest(t, id);
+      // Creation; a, b and c before the request; the request and d with the final state.
+      expect(t.deps.engine.batcher.commits - before).toBe(3);
+      expect((await stepRows(t, executionId)).map((s) => [s.node_id, s.status])).toEqual([['hook', 'completed'], ['a', 'completed'], ['b', 'completed'], ['c', 'completed'], ['call', 'completed'], ['d', 'completed']]);
+    });
+
     it('commits a 3-step execution in at most 3 transactions', async () => {
       const id = await workflowWith(t, 'Three steps', { nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } }), node('b', 'set', { values: { b: 2 } })], edges: [edge('hook', 'a'), edge('a', 'b')] });
       await runToRest(t, id);

@@ -206,6 +206,19 @@ describeEachDialect('inbound webhooks', (dialect) => {
       expect((await executionRow(t, answer.headers['x-execution-id'] as string)).status).toBe('waiting');
     });
 
+    it('answers as soon as the respond step is committed, not when the steps after it end', async () => {
+      const hook = await webhookWorkflow(t, 'Early answer', { verification: { method: 'none' }, response_mode: 'respond_step' }, {
+        nodes: [node('reply', 'respond_to_webhook', { status: 200, body: 'early' }), node('slow', 'code', { code: 'const until = Date.now() + 1500; while (Date.now() < until) {} return 1;' })],
+        edges: [edge('hook', 'reply'), edge('reply', 'slow')],
+      });
+      const answer = await deliver(t, hook.path, { body: '{}' });
+      expect(answer.status).toBe(200);
+      expect(answer.body).toBe('early');
+      expect((await executionRow(t, answer.headers['x-execution-id'] as string)).status).not.toBe('completed');
+      await t.deps.engine.idle();
+      expect((await executionRow(t, answer.headers['x-execution-id'] as string)).status).toBe('completed');
+    });
+
     it('answers 504 when the run does not answer in time, and the run goes on', async () => {
       const hook = await webhookWorkflow(t, 'Slow', { verification: { method: 'none' }, response_mode: 'respond_step', timeout_ms: 100 }, {
         nodes: [node('pause', 'wait', { duration_ms: 60_000 }), node('reply', 'respond_to_webhook', { status: 200, body: 'late' })],

@@ -184,7 +184,7 @@ export class Engine {
     try {
       const plan = await this.plans.load(start.snapshotId, start.graph);
       if (start.observer) this.observers.set(identity.id, start.observer);
-      return await this.admit(identity, plan, rootRows(plan, identity, start.trigger, this.options.clock.now(), start.firedRoots), start.alsoWrite);
+      return await this.admit(identity, plan, rootRows(plan, identity, start.trigger, this.options.clock.now(), start.firedRoots), start.alsoWrite, start.observer !== undefined && start.alsoWrite === undefined);
     } catch (error) {
       this.observers.delete(identity.id);
       throw error;
@@ -261,23 +261,36 @@ export class Engine {
    * Commits a new execution with its first step rows, `running` when a slot is free (engine-wide
    * and for its workflow) and starts it, else `pending` for `runDue` to pick up in order.
    */
-  private async admit(identity: ExecutionIdentity, plan: GraphPlan, steps: StepRow[], alsoWrite?: StartRun['alsoWrite']): Promise<{ execution_id: string; status: ExecutionStatus }> {
+  private async admit(identity: ExecutionIdentity, plan: GraphPlan, steps: StepRow[], alsoWrite?: StartRun['alsoWrite'], early = false): Promise<{ execution_id: string; status: ExecutionStatus }> {
     const limit = plan.settings.concurrencyLimit;
     // The slot is taken before the commit is awaited, so concurrent admissions cannot overbook.
     const status = this.slots.canStart(identity.workflow_id, limit) ? 'running' : 'pending';
     if (status === 'running') this.slots.take(identity.workflow_id, limit);
     const row = newExecutionRow(identity, status, steps.length, this.options.clock.now());
+    const written = this.batcher.write(async (trx) => {
+      await insertExecution(trx, row, steps);
+      if (alsoWrite) await alsoWrite(trx, row.id);
+    });
+    // `early` (a caller waiting for the run's answer, not for its creation): the first step need
+    // not wait for this commit, since its own rows commit after it in any case (the batcher
+    // commits in order); if the insert fails, the run is stopped. Saves a commit's latency on a
+    // synchronous webhook.
+    const launchNow = status === 'running' && early;
+    if (launchNow) this.launch({ row, plan, steps }, {});
     try {
-      await this.batcher.write(async (trx) => {
-        await insertExecution(trx, row, steps);
-        if (alsoWrite) await alsoWrite(trx, row.id);
-      });
+      await written;
     } catch (error) {
-      if (status === 'running') this.slots.release(identity.workflow_id);
+      const flight = launchNow ? this.inFlight.get(row.id) : undefined;
+      if (flight) {
+        flight.cancelled = true;
+        flight.controller.abort();
+      } else if (status === 'running' && !launchNow) {
+        this.slots.release(identity.workflow_id);
+      }
       throw error;
     }
     if (status === 'running') {
-      this.launch({ row, plan, steps }, {});
+      if (!launchNow) this.launch({ row, plan, steps }, {});
     } else if (!this.queue.push({ row, plan, steps })) {
       this.mayHavePending = true;
       this.pendingEpoch += 1;

@@ -2,6 +2,7 @@ import type { Clock } from '../lib/clock.js';
 import { formatMicros, parseTimestampMicros } from '../lib/clock.js';
 import type { GraphNode } from '../graph/graph-types.js';
 import type { StepSettings } from '../steps/step-runtime.js';
+import { findStepDefinition } from '../steps/registry.js';
 import type { ExecutionRow, StepRow } from './execution-store.js';
 import { clearStepPayloads, insertStep, listEndedChildren, updateExecution, updateStep, wakeParent } from './execution-store.js';
 import type { ExpressionScope } from './expressions.js';
@@ -76,6 +77,10 @@ export type Outcome =
   | { type: 'cancelled' };
 
 type Write = { insert: StepRow } | { update: string; row: StepRow };
+
+function hasEffects(slug: string): boolean {
+  return findStepDefinition(slug)?.effects === true;
+}
 
 /** An execution's row is updated only while it has not ended: a cancel wins over a run still finishing. */
 const LIVE_STATUSES = ['pending', 'running', 'waiting'] as const;
@@ -185,10 +190,12 @@ export class ExecutionRun {
         return { status: 'failed', nodeId: '', error: { name: 'Error', code: 'stalled', message: 'no node can run and the graph is not finished', retryable: false, retry_after_ms: null } };
       }
 
-      // The previous step's result becomes durable before the next step starts (a crash then
-      // re-runs only the step in flight); the last step's row waits for the final state instead.
-      if ((this.pending.length > 0 || Object.keys(this.executionChanges).length > 0) && !(await this.persist())) return { status: 'cancelled' };
       const node = frame.plan.nodes.get(nodeId)!;
+      // Results are committed before a step with effects starts (a request, a child execution):
+      // a crash then re-runs only the step in flight. Pure steps (set, if, switch, code, …) run
+      // on without a commit of their own: after a crash they run again, which nobody can tell.
+      // A webhook -> code -> respond run thus commits twice instead of four times.
+      if (hasEffects(node.type) && (this.pending.length > 0 || Object.keys(this.executionChanges).length > 0) && !(await this.persist())) return { status: 'cancelled' };
       const resumed = frame.waiting.get(nodeId);
       frame.waiting.delete(nodeId);
       const attempt = resumed?.attempt ?? (frame.attempts.get(nodeId) ?? 0) + 1;
@@ -223,8 +230,14 @@ export class ExecutionRun {
             this.row(frame, { ...base, ...(outcome.rowId ? { id: outcome.rowId } : {}), status: 'completed', startedAt: began, finishedAt, durationMs: took, kind: outcome.kind, provider: outcome.provider ?? null, output: outcome.output, logs: outcome.logs ?? null, ports: outcome.ports, memoryBytes: outcome.memoryBytes ?? null, reductions: outcome.reductions ?? null, resumeAt: resumed?.resumeAt ?? null, awaitingExecutionId: resumed?.awaiting ?? null }),
             resumed?.stepId ?? undefined,
           );
-          // What a respond step answered goes on the execution, in the same commit.
-          if (node.type === 'respond_to_webhook') this.executionChanges.response = json(outcome.output);
+          // What a respond step answered goes on the execution and is committed now, without
+          // waiting: its caller is answered once that commit is durable, while the run goes on.
+          if (node.type === 'respond_to_webhook') {
+            this.executionChanges.response = json(outcome.output);
+            this.persist().catch(() => {
+              // The next write fails the same way and ends the run; the caller times out.
+            });
+          }
           continue;
         }
         case 'wait': {

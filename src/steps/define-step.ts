@@ -37,6 +37,13 @@ export interface StepDefinition {
   outputSchema: Record<string, unknown> | null;
   sortOrder: number;
   canvasVisible: boolean;
+  /**
+   * An attempt reaches outside the engine (a request, a child execution, a store write): the
+   * results before it are committed first, so a crash never repeats what it did on the strength
+   * of results that were lost. Steps without effects are pure functions of their inputs (code
+   * runs in a sandbox with no I/O), so running one again after a crash changes nothing.
+   */
+  effects?: boolean;
   /** Out ports that depend on the config (a switch has one per case); they replace `ports.out`. */
   outPorts?: (config: Record<string, unknown>) => string[];
   /** Config rules JSON Schema cannot state well; run once the schema has passed. */

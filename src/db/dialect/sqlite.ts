@@ -7,6 +7,7 @@ import type { DatabaseHandle, SqlDialect } from './dialect.js';
 import { TableWrites } from '../table-writes.js';
 import { SqliteBooleanPlugin } from './sqlite-boolean-plugin.js';
 import { cachingDatabase } from './sqlite-statement-cache.js';
+import { SAFETY_NET_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
 
 export const sqliteDialect: SqlDialect = {
   name: 'sqlite',
@@ -23,7 +24,7 @@ export const sqliteDialect: SqlDialect = {
  * in WAL mode is durable across process crashes (only an OS crash can lose the last commits),
  * which is the usual trade for an embedded service. `case_sensitive_like` makes LIKE behave as
  * on PostgreSQL; `sy_lower` lower-cases with JavaScript's full Unicode mapping because SQLite's
- * lower() only folds ASCII.
+ * lower() only folds ASCII. A file database's WAL is checkpointed by a thread of its own.
  */
 export function openSqlite(file: string): DatabaseHandle {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -33,6 +34,9 @@ export function openSqlite(file: string): DatabaseHandle {
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
   connection.pragma('case_sensitive_like = ON');
+  // Checkpoints happen on a thread of their own (sqlite-checkpointer.ts); this is the safety net.
+  const checkpointer = file === ':memory:' ? null : startCheckpointer(file);
+  if (checkpointer) connection.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`);
   connection.function('sy_lower', { deterministic: true }, (value: unknown) =>
     typeof value === 'string' ? value.toLowerCase() : value,
   );
@@ -44,6 +48,9 @@ export function openSqlite(file: string): DatabaseHandle {
     dialect: sqliteDialect,
     externalChanges: () => dataVersion.get() as number,
     writes,
-    close: () => db.destroy(),
+    close: async () => {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
   };
 }

@@ -46,4 +46,5 @@ The model's answer.`,
   outputSchema: null,
   sortOrder: 30,
   canvasVisible: true,
+  effects: true,
 });

@@ -48,4 +48,5 @@ is false.`,
   outputSchema: {},
   sortOrder: 50,
   canvasVisible: true,
+  effects: true,
 });

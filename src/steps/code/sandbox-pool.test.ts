@@ -97,6 +97,19 @@ describe('sandbox pool: workers', () => {
     expect(done).toEqual(['cancelled: cancelled', 'first', 'third: 42']);
   });
 
+  it('hands a worker its next run before the current one ends, so it goes on while the main thread is busy', async () => {
+    const first = run(busyFor(20));
+    const second = run('return Date.now();');
+    // Block the main thread well past the first run: the second starts in the worker meanwhile.
+    const blockedUntil = Date.now() + 400;
+    while (Date.now() < blockedUntil) {
+      // busy
+    }
+    const unblockedAt = Date.now();
+    await first;
+    expect((await second).output as number).toBeLessThan(unblockedAt);
+  });
+
   it('fails only the run of a crashed worker, and starts another for the run waiting behind it', async () => {
     const started = sandboxThreadsStarted();
     const doomed = failure('while (true) {}', { timeout_ms: 10_000 });

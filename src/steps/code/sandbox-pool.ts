@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import type { SandboxOptions, SandboxOutcome } from './sandbox.js';
 import type { RunRequest } from './sandbox-protocol.js';
-import { SandboxThread, stoppedOutcome } from './sandbox-thread.js';
+import { PIPELINE_DEPTH, SandboxThread, stoppedOutcome, type HandedRun } from './sandbox-thread.js';
 
 /**
  * The code step's runs go to a small pool of worker threads, so a busy loop in user code costs
@@ -81,31 +81,57 @@ export function runInSandboxPool(options: PooledSandboxOptions): Promise<Sandbox
   });
 }
 
-/** Hands waiting runs to free workers, starting workers up to the pool's size. */
+/**
+ * Hands waiting runs to workers: an idle worker first, then a new one (up to the pool's size),
+ * then one that can queue it behind its current run (PIPELINE_DEPTH).
+ */
 function dispatch(): void {
   while (queue.length > 0) {
-    const thread = threads.find((candidate) => !candidate.busy) ?? (threads.length < settings.size ? startThread() : undefined);
+    const thread = pickThread();
     if (thread === undefined) return;
     const waiting = queue.shift()!;
     waiting.options.signal.removeEventListener('abort', waiting.onAbort);
-    thread.run(waiting.request, waiting.options.signal, settings.graceMs).then(
-      ({ outcome, logs }) => {
-        for (const line of logs) if (waiting.options.onLog(line)) break;
-        waiting.resolve(outcome);
-        dispatch();
-      },
-      (error: Error) => {
-        waiting.reject(error);
-        dispatch();
-      },
-    );
+    thread.hand(handed(waiting));
   }
 }
 
+function pickThread(): SandboxThread | undefined {
+  let best: SandboxThread | undefined;
+  for (const thread of threads) if (thread.usable && (best === undefined || thread.load < best.load)) best = thread;
+  if (best !== undefined && best.load === 0) return best;
+  if (threads.length < settings.size) return startThread();
+  return best !== undefined && best.load < PIPELINE_DEPTH ? best : undefined;
+}
+
+/** The run as a worker holds it; its answer settles the waiting caller and makes room for the next. */
+function handed(waiting: Waiting): HandedRun {
+  return {
+    request: waiting.request,
+    graceMs: settings.graceMs,
+    signal: waiting.options.signal,
+    onAbort: () => {},
+    requeue: () => {
+      // Its worker died before starting it: back to the front of the queue, cancellable again there.
+      waiting.options.signal.addEventListener('abort', waiting.onAbort, { once: true });
+      queue.unshift(waiting);
+    },
+    resolve: ({ outcome, logs }) => {
+      for (const line of logs) if (waiting.options.onLog(line)) break;
+      waiting.resolve(outcome);
+      dispatch();
+    },
+    reject: (error) => {
+      waiting.reject(error);
+      dispatch();
+    },
+  };
+}
+
 function startThread(): SandboxThread {
-  const thread = new SandboxThread((gone) => {
+  const thread = new SandboxThread((gone, unstarted) => {
     threads.splice(threads.indexOf(gone), 1);
     modulesLoadedByGone += gone.modulesLoaded;
+    for (const run of unstarted.reverse()) run.requeue();
     // A replacement starts only when a run is waiting for it, like any other worker.
     dispatch();
   });
@@ -135,7 +161,7 @@ export function sandboxThreadsStarted(): number {
 
 /** For tests: terminates the busy workers from outside, as a crash would. */
 export async function crashBusySandboxThreads(): Promise<void> {
-  await Promise.all(threads.filter((thread) => thread.busy).map((thread) => thread.worker.terminate()));
+  await Promise.all(threads.filter((thread) => thread.load > 0).map((thread) => thread.worker.terminate()));
 }
 
 /**

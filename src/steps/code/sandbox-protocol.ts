@@ -23,10 +23,14 @@ export type WorkerMessage =
   | { type: 'done'; id: number; outcome: SandboxOutcome; logs: string[]; modulesLoaded: number }
   | { type: 'failed'; id: number; message: string; modulesLoaded: number };
 
+/** Cancel slots per worker: more than the runs it holds at once (see PIPELINE_DEPTH). */
+export const CANCEL_SLOTS = 8;
+
 export interface SandboxWorkerData {
   /**
-   * One Int32 holding the id of the run the pool wants stopped: the interrupt handler compares
-   * it with its own run's id, so a late store can never stop the next run.
+   * CANCEL_SLOTS Int32s holding the ids of runs the pool wants stopped, written round-robin: a
+   * run checks whether any slot names it (its interrupt handler, and the worker before it starts
+   * a queued run), so a late store can never stop another run.
    */
-  cancelledRun: SharedArrayBuffer;
+  cancelled: SharedArrayBuffer;
 }

@@ -1,8 +1,7 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { workerScript } from '../../lib/worker-script.js';
 import type { SandboxOutcome } from './sandbox.js';
-import type { RunRequest, SandboxWorkerData, WorkerMessage } from './sandbox-protocol.js';
+import { CANCEL_SLOTS, type RunRequest, type SandboxWorkerData, type WorkerMessage } from './sandbox-protocol.js';
 
 /** A finished run as the main thread sees it; lines go to run-code's LogCapture afterwards. */
 export interface ThreadResult {
@@ -12,12 +11,14 @@ export interface ThreadResult {
 
 type StopKind = 'timeout' | 'cancelled';
 
-interface InFlight {
+/** A run handed to this worker: executing (the first) or queued behind it in the worker. */
+export interface HandedRun {
   request: RunRequest;
+  /** Gives the run back to the pool's queue (its worker died before starting it). */
+  requeue: () => void;
   graceMs: number;
   signal: AbortSignal;
   onAbort: () => void;
-  watchdog: NodeJS.Timeout | undefined;
   resolve: (result: ThreadResult) => void;
   reject: (error: Error) => void;
 }
@@ -26,25 +27,39 @@ interface InFlight {
 export const stoppedOutcome = (kind: StopKind): SandboxOutcome => ({ interrupts: 0, ok: false, failure: { kind } });
 
 /**
- * One worker thread of the pool and the run it executes. The worker stops its own run at the
- * deadline or when the shared flag says so; the watchdog here is for a worker that stopped
- * answering (stuck in one long host call), which is then terminated and reported as gone.
+ * How many runs a worker holds at once: the one it executes and the next, queued in the worker.
+ * With one at a time the worker waited for the main thread to take each result before it got
+ * its next run, so under load it executed once per main-thread turn and sat 60-70% idle
+ * (webhook benchmark profile); a second run in hand lets it go straight on.
+ */
+export const PIPELINE_DEPTH = 2;
+
+/**
+ * One worker thread of the pool and the runs handed to it, oldest (executing) first. The
+ * worker stops its own run at the deadline or when the shared cancel slots name it; the
+ * watchdog here is for a worker that stopped answering (stuck in one long host call), which is
+ * then terminated and reported gone, handing back the runs it had not started.
  */
 export class SandboxThread {
   readonly worker: Worker;
   /** WASM modules the worker has loaded, as last reported. */
   modulesLoaded = 0;
-  private readonly cancelledRun = new Int32Array(new SharedArrayBuffer(4));
+  private readonly cancelled = new Int32Array(new SharedArrayBuffer(4 * CANCEL_SLOTS));
+  private nextCancelSlot = 0;
   private ready = false;
   private gone = false;
-  private current: InFlight | null = null;
+  private readonly runs: HandedRun[] = [];
+  private watchdog: NodeJS.Timeout | undefined;
   private exitError: Error | undefined;
 
-  /** `onGone` is called once, when the worker is no longer usable (crashed, terminated, closed). */
-  constructor(private readonly onGone: (thread: SandboxThread) => void) {
-    const { entry, options } = workerScript();
-    this.worker = new Worker(entry, { ...options, workerData: { cancelledRun: this.cancelledRun.buffer } satisfies SandboxWorkerData });
-    // Held only while a run is in flight (see run): an idle pool must never keep the process alive.
+  /**
+   * `onGone` is called once, when the worker is no longer usable (crashed, terminated, closed),
+   * with the runs it had queued but not started: the pool gives them to another worker.
+   */
+  constructor(private readonly onGone: (thread: SandboxThread, unstarted: HandedRun[]) => void) {
+    const { entry, options } = workerScript(import.meta.url, 'sandbox-worker');
+    this.worker = new Worker(entry, { ...options, workerData: { cancelled: this.cancelled.buffer } satisfies SandboxWorkerData });
+    // Held only while runs are in flight (see hand): an idle pool must never keep the process alive.
     this.worker.unref();
     this.worker.on('message', (message: WorkerMessage) => this.receive(message));
     // Comes just before 'exit' when the worker throws: its message says more than the exit code.
@@ -52,107 +67,111 @@ export class SandboxThread {
       this.exitError ??= error;
     });
     this.worker.on('exit', (code) => {
-      const cause = this.exitError?.message ?? `its worker thread exited with code ${code}`;
-      this.leave()?.reject(new Error(cause));
+      const head = this.runs[0];
+      this.leave();
+      head?.reject(new Error(this.exitError?.message ?? `its worker thread exited with code ${code}`));
     });
   }
 
-  get busy(): boolean {
-    return this.current !== null;
+  /** Runs handed to it and not answered yet. */
+  get load(): number {
+    return this.runs.length;
   }
 
-  /** `graceMs`: how long past its deadline or its cancel the run may go unanswered before the worker is given up. */
-  run(request: RunRequest, signal: AbortSignal, graceMs: number): Promise<ThreadResult> {
-    if (this.gone || this.current !== null) return Promise.reject(new Error('the sandbox worker is not free'));
-    return new Promise<ThreadResult>((resolve, reject) => {
-      const onAbort = () => {
-        // The store reaches the interrupt handler within about half a millisecond of busy code.
-        Atomics.store(this.cancelledRun, 0, request.id);
-        this.arm(graceMs, 'cancelled');
-      };
-      this.current = { request, graceMs, signal, onAbort, watchdog: undefined, resolve, reject };
+  get usable(): boolean {
+    return !this.gone;
+  }
+
+  /** Hands a run to the worker; it executes after the ones already handed. */
+  hand(run: HandedRun): void {
+    if (this.gone || this.runs.length >= PIPELINE_DEPTH) {
+      run.reject(new Error('the sandbox worker is not free'));
+      return;
+    }
+    run.onAbort = () => this.cancel(run);
+    run.signal.addEventListener('abort', run.onAbort, { once: true });
+    this.runs.push(run);
+    if (this.runs.length === 1) {
       this.worker.ref();
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.worker.postMessage(request);
       // A starting worker arms it on "ready" instead, so its startup (300+ ms under tsx) is not charged to the run.
-      if (this.ready) this.arm(request.timeoutMs + graceMs, 'timeout');
-    });
+      if (this.ready) this.arm(run.request.timeoutMs + run.graceMs, 'timeout');
+    }
+    this.worker.postMessage(run.request);
   }
 
-  /** Ends the worker; a run in flight fails with `reason` (host failure, so run-code says sandbox_failed). */
+  /** Ends the worker; runs in flight fail with `reason` (host failure, so run-code says sandbox_failed). */
   async close(reason: string): Promise<void> {
-    this.leave()?.reject(new Error(reason));
+    const runs = [...this.runs];
+    this.leave(false);
+    for (const run of runs) run.reject(new Error(reason));
     await this.worker.terminate();
+  }
+
+  private cancel(run: HandedRun): void {
+    // The executing run sees the slot from its interrupt handler within about half a
+    // millisecond of busy code; a queued one is skipped by the worker when its turn comes, and
+    // its caller is answered now (the worker's later answer for it matches no run and is dropped).
+    Atomics.store(this.cancelled, this.nextCancelSlot, run.request.id);
+    this.nextCancelSlot = (this.nextCancelSlot + 1) % CANCEL_SLOTS;
+    const index = this.runs.indexOf(run);
+    if (index === 0) {
+      this.arm(run.graceMs, 'cancelled');
+    } else if (index > 0) {
+      this.runs.splice(index, 1);
+      run.resolve({ outcome: stoppedOutcome('cancelled'), logs: [] });
+    }
   }
 
   private receive(message: WorkerMessage): void {
     this.modulesLoaded = message.modulesLoaded;
     if (message.type === 'ready') {
       this.ready = true;
-      const run = this.current;
-      if (run !== null && !run.signal.aborted) this.arm(run.request.timeoutMs + run.graceMs, 'timeout');
+      const head = this.runs[0];
+      if (head !== undefined && !head.signal.aborted) this.arm(head.request.timeoutMs + head.graceMs, 'timeout');
       return;
     }
-    const run = this.current;
-    if (run === null || run.request.id !== message.id) return;
-    this.finish();
-    if (message.type === 'done') run.resolve({ outcome: message.outcome, logs: message.logs });
-    else run.reject(new Error(message.message));
+    const head = this.runs[0];
+    if (head === undefined || head.request.id !== message.id) return;
+    this.finishHead();
+    if (message.type === 'done') head.resolve({ outcome: message.outcome, logs: message.logs });
+    else head.reject(new Error(message.message));
   }
 
-  /** (Re)starts the watchdog: if the worker has not answered when it fires, the worker is given up. */
+  /** (Re)starts the watchdog for the executing run: if the worker has not answered when it fires, the worker is given up. */
   private arm(delayMs: number, kind: StopKind): void {
-    const run = this.current;
-    if (run === null) return;
-    clearTimeout(run.watchdog);
-    run.watchdog = setTimeout(() => {
-      this.leave()?.resolve({ outcome: stoppedOutcome(kind), logs: [] });
+    clearTimeout(this.watchdog);
+    this.watchdog = setTimeout(() => {
+      const head = this.runs[0];
+      this.leave();
+      head?.resolve({ outcome: stoppedOutcome(kind), logs: [] });
       void this.worker.terminate();
     }, delayMs);
   }
 
-  /** Clears the run in flight and returns it, keeping the worker. */
-  private finish(): InFlight | null {
-    const run = this.current;
-    if (run === null) return null;
-    clearTimeout(run.watchdog);
-    run.signal.removeEventListener('abort', run.onAbort);
-    this.current = null;
-    if (!this.gone) this.worker.unref();
-    return run;
-  }
-
-  /** Marks the worker unusable (once) and hands back the run it leaves unfinished. */
-  private leave(): InFlight | null {
-    const run = this.finish();
-    if (!this.gone) {
-      this.gone = true;
-      this.onGone(this);
+  /** The executing run answered: the next one (already in the worker) starts now. */
+  private finishHead(): void {
+    clearTimeout(this.watchdog);
+    const head = this.runs.shift()!;
+    head.signal.removeEventListener('abort', head.onAbort);
+    const next = this.runs[0];
+    if (next === undefined) {
+      if (!this.gone) this.worker.unref();
+      return;
     }
-    return run;
+    if (next.signal.aborted) this.arm(next.graceMs, 'cancelled');
+    else this.arm(next.request.timeoutMs + next.graceMs, 'timeout');
   }
-}
 
-interface WorkerScript {
-  entry: URL | string;
-  options: { eval?: boolean; execArgv?: string[] };
-}
-
-let script: WorkerScript | undefined;
-
-/**
- * Built, the worker is `dist/steps/code/sandbox-worker.js` beside this file. From sources
- * (vitest, `npm run dev`) only the `.ts` exists, and a worker gets none of the parent's loader.
- * Node 20 also ignores loader hooks passed as `--import` in a worker's execArgv for its entry
- * and its imports (nodejs/node#47747), so a two-line entry registers tsx (a devDependency)
- * through its API first, then imports the worker. No execArgv: an inherited `--import tsx`
- * would register it twice on Nodes where it works.
- */
-function workerScript(): WorkerScript {
-  if (script !== undefined) return script;
-  const built = new URL('./sandbox-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(built))) return (script = { entry: built, options: {} });
-  const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
-  const source = JSON.stringify(new URL('./sandbox-worker.ts', import.meta.url).href);
-  return (script = { entry: `import(${tsx}).then(({ register }) => { register(); return import(${source}); });`, options: { eval: true, execArgv: [] } });
+  /**
+   * Marks the worker unusable (once), leaving the executing run to the caller and handing the
+   * runs it had not started back to the pool (`handBack` false: the caller fails them).
+   */
+  private leave(handBack = true): void {
+    clearTimeout(this.watchdog);
+    if (this.gone) return;
+    this.gone = true;
+    const [head, ...unstarted] = this.runs.splice(0);
+    for (const run of [head, ...unstarted]) if (run) run.signal.removeEventListener('abort', run.onAbort);
+    this.onGone(this, handBack ? unstarted : []);
+  }
 }

@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { runInSandbox } from './sandbox.js';
-import type { RunRequest, SandboxWorkerData, WorkerMessage } from './sandbox-protocol.js';
+import { CANCEL_SLOTS, type RunRequest, type SandboxWorkerData, type WorkerMessage } from './sandbox-protocol.js';
 import { currentSlot, sandboxModulesLoaded } from './wasm-module.js';
 
 /**
@@ -11,9 +11,28 @@ import { currentSlot, sandboxModulesLoaded } from './wasm-module.js';
 
 if (parentPort === null) throw new Error('sandbox-worker.ts runs only as a worker thread (see sandbox-pool.ts)');
 const port = parentPort;
-const cancelledRun = new Int32Array((workerData as SandboxWorkerData).cancelledRun);
+const cancelled = new Int32Array((workerData as SandboxWorkerData).cancelled);
 
-port.on('message', (request: RunRequest) => void run(request));
+/** Whether the pool asked for this run to stop (an atomic load per slot: a few ns each). */
+function isCancelled(id: number): boolean {
+  for (let slot = 0; slot < CANCEL_SLOTS; slot++) if (Atomics.load(cancelled, slot) === id) return true;
+  return false;
+}
+
+// Runs execute one at a time, in the order handed; the pool hands the next before this one ends
+// (sandbox-thread.ts PIPELINE_DEPTH), so the worker never waits for the main thread between runs.
+const queue: RunRequest[] = [];
+let running = false;
+port.on('message', (request: RunRequest) => {
+  queue.push(request);
+  if (!running) void drain();
+});
+
+async function drain(): Promise<void> {
+  running = true;
+  while (queue.length > 0) await run(queue.shift()!);
+  running = false;
+}
 
 // Loading the module now takes its 10-20 ms off the first run; "ready" starts the pool's watchdog.
 const announceReady = () => port.postMessage({ type: 'ready', modulesLoaded: sandboxModulesLoaded() } satisfies WorkerMessage);
@@ -22,6 +41,10 @@ currentSlot().module.then(announceReady, announceReady);
 async function run(request: RunRequest): Promise<void> {
   const logs = new LogBatch(request.maxLogLines, request.maxLogBytes);
   let reply: WorkerMessage;
+  if (isCancelled(request.id)) {
+    port.postMessage({ type: 'done', id: request.id, outcome: { interrupts: 0, ok: false, failure: { kind: 'cancelled' } }, logs: [], modulesLoaded: sandboxModulesLoaded() } satisfies WorkerMessage);
+    return;
+  }
   try {
     const outcome = await runInSandbox({
       code: request.code,
@@ -31,7 +54,7 @@ async function run(request: RunRequest): Promise<void> {
       // Read by the interrupt handler about twice a millisecond of busy code; an atomic load is a few ns.
       signal: {
         get aborted() {
-          return Atomics.load(cancelledRun, 0) === request.id;
+          return isCancelled(request.id);
         },
       },
       onLog: (line) => logs.add(line),

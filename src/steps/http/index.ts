@@ -61,4 +61,5 @@ the execution.`,
   },
   sortOrder: 20,
   canvasVisible: true,
+  effects: true,
 });

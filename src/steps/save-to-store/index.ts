@@ -33,4 +33,5 @@ row must satisfy the store's schema and the store's row cap applies, as for API 
   outputSchema: null,
   sortOrder: 70,
   canvasVisible: true,
+  effects: true,
 });
