@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { runInSandbox } from './sandbox.js';
+import { prepareSpare, runInSandbox } from './sandbox.js';
 import { CANCEL_SLOTS, type RunRequest, type SandboxWorkerData, type WorkerMessage } from './sandbox-protocol.js';
 import { currentSlot, sandboxModulesLoaded } from './wasm-module.js';
 
@@ -32,6 +32,10 @@ async function drain(): Promise<void> {
   running = true;
   while (queue.length > 0) await run(queue.shift()!);
   running = false;
+  // Idle: make the next run's context now (its reply has gone out already).
+  setImmediate(() => {
+    if (!running) void prepareSpare().catch(() => {});
+  });
 }
 
 // Loading the module now takes its 10-20 ms off the first run; "ready" starts the pool's watchdog.
