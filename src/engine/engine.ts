@@ -175,11 +175,11 @@ export class Engine {
 
   /**
    * Creates an execution (committed before returning) and starts it when capacity allows. When
-   * the queue of pending executions is full, waits for room first; `signal` ends that wait with
-   * EngineBusyError (nothing is created then).
+   * the queue of pending executions is full, waits for room first, at most `admissionTimeoutMs`
+   * (then EngineBusyError, and nothing is created).
    */
-  async run(start: StartRun, signal?: AbortSignal): Promise<{ execution_id: string; status: ExecutionStatus }> {
-    const waited = await this.roomToAdmit(signal);
+  async run(start: StartRun, admissionTimeoutMs?: number): Promise<{ execution_id: string; status: ExecutionStatus }> {
+    const waited = await this.roomToAdmit(admissionTimeoutMs);
     const identity = runIdentity(start);
     try {
       const plan = await this.plans.load(start.snapshotId, start.graph);
@@ -202,21 +202,21 @@ export class Engine {
   }
 
   /** Waits (oldest first) while the queue is full; true when it waited (it then holds one of `admittedWaiting`). */
-  private async roomToAdmit(signal?: AbortSignal): Promise<boolean> {
+  private async roomToAdmit(timeoutMs?: number): Promise<boolean> {
+    // The common case costs nothing: the timer exists only for a run that has to wait.
     if (this.queue.size < this.admissionLimit && this.roomWaiters.length === 0) return false;
-    if (signal?.aborted) throw new EngineBusyError();
+    if (timeoutMs !== undefined && timeoutMs <= 0) throw new EngineBusyError();
     await new Promise<void>((resolve, reject) => {
-      const onAbort = () => {
+      const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
         const index = this.roomWaiters.indexOf(admit);
         if (index !== -1) this.roomWaiters.splice(index, 1);
         reject(new EngineBusyError());
-      };
+      }, timeoutMs);
       const admit = () => {
-        signal?.removeEventListener('abort', onAbort);
+        clearTimeout(timer);
         resolve();
       };
       this.roomWaiters.push(admit);
-      signal?.addEventListener('abort', onAbort, { once: true });
     });
     return true;
   }

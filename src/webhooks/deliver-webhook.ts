@@ -56,7 +56,7 @@ export async function deliverWebhook(ctx: DeliveryContext, request: FastifyReque
   const start = { workspaceId: endpoint.workspaceId, workflowId: endpoint.workflowId, snapshotId: endpoint.snapshotId, userId: null, trigger: payload, firedRoots: [endpoint.nodeId] };
 
   // A full engine holds the delivery back (admission control) for at most the node's timeout.
-  const admission = AbortSignal.timeout(timeoutMs);
+  const admission = timeoutMs;
   if (mode === 'immediate') return runImmediate(ctx, request, reply, endpoint, start, admission);
 
   const waiter = waitFor(mode === 'respond_step');
@@ -79,7 +79,7 @@ export async function deliverWebhook(ctx: DeliveryContext, request: FastifyReque
  * `X-GitHub-Delivery`) seen in the last 24 hours, the first delivery's answer instead; the key
  * is committed with the execution, so of two racing deliveries one starts and the other finds it.
  */
-async function runImmediate(ctx: DeliveryContext, request: FastifyRequest, reply: FastifyReply, endpoint: ResolvedEndpoint, start: Parameters<Engine['run']>[0], admission: AbortSignal): Promise<FastifyReply> {
+async function runImmediate(ctx: DeliveryContext, request: FastifyRequest, reply: FastifyReply, endpoint: ResolvedEndpoint, start: Parameters<Engine['run']>[0], admission: number): Promise<FastifyReply> {
   const key = idempotencyKey(request);
   const accepted = (executionId: string) => reply.code(202).header('x-execution-id', executionId).type('application/json').send({ ok: true, execution_id: executionId });
   if (key === null) return accepted((await admit(ctx.engine.run(start, admission))).execution_id);

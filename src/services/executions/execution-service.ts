@@ -57,7 +57,7 @@ export class ExecutionService {
       snapshotId = workflow.active_snapshot_id;
     }
     try {
-      return await this.engine.run({ workspaceId: actor.workspaceId, workflowId: workflow.id, snapshotId, ...(graph ? { graph } : {}), userId: actor.userId, trigger }, AbortSignal.timeout(RUN_ADMISSION_TIMEOUT_MS));
+      return await this.engine.run({ workspaceId: actor.workspaceId, workflowId: workflow.id, snapshotId, ...(graph ? { graph } : {}), userId: actor.userId, trigger }, RUN_ADMISSION_TIMEOUT_MS);
     } catch (error) {
       if (error instanceof EngineBusyError) throw new AppError('service_unavailable', 'the workflow engine is at capacity; retry later', undefined, { headers: { 'retry-after': '1' } });
       throw error;
