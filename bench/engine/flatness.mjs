@@ -1,7 +1,6 @@
 // Benchmark 2: flatness. webhook -> 1,000 no-op steps. The overhead before step k is
 // started_at(k) - finished_at(k-1); the medians of steps 951-1,000 and 1-50, pooled over the
 // runs, are compared, so one slow commit does not decide.
-import { ApiError } from '../lib/api-client.mjs';
 import { chainGraph, chainStepId } from '../lib/engine-graphs.mjs';
 import { micros } from '../lib/engine-db.mjs';
 import { median } from '../lib/stats.mjs';
@@ -11,29 +10,15 @@ const STEPS = 1000;
 const EDGE = 50;
 const BLOCK = 100;
 
-/**
- * Activates the 1,001-node chain through the API; if PUT /graph refuses it as too large, the
- * bench child installs the same graph (normalised by the same code, in pieces) as the active
- * snapshot, so the engine is still measured. Returns how it was installed.
- */
+/** Pushes and activates the 1,001-node chain through the API (PUT /graph takes up to 2,000 nodes). */
 async function installChain(session, workflowId) {
-  const graph = chainGraph(STEPS);
-  try {
-    await session.api.putGraph(workflowId, graph);
-    await session.api.activate(workflowId);
-    return { via: 'api', refusal: null };
-  } catch (error) {
-    if (!(error instanceof ApiError) || error.status !== 422 || !error.codes.includes('graph_too_large')) throw error;
-    const detail = error.body.errors.map((e) => `${e.code}: ${e.detail}`).join('; ');
-    await session.api.bench('POST', '/bench/install-graph', { workflow_id: workflowId, graph });
-    return { via: 'bench-install', refusal: `422 ${detail}` };
-  }
+  await session.api.putGraph(workflowId, chainGraph(STEPS));
+  await session.api.activate(workflowId);
 }
 
 export async function measureFlatness(session, { runs, warmup, log }) {
   const workflowId = await session.api.createWorkflow(`bench: ${STEPS} no-op steps`);
-  const installed = await installChain(session, workflowId);
-  if (installed.refusal) log(`PUT /graph refused ${(STEPS + 1).toLocaleString('en-US')} nodes (${installed.refusal}); installed the snapshot through the bench child instead`);
+  await installChain(session, workflowId);
   for (let i = 0; i < warmup; i += 1) assertCompleted(await session.runToEnd(workflowId), 'flatness warm-up');
 
   const first = [];
@@ -89,16 +74,13 @@ export async function measureFlatness(session, { runs, warmup, log }) {
     measured: `${durationRatio.toFixed(2)}x (${us(median(lastDurations))} vs ${us(median(firstDurations))})`,
     verdict: 'INFO',
   });
-  if (installed.refusal) rows.push({ benchmark: `\`PUT /graph\` with ${(STEPS + 1).toLocaleString('en-US')} nodes`, goal: 'accepted', measured: `refused: ${installed.refusal}`, verdict: 'NOTE' });
   return {
     rows,
     details: [
-      installed.refusal
-        ? `PUT /graph refused the ${(STEPS + 1).toLocaleString('en-US')}-node graph (${installed.refusal}); the bench child normalised the same graph with the PUT /graph code in pieces and activated it directly (\`POST /bench/install-graph\`), and the runs went through \`POST /run\` as usual.`
-        : `The ${(STEPS + 1).toLocaleString('en-US')}-node graph was pushed with PUT /graph and activated through the API.`,
+      `The ${(STEPS + 1).toLocaleString('en-US')}-node graph was pushed with PUT /graph and activated through the API.`,
       `Median overhead before a step, per block of ${BLOCK} steps: ${blocks.map((block, i) => `${i * BLOCK + 1}-${(i + 1) * BLOCK}: ${us(median(block))}`).join(', ')}.`,
       `Per run (last/first ratio): ${perRun.map((r) => `${r.ratio.toFixed(2)}x`).join(', ')}; execution wall time ${perRun.map((r) => `${Math.round(r.wallMs)} ms`).join(', ')}.`,
     ],
-    raw: { steps: STEPS, runs, warmup, installedVia: installed.via, refusal: installed.refusal, firstMedianMs: firstMs, lastMedianMs: lastMs, ratio, stepDurationFirstMedianMs: median(firstDurations), stepDurationLastMedianMs: median(lastDurations), stepDurationRatio: durationRatio, perRun, blockMediansMs: blocks.map((block) => median(block)) },
+    raw: { steps: STEPS, runs, warmup, firstMedianMs: firstMs, lastMedianMs: lastMs, ratio, stepDurationFirstMedianMs: median(firstDurations), stepDurationLastMedianMs: median(lastDurations), stepDurationRatio: durationRatio, perRun, blockMediansMs: blocks.map((block) => median(block)) },
   };
 }

@@ -34,12 +34,10 @@ Raw numbers: [engine.json](engine.json).
   REST API with the bootstrap token (create workflow, \`PUT /graph\`, \`activate\`, \`POST /run\`) and
   reads the execution and step rows straight from the SQLite file, read-only. Server and parent share
   the machine's ${machine.cores} cores.
-- The child adds three routes outside \`/api/v1\`, for the benchmark only: \`GET /bench/state\` (the
+- The child adds routes outside \`/api/v1\`, for the benchmark only: \`GET /bench/state\` (the
   engine's group-commit counter \`engine.batcher.commits\`, a count of every SQLite commit in the
   process, and the server's clock), \`GET /bench/idle\` (answers once \`engine.idle()\` resolves, so a
-  sequential run is awaited without polling the server while it runs) and \`POST /bench/install-graph\`
-  (activates a graph above the \`PUT /graph\` node limit; used only when that limit refuses the 1,001-node
-  chain, and then said so in the table).
+  sequential run is awaited without polling the server while it runs).
 - The SQLite commit count wraps better-sqlite3's statement methods in the child: a COMMIT that ends a
   transaction, or a write statement run outside a transaction, counts one. It shows commits that do
   not go through the group-commit batcher.

@@ -2,13 +2,12 @@
 // wires it (config from an empty environment, buildDeps, first-start bootstrap, buildApp,
 // logger and the API and webhook rate limits off, embedded SQLite in a temporary data dir
 // removed on stop). Also used by the webhook benchmarks (bench/webhooks.mjs).
-// It adds three unauthenticated routes for the parent, outside /api/v1 and only in this child:
+// It adds unauthenticated routes for the parent, outside /api/v1 and only in this child:
 //   GET  /bench/state           group commits, SQLite commits (and how long they took), the
 //                               server's clock, TCP connections accepted so far
 //   GET  /bench/idle            answers once the engine has nothing in flight (no polling)
 //   GET  /bench/event-loop/start, /stop   the main thread's event-loop utilization and delay
 //                               between the two calls (off otherwise: its 1 ms timer costs)
-//   POST /bench/install-graph   activates a graph larger than PUT /graph accepts (see README)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,9 +15,6 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { loadConfig } from '../../dist/config.js';
 import { buildDeps } from '../../dist/deps.js';
 import { buildApp } from '../../dist/app.js';
-import { newId } from '../../dist/lib/ids.js';
-import { GRAPH_LIMITS, validateGraph } from '../../dist/graph/validate-graph.js';
-import { WorkflowRepository } from '../../dist/store/workflow-repository.js';
 import { announceReady, freePort } from '../lib/child-server.mjs';
 import { countSqliteCommits } from '../lib/sqlite-commit-counter.mjs';
 
@@ -37,39 +33,10 @@ const deps = await buildDeps(config, {
 });
 const first = await deps.identity.bootstrap();
 if (!first) throw new Error('bootstrap did not create the first token on a fresh data dir');
-const workspace = await deps.db.selectFrom('workspaces').select(['id', 'owner_user_id']).where('slug', '=', first.workspace).executeTakeFirstOrThrow();
 
 /** TCP connections the HTTP server accepted: a load generator that reconnects shows here. */
 let connections = 0;
 const state = () => ({ commits: deps.engine.batcher.commits, sqliteCommits: sqlite.commits, commitMs: { ...sqlite.commitMs }, now: deps.clock.now(), backgroundErrors, connections });
-
-/**
- * Normalises a graph with the same code as PUT /graph, in pieces small enough for its node
- * limit: nodes in chunks, then edges in chunks together with the nodes they join.
- */
-function normaliseLargeGraph(graph) {
-  const check = (part) => {
-    const result = validateGraph(part);
-    if (!result.ok) throw new Error(`invalid graph: ${JSON.stringify(result.violations.slice(0, 3))}`);
-    return result.graph;
-  };
-  const byId = new Map(graph.nodes.map((node) => [node.id, node]));
-  const nodes = [];
-  let settings;
-  for (let i = 0; i < graph.nodes.length; i += GRAPH_LIMITS.maxNodes) {
-    const part = check({ nodes: graph.nodes.slice(i, i + GRAPH_LIMITS.maxNodes), edges: [], ...(i === 0 && graph.settings ? { settings: graph.settings } : {}) });
-    nodes.push(...part.nodes);
-    if (i === 0) settings = part.settings;
-  }
-  const edges = [];
-  const perChunk = Math.floor(GRAPH_LIMITS.maxNodes / 2);
-  for (let i = 0; i < graph.edges.length; i += perChunk) {
-    const chunk = graph.edges.slice(i, i + perChunk);
-    const joined = [...new Set(chunk.flatMap((edge) => [edge.source, edge.target]))].map((id) => byId.get(id));
-    edges.push(...check({ nodes: joined, edges: chunk }).edges);
-  }
-  return settings === undefined ? { nodes, edges } : { nodes, edges, settings };
-}
 
 const app = await buildApp({ ...deps, config, logger: false });
 app.get('/bench/state', async () => state());
@@ -94,19 +61,6 @@ app.get('/bench/event-loop/stop', async () => {
 app.get('/bench/idle', async () => {
   await deps.engine.idle();
   return state();
-});
-// What POST /activate does (snapshot + active status in one transaction), minus the size limit.
-app.post('/bench/install-graph', async (request) => {
-  const { workflow_id: workflowId, graph } = request.body;
-  const normalised = normaliseLargeGraph(graph);
-  const snapshotId = newId();
-  const now = deps.clock.now();
-  await deps.db.transaction().execute(async (trx) => {
-    const repo = new WorkflowRepository(trx, workspace.id);
-    await repo.insertSnapshot({ id: snapshotId, workspace_id: workspace.id, workflow_id: workflowId, graph: JSON.stringify(normalised), created_by: workspace.owner_user_id, created_at: now, draft: false });
-    if (!(await repo.update(workflowId, { graph: JSON.stringify(normalised), status: 'active', active_snapshot_id: snapshotId, updated_at: now }))) throw new Error(`no workflow ${workflowId}`);
-  });
-  return { snapshot_id: snapshotId, nodes: normalised.nodes.length, edges: normalised.edges.length };
 });
 
 app.server.on('connection', () => {
