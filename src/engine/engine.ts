@@ -26,6 +26,9 @@ import { ParkedRuns, StartQueue, type ParkedRun, type QueuedStart } from './run-
 import { RunSlots } from './run-slots.js';
 import { NonRetriableError } from './step-errors.js';
 import { WriteBatcher } from './write-batcher.js';
+import { Admission, ADMISSION_QUEUE_LIMIT } from './admission.js';
+
+export { ADMISSION_QUEUE_LIMIT, EngineBusyError } from './admission.js';
 import { isTerminal } from './statuses.js';
 
 /**
@@ -36,23 +39,6 @@ export const MAX_CALL_DEPTH = 16;
 
 /** How long a run waiting only for children stays `running` in the database before `waiting` is written. */
 const DEFERRED_WAIT_MS = 20;
-
-/**
- * Admission control: past this many queued executions, new top-level runs wait for room before
- * they are created. Without it a flood of deliveries is all admitted (each costing a commit) and
- * starves the runs themselves: in the first webhook benchmark 2,200 deliveries/s were accepted
- * while 166 executions/s completed, leaving a backlog of 14,000. Waiting pushes back on senders
- * through answer latency instead; a caller that cannot wait gives up with its signal.
- */
-export const ADMISSION_QUEUE_LIMIT = 256;
-
-/** A run could not be admitted before its caller gave up (the engine is at capacity). */
-export class EngineBusyError extends Error {
-  constructor() {
-    super('the engine is at capacity: no room for a new execution in time');
-    this.name = 'EngineBusyError';
-  }
-}
 
 /** What a call_workflow step runs: the snapshot of the target workflow (the caller decides which). */
 export type CallTargetResolver = (request: { workspaceId: string; workflowId: string; parentSnapshotId: string }) => Promise<{ snapshotId: string; graph?: Graph }>;
@@ -119,14 +105,10 @@ export class Engine {
   private readonly plans: PlanCache;
   private readonly inFlight = new Map<string, InFlight>();
   private readonly observers = new Map<string, ExecutionObserver>();
-  /** Top-level runs waiting for room in the queue (admission control), oldest first. */
-  private readonly roomWaiters: (() => void)[] = [];
-  /** Waiting runs let in whose executions are not queued yet. */
-  private admittedWaiting = 0;
   private readonly queue = new StartQueue();
   private readonly parked = new ParkedRuns();
   private readonly slots: RunSlots;
-  private readonly admissionLimit: number;
+  private readonly admission: Admission;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   /**
@@ -145,7 +127,7 @@ export class Engine {
     this.batcher = new WriteBatcher(options.db);
     this.plans = new PlanCache(options.db);
     this.slots = new RunSlots(options.maxConcurrent ?? 64);
-    this.admissionLimit = options.admissionQueueLimit ?? ADMISSION_QUEUE_LIMIT;
+    this.admission = new Admission(options.admissionQueueLimit ?? ADMISSION_QUEUE_LIMIT, () => this.queue.size);
   }
 
   /** Resumes executions a previous process left running, and those already due. */
@@ -179,7 +161,7 @@ export class Engine {
    * (then EngineBusyError, and nothing is created).
    */
   async run(start: StartRun, admissionTimeoutMs?: number): Promise<{ execution_id: string; status: ExecutionStatus }> {
-    const waited = await this.roomToAdmit(admissionTimeoutMs);
+    const waited = await this.admission.enter(admissionTimeoutMs);
     const identity = runIdentity(start);
     try {
       const plan = await this.plans.load(start.snapshotId, start.graph);
@@ -189,44 +171,13 @@ export class Engine {
       this.observers.delete(identity.id);
       throw error;
     } finally {
-      if (waited) {
-        this.admittedWaiting -= 1;
-        this.admitWaiting();
-      }
+      if (waited) this.admission.done();
     }
   }
 
   /** The plan of a snapshot (cached): a webhook delivery reads its node's config from it. */
   planOf(snapshotId: string): Promise<GraphPlan> {
     return this.plans.load(snapshotId);
-  }
-
-  /** Waits (oldest first) while the queue is full; true when it waited (it then holds one of `admittedWaiting`). */
-  private async roomToAdmit(timeoutMs?: number): Promise<boolean> {
-    // The common case costs nothing: the timer exists only for a run that has to wait.
-    if (this.queue.size < this.admissionLimit && this.roomWaiters.length === 0) return false;
-    if (timeoutMs !== undefined && timeoutMs <= 0) throw new EngineBusyError();
-    await new Promise<void>((resolve, reject) => {
-      const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
-        const index = this.roomWaiters.indexOf(admit);
-        if (index !== -1) this.roomWaiters.splice(index, 1);
-        reject(new EngineBusyError());
-      }, timeoutMs);
-      const admit = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      this.roomWaiters.push(admit);
-    });
-    return true;
-  }
-
-  /** Each queued execution that starts makes room for one waiting run, oldest first. */
-  private admitWaiting(): void {
-    while (this.roomWaiters.length > 0 && this.queue.size < this.admissionLimit - this.admittedWaiting) {
-      this.admittedWaiting += 1;
-      this.roomWaiters.shift()!();
-    }
   }
 
   /** Stops telling an observer (its HTTP caller gave up waiting); the run goes on. */
@@ -436,7 +387,7 @@ export class Engine {
       const now = this.options.clock.now();
       this.launch(entry, { status: 'running', run_at: null, updated_at: now, started_at: now });
     }
-    this.admitWaiting();
+    this.admission.release();
   }
 
   private async advance(row: ExecutionRow, plan: GraphPlan, run: ExecutionRun, root: FrameState, flight: InFlight, opening: Partial<ExecutionRow>, lazy = false): Promise<void> {
