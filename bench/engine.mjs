@@ -12,6 +12,7 @@ import { measureStepOverhead } from './engine/step-overhead.mjs';
 import { measureFlatness } from './engine/flatness.mjs';
 import { measureCommits } from './engine/commits.mjs';
 import { measureCallWorkflow } from './engine/call-workflow.mjs';
+import { createSections } from './lib/sections.mjs';
 import { measureThroughput } from './engine/throughput.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -41,25 +42,11 @@ const settings = {
   callRuns: 200,
   callWarmup: 20,
 };
-/** BENCH_ONLY=1,5: run only those benchmarks (for a profile of one; results are then not written). */
-const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map(Number)) : null;
+const bench = createSections();
 const machine = machineFacts();
 const log = (line) => console.log(line);
 
-const sections = [];
-let failed = false;
-/** Runs one benchmark; an error becomes an ERROR row (and a failed command) instead of ending the others. */
-async function section(number, title, measureIt) {
-  if (ONLY && !ONLY.has(number)) return;
-  console.log(`\n${number}. ${title}`);
-  try {
-    sections.push({ number, title, ...(await measureIt()) });
-  } catch (error) {
-    failed = true;
-    console.error(`ERROR in ${title}:`, error);
-    sections.push({ number, title, rows: [{ benchmark: title, goal: '', measured: `error: ${error.message}`, verdict: 'ERROR' }], details: [`Error: ${error.message}`], raw: { error: String(error.stack ?? error) } });
-  }
-}
+const { section, sections } = bench;
 
 const server = await spawnServer(path.join(here, 'servers', 'engine-server.mjs'), [], { name: 'engine', profileDir: PROFILE_DIR });
 const session = engineSession(server);
@@ -71,7 +58,7 @@ try {
   await section(5, 'Throughput', () => measureThroughput(session, { rounds: settings.rounds, warmup: settings.warmupSeconds, duration: settings.durationSeconds, connections: settings.connections, log }));
   const { backgroundErrors } = await session.state();
   if (backgroundErrors > 0) {
-    failed = true;
+    bench.failed = true;
     console.error(`ERROR: the engine reported ${backgroundErrors} background errors (see above)`);
   }
 } finally {
@@ -85,7 +72,7 @@ const rows = sections.flatMap((s) => (s.number === 3 && throughput?.commitsRow ?
 console.log('');
 for (const row of rows) console.log(`${row.verdict.padEnd(7)} ${row.benchmark ? `${row.benchmark}: ` : ''}${row.goal ? `${row.goal} ` : ''}(measured ${row.measured})`);
 
-if (PROFILE_DIR || ONLY) {
+if (PROFILE_DIR || bench.only) {
   // A profiled server is slower, and a partial run is not the whole report: keep both out of the results.
   if (PROFILE_DIR) console.log(`\nCPU profile in ${path.relative(process.cwd(), PROFILE_DIR)}/engine.cpuprofile (summarise: node bench/profile-summary.mjs <file>)`);
   console.log('Results not written (BENCH_CPU_PROF or BENCH_ONLY set).');
@@ -94,4 +81,4 @@ if (PROFILE_DIR || ONLY) {
   const written = writeEngineReport(path.join(here, 'results'), report);
   console.log(`\nWrote ${written.map((file) => path.relative(process.cwd(), file)).join(' and ')}`);
 }
-if (failed) process.exitCode = 1;
+if (bench.failed) process.exitCode = 1;

@@ -15,6 +15,7 @@ import { engineSession } from './engine/session.mjs';
 import { webhookTarget } from './webhooks/targets.mjs';
 import { measureImmediateThroughput, RAMP_SECONDS } from './webhooks/immediate-throughput.mjs';
 import { measureSyncLatency } from './webhooks/sync-latency.mjs';
+import { createSections } from './lib/sections.mjs';
 import { measureManyConnections } from './webhooks/many-connections.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -79,25 +80,11 @@ const settings = {
   deliveryBody: DELIVERY_BODY,
   respondStepAnswer: RESPOND_STEP_ANSWER,
 };
-/** BENCH_ONLY=2,3: run only those benchmarks (for a profile of one; results are then not written). */
-const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map(Number)) : null;
+const bench = createSections();
 const machine = machineFacts();
 const log = (line) => console.log(line);
 
-const sections = [];
-let failed = false;
-/** Runs one benchmark; an error becomes an ERROR row (and a failed command) instead of ending the others. */
-async function section(number, title, measureIt) {
-  if (ONLY && !ONLY.has(number)) return;
-  console.log(`\n${number}. ${title}`);
-  try {
-    sections.push({ number, title, ...(await measureIt()) });
-  } catch (error) {
-    failed = true;
-    console.error(`ERROR in ${title}:`, error);
-    sections.push({ number, title, rows: [{ benchmark: title, goal: '', measured: `error: ${error.message}`, verdict: 'ERROR' }], details: [`Error: ${error.message}`], raw: { error: String(error.stack ?? error) } });
-  }
-}
+const { section, sections } = bench;
 
 const { rounds, warmupSeconds: warmup, durationSeconds: duration, connections } = settings;
 const servers = [];
@@ -123,7 +110,7 @@ try {
   await section(3, '200 concurrent connections, respond_step', () => measureManyConnections(session, respondStep, { rounds, warmup, duration, log }));
   const { backgroundErrors } = await session.state();
   if (backgroundErrors > 0) {
-    failed = true;
+    bench.failed = true;
     console.error(`ERROR: the engine reported ${backgroundErrors} background errors (see above)`);
   }
 } finally {
@@ -135,7 +122,7 @@ const rows = sections.flatMap((s) => s.rows);
 console.log('');
 for (const row of rows) console.log(`${row.verdict.padEnd(7)} ${row.benchmark ? `${row.benchmark}: ` : ''}${row.goal ? `${row.goal} ` : ''}(measured ${row.measured})`);
 
-if (PROFILE_DIR || ONLY) {
+if (PROFILE_DIR || bench.only) {
   // A profiled server is slower, and a partial run is not the whole report: keep both out of the
   // results, but show the details the report would have held.
   for (const s of sections) console.log(`\n${s.number}. ${s.title}\n${s.details.map((line) => `- ${line}`).join('\n')}`);
@@ -146,4 +133,4 @@ if (PROFILE_DIR || ONLY) {
   const written = writeWebhooksReport(path.join(here, 'results'), report);
   console.log(`\nWrote ${written.map((file) => path.relative(process.cwd(), file)).join(' and ')}`);
 }
-if (failed) process.exitCode = 1;
+if (bench.failed) process.exitCode = 1;
