@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_CALL_DEPTH } from '../src/engine/engine.js';
+import { Engine, MAX_CALL_DEPTH } from '../src/engine/engine.js';
 import { describeEachDialect } from './support/dialects.js';
 import { edge, executionRow, node, runToRest, stepRows, workflowWith } from './support/engine-helpers.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
@@ -113,6 +113,26 @@ describeEachDialect('call_workflow step', (dialect) => {
       expect((await executionRow(t, executionId)).status).toBe('completed');
       const again = await childrenOf(executionId);
       expect(again.map((c) => [c.id, c.status, c.triggered_by_step_id])).toEqual([[child!.id, 'completed', call.id]]);
+    });
+  });
+
+  describe('capacity', () => {
+    it('resumes a parent whose child ended while the engine had no free slot', async () => {
+      const engine = new Engine({ db: t.deps.db, clock: t.clock, settings: { httpAllow: [] }, maxConcurrent: 1, timers: false, resolveCallTarget: (request) => t.deps.executions.resolveCallTarget(request) });
+      const parentId = await workflowWith(t, 'One slot parent', parentGraph({ workflow_id: childId, input: { n: 4 } }), { activate: true });
+      const snapshot = (await t.deps.db.selectFrom('workflows').select('active_snapshot_id').where('id', '=', parentId).executeTakeFirstOrThrow()).active_snapshot_id!;
+      const started = await engine.run({ workspaceId: t.workspaces.main, workflowId: parentId, snapshotId: snapshot, userId: null, trigger: { method: 'RUN', headers: {}, query: {}, body: null } });
+      const done = (async () => {
+        for (let i = 0; i < 200; i++) {
+          if ((await executionRow(t, started.execution_id)).status === 'completed') return true;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        return false;
+      })();
+      // No idle(): it would write deferred waits, the path this test must do without.
+      expect(await done).toBe(true);
+      expect(JSON.parse((await executionRow(t, started.execution_id)).output!)).toEqual({ got: { doubled: 8, method: 'CALL' } });
+      await engine.stop();
     });
   });
 

@@ -107,6 +107,8 @@ export class Engine {
   private readonly observers = new Map<string, ExecutionObserver>();
   private readonly queue = new StartQueue();
   private readonly parked = new ParkedRuns();
+  /** Parked runs due to resume (a child ended) that found no free slot. */
+  private readonly resumeWhenFree = new Set<string>();
   private readonly slots: RunSlots;
   private readonly admission: Admission;
   private timer: NodeJS.Timeout | null = null;
@@ -146,6 +148,7 @@ export class Engine {
   async stop(): Promise<void> {
     this.stopped = true;
     this.queue.clear();
+    this.resumeWhenFree.clear();
     // Waits not written yet are written now, so the database says what these runs wait for.
     await Promise.allSettled(this.parked.drain().filter((p) => p.deferred).map((p) => p.run.commitWait(p.root)));
     if (this.timer) clearTimeout(this.timer);
@@ -372,6 +375,11 @@ export class Engine {
         this.slots.release(row.workflow_id);
         if (this.stopped) return;
         if (flight.wakeAgain) this.resumeParked(row.id);
+        // Parked runs that became due while no slot was free go before queued starts.
+        for (const id of [...this.resumeWhenFree]) {
+          this.resumeWhenFree.delete(id);
+          this.resumeParked(id);
+        }
         this.startQueued();
         // A slot is free: look for pending executions the queue does not hold, if any may exist.
         if (this.mayHavePending) void this.runDue().catch((error: unknown) => this.options.onError?.(error, row.id));
@@ -450,7 +458,10 @@ export class Engine {
     this.wake(parentId);
   }
 
-  /** Resumes a parked run now if a slot is free; else the due pass finds it (its row is due). */
+  /**
+   * Resumes a parked run now if a slot is free; else it waits for one in `resumeWhenFree` (its
+   * row may not be due in the database yet: a deferred wait is still `running` there).
+   */
   private resumeParked(id: string): void {
     const parked = this.parked.get(id);
     if (!parked) {
@@ -459,9 +470,10 @@ export class Engine {
     }
     if (this.inFlight.has(id)) return;
     if (!this.slots.canStart(parked.row.workflow_id, parked.plan.settings.concurrencyLimit)) {
-      this.mayHavePending = true;
+      this.resumeWhenFree.add(id);
       return;
     }
+    this.resumeWhenFree.delete(id);
     this.slots.take(parked.row.workflow_id, parked.plan.settings.concurrencyLimit);
     this.dispatch(parked.row, parked.plan);
   }
