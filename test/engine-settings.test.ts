@@ -101,6 +101,30 @@ describeEachDialect('workflow settings', (dialect) => {
     });
   });
 
+  describe('queued starts', () => {
+    it('shows a queued execution running as soon as it starts, even while its first step is a long pure one', async () => {
+      const engine = new Engine({ db: t.deps.db, clock: t.clock, settings: { httpAllow: ['127.0.0.1'] }, maxConcurrent: 1, timers: false });
+      const blocker = await workflowWith(t, 'Blocker', { nodes: [node('hook', 'webhook'), node('call', 'http', { url: `${base}/gate` })], edges: [edge('hook', 'call')] }, { activate: true });
+      const slow = await workflowWith(t, 'Long pure step', { nodes: [node('hook', 'webhook'), node('spin', 'code', { code: 'const until = Date.now() + 1500; while (Date.now() < until) {} return 1;' })], edges: [edge('hook', 'spin')] }, { activate: true });
+      const snapshotOf = async (id: string) => (await t.deps.db.selectFrom('workflows').select('active_snapshot_id').where('id', '=', id).executeTakeFirstOrThrow()).active_snapshot_id!;
+      const start = async (id: string) => engine.run({ workspaceId: t.workspaces.main, workflowId: id, snapshotId: await snapshotOf(id), userId: null, trigger: null });
+      await start(blocker);
+      const queued = await start(slow);
+      expect(queued.status).toBe('pending');
+      await until(() => held.length === 1);
+      openGate();
+      let seen = '';
+      for (let i = 0; i < 100 && seen !== 'running'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        seen = (await executionRow(t, queued.execution_id)).status;
+      }
+      expect(seen).toBe('running');
+      await engine.idle();
+      expect((await executionRow(t, queued.execution_id)).status).toBe('completed');
+      await engine.stop();
+    });
+  });
+
   describe('save_step_payloads: false', () => {
     const graph = (extra: ReturnType<typeof node>[] = [], extraEdges: ReturnType<typeof edge>[] = []) => ({
       nodes: [node('hook', 'webhook'), node('shape', 'code', { code: 'console.log("secret", input.body.card); return { last4: input.body.card.slice(-4) };' }), ...extra],

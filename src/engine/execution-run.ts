@@ -105,6 +105,8 @@ export class ExecutionRun {
   /** Awaited children that have ended, by execution id (read from the database, or handed over in process). */
   readonly children = new Map<string, ChildResult>();
   private control: RunControl = { signal: new AbortController().signal, cancelled: () => true };
+  /** A write found the execution ended (cancelled elsewhere): nothing more runs. */
+  private ended = false;
 
   constructor(
     readonly deps: RunDeps,
@@ -122,13 +124,27 @@ export class ExecutionRun {
    * row (a pending or waiting execution becoming `running`). Loaded from the database, they are
    * committed before any step runs, and if that commit finds the execution ended (cancelled
    * meanwhile), nothing runs. Held in this process (`lazy`: a queued or parked run, which a
-   * cancel removes before it can start), they ride along with the first commit the run makes
-   * anyway, saving a commit on the way in: the call_workflow benchmark's parent resumes this way.
+   * cancel removes before it can start), they are committed alongside the first step instead
+   * of before it, saving a commit's wait on the way in: the call_workflow benchmark's parent
+   * resumes this way, its opening joining its child's final commit.
    */
   async advance(root: FrameState, control: RunControl, opening: Partial<ExecutionRow> = {}, lazy = false, deferWait = false): Promise<RunEnd> {
     this.control = control;
+    this.ended = false;
     if (lazy) {
+      // Committed without holding the first step back (it would wait a commit otherwise); a
+      // commit that finds the execution ended (cancelled by another process) stops the run.
       this.openingChanges = opening;
+      if (Object.keys(opening).length > 0) {
+        this.persist().then(
+          (current) => {
+            if (!current) this.ended = true;
+          },
+          () => {
+            // The next write fails the same way and ends the run.
+          },
+        );
+      }
     } else {
       this.executionChanges = { ...this.executionChanges, ...opening };
       if (Object.keys(opening).length > 0 && !(await this.persist())) return { status: 'cancelled' };
@@ -179,7 +195,7 @@ export class ExecutionRun {
     const { clock } = this.deps;
     const { flow } = frame;
     while (true) {
-      if (this.control.cancelled()) return { status: 'cancelled' };
+      if (this.control.cancelled() || this.ended) return { status: 'cancelled' };
       const now = clock.now();
       for (const nodeId of flow.drainSkipped()) this.record(this.row(frame, { nodeId, status: 'skipped', attempt: 1, startedAt: null, finishedAt: null, durationMs: null, kind: frame.plan.nodes.get(nodeId)!.type, now }));
       // Waiting nodes that are due run now, ahead of newly ready ones.
