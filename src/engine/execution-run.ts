@@ -82,6 +82,9 @@ function hasEffects(slug: string): boolean {
   return findStepDefinition(slug)?.effects === true;
 }
 
+/** How long a queued or parked run may run before its `running` status is committed on its own. */
+const OPENING_DELAY_MS = 20;
+
 /** An execution's row is updated only while it has not ended: a cancel wins over a run still finishing. */
 const LIVE_STATUSES = ['pending', 'running', 'waiting'] as const;
 
@@ -124,26 +127,32 @@ export class ExecutionRun {
    * row (a pending or waiting execution becoming `running`). Loaded from the database, they are
    * committed before any step runs, and if that commit finds the execution ended (cancelled
    * meanwhile), nothing runs. Held in this process (`lazy`: a queued or parked run, which a
-   * cancel removes before it can start), they are committed alongside the first step instead
-   * of before it, saving a commit's wait on the way in: the call_workflow benchmark's parent
-   * resumes this way, its opening joining its child's final commit.
+   * cancel removes before it can start), they are committed with the run's next commit (or
+   * after a short delay) instead of before its first step, saving a commit's wait on the way
+   * in: the call_workflow benchmark's parent resumes this way.
    */
   async advance(root: FrameState, control: RunControl, opening: Partial<ExecutionRow> = {}, lazy = false, deferWait = false): Promise<RunEnd> {
     this.control = control;
     this.ended = false;
     if (lazy) {
-      // Committed without holding the first step back (it would wait a commit otherwise); a
-      // commit that finds the execution ended (cancelled by another process) stops the run.
+      // Not before the first step (it would wait a commit): with the run's next commit, or after
+      // OPENING_DELAY_MS if none came by then (a long pure step), so the status never lags far.
+      // Short runs, most of them, pay nothing. A commit that finds the execution ended
+      // (cancelled by another process) stops the run.
       this.openingChanges = opening;
       if (Object.keys(opening).length > 0) {
-        this.persist().then(
-          (current) => {
-            if (!current) this.ended = true;
-          },
-          () => {
-            // The next write fails the same way and ends the run.
-          },
-        );
+        const timer = setTimeout(() => {
+          if (Object.keys(this.openingChanges).length === 0) return;
+          this.persist().then(
+            (current) => {
+              if (!current) this.ended = true;
+            },
+            () => {
+              // The next write fails the same way and ends the run.
+            },
+          );
+        }, OPENING_DELAY_MS);
+        timer.unref?.();
       }
     } else {
       this.executionChanges = { ...this.executionChanges, ...opening };
