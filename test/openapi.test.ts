@@ -62,6 +62,12 @@ describeEachDialect('OpenAPI document', (dialect) => {
     expect(steps.tags).toEqual(['Executions']);
     expect(steps.responses['200'].content['application/vnd.api+json'].schema.properties.data.items.properties.attributes.properties).toHaveProperty('logs');
     expect(doc.paths['/api/v1/executions/{id}'].get.responses['404'].content).toHaveProperty(['application/vnd.api+json']);
+    // The webhook routes: rotation and capture (API), and the inbound endpoint (no API token).
+    expect(doc.paths['/api/v1/workflows/{id}/webhooks/{node_id}/rotate'].post.responses['200'].content).toHaveProperty(['application/json']);
+    expect(Object.keys(doc.paths['/api/v1/workflows/{id}/webhooks/{node_id}/capture'])).toEqual(expect.arrayContaining(['get', 'post']));
+    const inbound = doc.paths['/webhooks/{webhook_id}'].post;
+    expect(inbound.security).toEqual([]);
+    expect(Object.keys(inbound.responses)).toEqual(expect.arrayContaining(['202', '401', '404', '504']));
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 

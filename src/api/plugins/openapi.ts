@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { JSONAPI_MEDIA_TYPE } from './error-document.js';
+import { WEBHOOK_ERROR_SCHEMA, WEBHOOK_PATH_ITEM } from './openapi-webhooks.js';
 
 type Schema = Record<string, unknown>;
 
@@ -47,7 +48,10 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
           'JSON:API interface of Switchyard. Every /api/v1 call needs `Authorization: Bearer <token>`; request bodies are `application/vnd.api+json`. Action routes (PUT /graph, /run) answer plain JSON. Errors are JSON:API error documents.',
       },
       servers: [{ url: baseUrl }],
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API token (sy_…) pinned to one workspace, scope read or build' } } },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API token (sy_…) pinned to one workspace, scope read or build' } },
+        schemas: { WebhookError: WEBHOOK_ERROR_SCHEMA },
+      },
       security: [{ bearer: [] }],
       tags: [
         { name: 'Token' },
@@ -55,8 +59,15 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
         { name: 'Folders' },
         { name: 'Executions' },
         { name: 'Step templates' },
+        { name: 'Webhooks', description: 'webhook endpoint actions of the API: bearer rotation, sample capture' },
+        { name: 'Inbound webhooks', description: 'the endpoints senders deliver to (docs/webhooks.md)' },
         { name: 'Health' },
       ],
+    },
+    transformObject: (document) => {
+      if (!('openapiObject' in document)) return document.swaggerObject;
+      const { openapiObject } = document;
+      return { ...openapiObject, paths: { ...openapiObject.paths, '/webhooks/{webhook_id}': WEBHOOK_PATH_ITEM } } as typeof openapiObject;
     },
     transform: ({ schema, url, route }) => ({ schema: declareMediaTypes(schema as Schema, url, route.config?.plainJson === true) as never, url }),
   });
