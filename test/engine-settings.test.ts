@@ -101,6 +101,32 @@ describeEachDialect('workflow settings', (dialect) => {
     });
   });
 
+  describe('recovery under limits', () => {
+    it('resumes a run left running at once and starts the pending ones as slots free, oldest first', async () => {
+      const gated = await workflowWith(t, 'Recover in order', { nodes: [node('hook', 'webhook'), node('call', 'http', { url: `${base}/gate` })], edges: [edge('hook', 'call')] }, { activate: true });
+      const snapshot = (await t.deps.db.selectFrom('workflows').select('active_snapshot_id').where('id', '=', gated).executeTakeFirstOrThrow()).active_snapshot_id!;
+      const first = new Engine({ db: t.deps.db, clock: t.clock, settings: { httpAllow: ['127.0.0.1'] }, maxConcurrent: 1, timers: false });
+      const runs = [];
+      for (let n = 1; n <= 3; n++) runs.push(await first.run({ workspaceId: t.workspaces.main, workflowId: gated, snapshotId: snapshot, userId: null, trigger: n }));
+      expect(runs.map((r) => r.status)).toEqual(['running', 'pending', 'pending']);
+      await until(() => held.length === 1);
+      // The process stops with one run in flight (its row stays running) and two pending.
+      await first.stop();
+      held = [];
+      const second = new Engine({ db: t.deps.db, clock: t.clock, settings: { httpAllow: ['127.0.0.1'] }, maxConcurrent: 1, timers: false });
+      await second.start();
+      for (let i = 0; i < 3; i++) {
+        await until(() => held.length === 1);
+        openGate();
+      }
+      await second.idle();
+      const rows = await Promise.all(runs.map((r) => executionRow(t, r.execution_id)));
+      expect(rows.map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
+      expect(rows[1]!.started_at! <= rows[2]!.started_at!).toBe(true);
+      await second.stop();
+    });
+  });
+
   describe('queued starts', () => {
     it('shows a queued execution running as soon as it starts, even while its first step is a long pure one', async () => {
       const engine = new Engine({ db: t.deps.db, clock: t.clock, settings: { httpAllow: ['127.0.0.1'] }, maxConcurrent: 1, timers: false });

@@ -137,8 +137,14 @@ export class Engine {
     this.stopped = false;
     const rows = await listResumable(this.options.db, this.options.clock.now(), 10_000);
     for (const row of rows) {
+      if (row.status !== 'running') {
+        // Pending and due ones take free slots like any start; the due passes find the rest.
+        this.mayHavePending = true;
+        await this.tryDispatch(row);
+        continue;
+      }
       const plan = await this.plans.load(row.workflow_snapshot_id);
-      // Recovery is not held back by the limits: these runs held their slots when the process stopped.
+      // Runs left running are not held back by the limits: they held their slots when the process stopped.
       this.slots.take(row.workflow_id, plan.settings.concurrencyLimit);
       this.dispatch(row, plan);
     }
