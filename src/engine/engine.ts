@@ -136,17 +136,17 @@ export class Engine {
   async start(): Promise<void> {
     this.stopped = false;
     const rows = await listResumable(this.options.db, this.options.clock.now(), 10_000);
-    for (const row of rows) {
-      if (row.status !== 'running') {
-        // Pending and due ones take free slots like any start; the due passes find the rest.
-        this.mayHavePending = true;
-        await this.tryDispatch(row);
-        continue;
-      }
+    // Runs left running first, not held back by the limits: they held their slots when the
+    // process stopped. Pending and due ones then take free slots like any start, oldest first;
+    // the due passes find the rest.
+    for (const row of rows.filter((r) => r.status === 'running')) {
       const plan = await this.plans.load(row.workflow_snapshot_id);
-      // Runs left running are not held back by the limits: they held their slots when the process stopped.
       this.slots.take(row.workflow_id, plan.settings.concurrencyLimit);
       this.dispatch(row, plan);
+    }
+    for (const row of rows.filter((r) => r.status !== 'running')) {
+      this.mayHavePending = true;
+      await this.tryDispatch(row);
     }
     await this.scheduleTimer();
   }
