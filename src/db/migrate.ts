@@ -4,6 +4,7 @@ import * as foundation from './migrations/0001-foundation.js';
 import * as stepTemplates from './migrations/0002-step-templates.js';
 import * as executions from './migrations/0003-executions.js';
 import * as webhooks from './migrations/0004-webhooks.js';
+import * as leanExecutionIndexes from './migrations/0005-lean-execution-indexes.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
 
@@ -13,6 +14,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0002-step-templates': stepTemplates,
   '0003-executions': executions,
   '0004-webhooks': webhooks,
+  '0005-lean-execution-indexes': leanExecutionIndexes,
 };
 
 /** Applies pending migrations. Like Kysely's migrator it reports instead of throwing. */

@@ -7,6 +7,7 @@ import type {
   RootOperationNode,
   UnknownRow,
 } from 'kysely';
+import type { DirectWrites } from './direct-writes.js';
 
 function tableName(node: OperationNode | undefined): string | null {
   if (!node) return null;
@@ -31,7 +32,8 @@ function writtenTables(node: RootOperationNode): string[] {
 /**
  * Counts the writes this process sends to each table, so an in-process cache can tell whether a
  * table changed since it read it. It only looks at the root node of each query: no tree walk.
- * Writes through raw `sql` templates are not seen; the code base writes through the builder.
+ * Writes through raw `sql` templates are not seen; the code base writes through the builder, or
+ * through DirectWrites, which counts its writes here.
  */
 export class TableWrites implements KyselyPlugin {
   private readonly counts = new Map<string, number>();
@@ -49,11 +51,17 @@ export class TableWrites implements KyselyPlugin {
     return this.total;
   }
 
+  /** Where the dialect offers them, plain-statement writes that count here too (see direct-writes.ts). */
+  direct: DirectWrites | null = null;
+
+  /** Counts a write to `table` that did not go through the query builder. */
+  count(table: string): void {
+    this.counts.set(table, (this.counts.get(table) ?? 0) + 1);
+    this.total += 1;
+  }
+
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    for (const table of writtenTables(args.node)) {
-      this.counts.set(table, (this.counts.get(table) ?? 0) + 1);
-      this.total += 1;
-    }
+    for (const table of writtenTables(args.node)) this.count(table);
     return args.node;
   }
 

@@ -1,13 +1,24 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, ExecutionsTable, ExecutionStepsTable, ExecutionStatus } from '../db/schema.js';
 import type { ChildResult } from './execution-run.js';
+import { directWrites } from '../db/direct-writes.js';
 
 export type ExecutionRow = ExecutionsTable;
 export type StepRow = ExecutionStepsTable;
 type Db = Kysely<Database> | Transaction<Database>;
 
-/** The engine's own reads and writes of executions; every statement is in plain view here. */
+/**
+ * The engine's own reads and writes of executions; every statement is in plain view here. The
+ * writes of every run (inserting rows, updating an execution or a step by id) take the direct
+ * path inside a transaction where the dialect has one (db/direct-writes.ts), else the builder.
+ */
 export async function insertExecution(db: Db, row: ExecutionRow, steps: StepRow[]): Promise<void> {
+  const direct = directWrites(db);
+  if (direct) {
+    direct.insert('executions', row);
+    for (const step of steps) direct.insert('execution_steps', step);
+    return;
+  }
   await db.insertInto('executions').values(row).execute();
   if (steps.length > 0) await db.insertInto('execution_steps').values(steps).execute();
 }
@@ -25,6 +36,8 @@ export function listSteps(db: Db, executionId: string): Promise<StepRow[]> {
 }
 
 export async function updateExecution(db: Db, id: string, changes: Partial<ExecutionRow>, onlyIf?: readonly ExecutionStatus[]): Promise<boolean> {
+  const direct = directWrites(db);
+  if (direct) return direct.update('executions', changes, id, onlyIf) > 0;
   let query = db.updateTable('executions').set(changes).where('id', '=', id);
   if (onlyIf) query = query.where('status', 'in', onlyIf);
   const result = await query.executeTakeFirst();
@@ -32,23 +45,29 @@ export async function updateExecution(db: Db, id: string, changes: Partial<Execu
 }
 
 export async function insertStep(db: Db, row: StepRow): Promise<void> {
+  const direct = directWrites(db);
+  if (direct) return direct.insert('execution_steps', row);
   await db.insertInto('execution_steps').values(row).execute();
 }
 
 export async function updateStep(db: Db, id: string, changes: Partial<StepRow>): Promise<void> {
+  const direct = directWrites(db);
+  if (direct) {
+    direct.update('execution_steps', changes, id);
+    return;
+  }
   await db.updateTable('execution_steps').set(changes).where('id', '=', id).execute();
 }
 
-/** Executions to resume at start: left running by a stopped process, or due. */
-export function listResumable(db: Db, nowIso: string, limit: number): Promise<ExecutionRow[]> {
-  return db
-    .selectFrom('executions')
-    .selectAll()
-    .where((eb) => eb.or([eb('status', '=', 'running'), eb.and([eb('status', 'in', ['pending', 'waiting']), eb('run_at', '<=', nowIso)])]))
-    .orderBy('run_at')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
+/**
+ * Executions to resume at start: left running by a stopped process (first), then those due.
+ * Two queries, each matching a partial index (0005-lean-execution-indexes): `status = 'running'`
+ * is a literal so both planners can match the index's condition.
+ */
+export async function listResumable(db: Db, nowIso: string, limit: number): Promise<ExecutionRow[]> {
+  const running = await db.selectFrom('executions').selectAll().where(sql<boolean>`status = 'running'`).orderBy('id').limit(limit).execute();
+  if (running.length >= limit) return running;
+  return [...running, ...(await listDue(db, nowIso, limit - running.length))];
 }
 
 /** Pending or waiting executions due by `nowIso`, oldest first, leaving out workflows at their limit. */
@@ -68,6 +87,8 @@ export async function nextDueAt(db: Db): Promise<string | null> {
     .selectFrom('executions')
     .select((eb) => eb.fn.min('run_at').as('next'))
     .where('status', 'in', ['pending', 'waiting'])
+    // Implied by min() (it skips nulls); spelled out so the partial index on run_at can serve it.
+    .where('run_at', 'is not', null)
     .executeTakeFirst();
   return (row?.next as string | null | undefined) ?? null;
 }

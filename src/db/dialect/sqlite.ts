@@ -7,6 +7,7 @@ import type { DatabaseHandle, SqlDialect } from './dialect.js';
 import { TableWrites } from '../table-writes.js';
 import { SqliteBooleanPlugin } from './sqlite-boolean-plugin.js';
 import { cachingDatabase } from './sqlite-statement-cache.js';
+import { sqliteDirectWrites } from './sqlite-direct-writes.js';
 import { SAFETY_NET_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
 
 export const sqliteDialect: SqlDialect = {
@@ -41,6 +42,7 @@ export function openSqlite(file: string): DatabaseHandle {
     typeof value === 'string' ? value.toLowerCase() : value,
   );
   const writes = new TableWrites();
+  writes.direct = sqliteDirectWrites(connection, writes);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingDatabase(connection) }), plugins: [writes, new SqliteBooleanPlugin()] });
   const dataVersion = connection.prepare('PRAGMA data_version').pluck();
   return {
