@@ -39,10 +39,18 @@ export function manualClock(startIso = '2026-01-01T00:00:00.000000Z'): Clock & {
   };
 }
 
+/** The last millisecond formatted, and its text: a run asks for the time several times within one. */
+let formattedMs = Number.NaN;
+let formattedPrefix = '';
+
 export function formatMicros(micros: number): string {
   const ms = Math.floor(micros / 1000);
-  const frac = String(micros % 1000).padStart(3, '0');
-  return `${new Date(ms).toISOString().slice(0, 23)}${frac}Z`;
+  if (ms !== formattedMs) {
+    formattedMs = ms;
+    formattedPrefix = new Date(ms).toISOString().slice(0, 23);
+  }
+  const rest = micros - ms * 1000;
+  return `${formattedPrefix}${rest < 10 ? '00' : rest < 100 ? '0' : ''}${rest}Z`;
 }
 
 const RFC3339 = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|z|[+-]\d{2}:\d{2})$/;
