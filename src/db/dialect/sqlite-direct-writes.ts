@@ -6,47 +6,72 @@ const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 /** better-sqlite3 binds no booleans (see SqliteBooleanPlugin). */
 const bindable = (value: unknown) => (typeof value === 'boolean' ? (value ? 1 : 0) : value);
 
+/** A prepared statement for one column list (the defined keys of a row, in order). */
+interface Shape {
+  columns: string[];
+  statement: SQLite.Statement;
+}
+
 /**
- * DirectWrites on SQLite: one prepared statement per table and column list, kept for the
- * process (the engine writes a handful of shapes). Each write is counted in TableWrites like a
- * write through the query builder, so in-process caches stay fresh.
+ * Collects the defined keys of `row` in order and pushes their values; returns the shape seen
+ * before with those keys, else the keys. The engine writes a handful of shapes per table, so a
+ * write finds its statement by comparing keys, with no key string built or looked up.
+ */
+function bindRow(row: object, shapes: Shape[], values: unknown[]): Shape | string[] {
+  const columns: string[] = [];
+  for (const column in row) {
+    const value = (row as Record<string, unknown>)[column];
+    if (value === undefined) continue;
+    columns.push(column);
+    values.push(bindable(value));
+  }
+  search: for (const shape of shapes) {
+    if (shape.columns.length !== columns.length) continue;
+    for (let i = 0; i < columns.length; i++) if (shape.columns[i] !== columns[i]) continue search;
+    return shape;
+  }
+  return columns;
+}
+
+/**
+ * DirectWrites on SQLite: prepared statements per table and column list, kept for the process.
+ * Each write is counted in TableWrites like a write through the query builder, so in-process
+ * caches stay fresh.
  */
 export function sqliteDirectWrites(connection: SQLite.Database, writes: TableWrites): DirectWrites {
-  const statements = new Map<string, SQLite.Statement>();
-  const statement = (key: string, build: () => string) => {
-    let found = statements.get(key);
-    if (found === undefined) {
-      found = connection.prepare(build());
-      statements.set(key, found);
-    }
-    return found;
+  const inserts = new Map<string, Shape[]>();
+  const updates = new Map<string, Shape[]>();
+  const shapesOf = (map: Map<string, Shape[]>, key: string) => {
+    let shapes = map.get(key);
+    if (shapes === undefined) map.set(key, (shapes = []));
+    return shapes;
   };
   return {
     insert(table, row) {
-      const columns: string[] = [];
+      const shapes = shapesOf(inserts, table);
       const values: unknown[] = [];
-      for (const [column, value] of Object.entries(row)) {
-        if (value === undefined) continue;
-        columns.push(column);
-        values.push(bindable(value));
+      let shape = bindRow(row, shapes, values);
+      if (Array.isArray(shape)) {
+        const columns = shape;
+        shape = { columns, statement: connection.prepare(`insert into ${quote(table)} (${columns.map(quote).join(', ')}) values (${columns.map(() => '?').join(', ')})`) };
+        shapes.push(shape);
       }
-      const sql = () => `insert into ${quote(table)} (${columns.map(quote).join(', ')}) values (${columns.map(() => '?').join(', ')})`;
-      statement(`i ${table} ${columns.join(',')}`, sql).run(values);
+      shape.statement.run(values);
       writes.count(table);
     },
     update(table, changes, id, statusIn) {
-      const columns: string[] = [];
+      const shapes = shapesOf(updates, `${table} ${statusIn?.length ?? -1}`);
       const values: unknown[] = [];
-      for (const [column, value] of Object.entries(changes)) {
-        if (value === undefined) continue;
-        columns.push(column);
-        values.push(bindable(value));
+      let shape = bindRow(changes, shapes, values);
+      if (Array.isArray(shape)) {
+        const columns = shape;
+        const condition = statusIn ? ` and "status" in (${statusIn.map(() => '?').join(', ')})` : '';
+        shape = { columns, statement: connection.prepare(`update ${quote(table)} set ${columns.map((c) => `${quote(c)} = ?`).join(', ')} where "id" = ?${condition}`) };
+        shapes.push(shape);
       }
       values.push(id);
       if (statusIn) values.push(...statusIn);
-      const sql = () =>
-        `update ${quote(table)} set ${columns.map((c) => `${quote(c)} = ?`).join(', ')} where "id" = ?${statusIn ? ` and "status" in (${statusIn.map(() => '?').join(', ')})` : ''}`;
-      const result = statement(`u ${table} ${columns.join(',')} ${statusIn?.length ?? -1}`, sql).run(values);
+      const result = shape.statement.run(values);
       writes.count(table);
       return result.changes;
     },
