@@ -11,7 +11,7 @@ import { runLoop, type LoopProgress } from './loop-runner.js';
 import { runAttempt, type AttemptOutcome } from './node-runner.js';
 import type { FrameState, WaitingNode } from './restore-state.js';
 import type { SerializedStepError } from './step-errors.js';
-import { json, stepRow, type StepRecord } from './step-rows.js';
+import { json, stepRow, type StepOwner, type StepRecord } from './step-rows.js';
 import type { WriteBatcher } from './write-batcher.js';
 
 /** A call_workflow step asks the engine for a child execution. */
@@ -155,7 +155,7 @@ export class ExecutionRun {
         timer.unref?.();
       }
     } else {
-      this.executionChanges = { ...this.executionChanges, ...opening };
+      this.executionChanges = Object.assign({}, this.executionChanges, opening);
       if (Object.keys(opening).length > 0 && !(await this.persist())) return { status: 'cancelled' };
     }
     const end = await this.runFrame(root);
@@ -244,7 +244,6 @@ export class ExecutionRun {
       if (this.control.cancelled()) return { status: 'cancelled' };
       const finishedAt = clock.now();
       const durationMs = Math.max(0, clock.nowMs() - startedMs);
-      const base = { nodeId, attempt, input, now: finishedAt };
 
       switch (outcome.type) {
         case 'completed': {
@@ -252,7 +251,7 @@ export class ExecutionRun {
           const took = began === startedAt ? durationMs : Math.max(0, Math.round(elapsedMs(began, finishedAt)));
           flow.resolve(nodeId, 'completed', outcome.output, outcome.ports);
           this.record(
-            this.row(frame, { ...base, ...(outcome.rowId ? { id: outcome.rowId } : {}), status: 'completed', startedAt: began, finishedAt, durationMs: took, kind: outcome.kind, provider: outcome.provider ?? null, output: outcome.output, logs: outcome.logs ?? null, ports: outcome.ports, memoryBytes: outcome.memoryBytes ?? null, reductions: outcome.reductions ?? null, resumeAt: resumed?.resumeAt ?? null, awaitingExecutionId: resumed?.awaiting ?? null }),
+            this.row(frame, { id: outcome.rowId, nodeId, attempt, input, now: finishedAt, status: 'completed', startedAt: began, finishedAt, durationMs: took, kind: outcome.kind, provider: outcome.provider ?? null, output: outcome.output, logs: outcome.logs ?? null, ports: outcome.ports, memoryBytes: outcome.memoryBytes ?? null, reductions: outcome.reductions ?? null, resumeAt: resumed?.resumeAt ?? null, awaitingExecutionId: resumed?.awaiting ?? null }),
             resumed?.stepId ?? undefined,
           );
           // What a respond step answered goes on the execution and is committed now, without
@@ -267,7 +266,7 @@ export class ExecutionRun {
         }
         case 'wait': {
           const resumeAt = formatMicros(outcome.resumeAtMs * 1000);
-          const row = this.row(frame, { ...base, status: 'waiting', startedAt, finishedAt: null, durationMs: null, kind: 'wait', resumeAt, now: startedAt });
+          const row = this.row(frame, { nodeId, attempt, input, status: 'waiting', startedAt, finishedAt: null, durationMs: null, kind: 'wait', resumeAt, now: startedAt });
           this.park(frame, { nodeId, stepId: row.id, attempt, resumeAt, awaiting: null, startedAt: null, loop: false });
           this.record(row);
           continue;
@@ -279,7 +278,7 @@ export class ExecutionRun {
           this.park(frame, { nodeId, stepId: null, attempt, resumeAt: outcome.runAt, awaiting: null, startedAt: null, loop: true });
           continue;
         case 'failed': {
-          const failed: Omit<StepRecord, 'executionId' | 'workspaceId'> = { ...base, status: 'failed', startedAt: outcome.startedAt ?? resumed?.startedAt ?? startedAt, finishedAt, durationMs, kind: outcome.kind, error: outcome.error, resumeAt: resumed?.resumeAt ?? null, awaitingExecutionId: resumed?.awaiting ?? null };
+          const failed: StepRecord = { nodeId, attempt, input, now: finishedAt, status: 'failed', startedAt: outcome.startedAt ?? resumed?.startedAt ?? startedAt, finishedAt, durationMs, kind: outcome.kind, error: outcome.error, resumeAt: resumed?.resumeAt ?? null, awaitingExecutionId: resumed?.awaiting ?? null };
           const stepId = outcome.replaces ?? resumed?.stepId ?? undefined;
           if (outcome.retryInMs !== null) {
             this.record(this.row(frame, failed), stepId);
@@ -297,7 +296,9 @@ export class ExecutionRun {
           if (node.on_error === 'continue') {
             const output = { error: outcome.error };
             flow.resolve(nodeId, 'failed', output, ['error']);
-            this.record(this.row(frame, { ...failed, output, ports: ['error'] }), stepId);
+            failed.output = output;
+            failed.ports = ['error'];
+            this.record(this.row(frame, failed), stepId);
             continue;
           }
           this.record(this.row(frame, failed), stepId);
@@ -343,20 +344,21 @@ export class ExecutionRun {
   }
 
   /** A step row of this execution, tagged with the frame's loop iteration. */
-  row(frame: FrameState, record: Omit<StepRecord, 'executionId' | 'workspaceId'>): StepRow {
-    return stepRow({
-      ...record,
+  row(frame: FrameState, record: StepRecord): StepRow {
+    const owner: StepOwner = {
       executionId: this.execution.id,
       workspaceId: this.execution.workspace_id,
       loopNodeId: frame.iteration?.nodeId ?? null,
       iterIndex: frame.iteration?.index ?? null,
       savePayloads: this.savePayloads,
-    });
+    };
+    return stepRow(owner, record);
   }
 
   /** Queues a step row: it replaces the waiting row of a resumed attempt, else it is new. */
   record(row: StepRow, resumedStepId?: string): void {
-    this.pending.push(resumedStepId ? { update: resumedStepId, row: { ...row, id: resumedStepId } } : { insert: row });
+    if (resumedStepId) row.id = resumedStepId;
+    this.pending.push(resumedStepId ? { update: resumedStepId, row } : { insert: row });
   }
 
   park(frame: FrameState, waiting: WaitingNode): void {
@@ -395,7 +397,8 @@ export class ExecutionRun {
    */
   persist(final?: Partial<ExecutionRow>, awaited: string[] = []): Promise<boolean> {
     const writes = this.pending;
-    const changes = { ...this.openingChanges, ...this.executionChanges, ...(final ?? {}) };
+    // Object.assign, not spreads: see StepOwner in step-rows.ts (the keys are column names).
+    const changes: Partial<ExecutionRow> = Object.assign({}, this.openingChanges, this.executionChanges, final);
     this.pending = [];
     this.executionChanges = {};
     this.openingChanges = {};
@@ -414,7 +417,7 @@ export class ExecutionRun {
         }
       }
       if (changes.status === 'waiting' && changes.run_at === null && (await listEndedChildren(trx, awaited)).length > 0) changes.run_at = changes.updated_at!;
-      if (Object.keys(changes).length > 0) current = await updateExecution(trx, execution.id, { ...changes, step_count: stepCount }, LIVE_STATUSES);
+      if (Object.keys(changes).length > 0) current = await updateExecution(trx, execution.id, Object.assign(changes, { step_count: stepCount }), LIVE_STATUSES);
       if (!current) return;
       if (ends && !this.savePayloads) await clearStepPayloads(trx, execution.id);
       if (ends && execution.parent_execution_id !== null) await wakeParent(trx, execution.parent_execution_id, execution.id, changes.updated_at!);

@@ -4,7 +4,7 @@ import { findStepDefinition } from '../steps/registry.js';
 import type { ChildRequest } from './execution-run.js';
 import type { ExecutionRow, StepRow } from './execution-store.js';
 import type { GraphPlan } from './graph-plan.js';
-import { json, stepRow } from './step-rows.js';
+import { json, stepRow, type StepOwner } from './step-rows.js';
 
 /** Who an execution is: the columns fixed when it is created. */
 export type ExecutionIdentity = Omit<ExecutionRow, 'status' | 'started_at' | 'finished_at' | 'inserted_at' | 'updated_at' | 'output' | 'error' | 'step_count' | 'run_at' | 'lease_owner' | 'lease_expires_at' | 'response'>;
@@ -48,13 +48,13 @@ export function childIdentity(request: ChildRequest, snapshotId: string): { iden
 /** The first rows of a run: fired triggers complete with the payload, unfired roots are skipped. */
 export function rootRows(plan: GraphPlan, identity: Pick<ExecutionIdentity, 'id' | 'workspace_id'>, trigger: unknown, now: string, firedRoots?: string[]): StepRow[] {
   const fired = new Set(firedRoots ?? plan.roots);
-  const base = { executionId: identity.id, workspaceId: identity.workspace_id, now, savePayloads: plan.settings.savePayloads };
+  const owner: StepOwner = { executionId: identity.id, workspaceId: identity.workspace_id, loopNodeId: null, iterIndex: null, savePayloads: plan.settings.savePayloads };
   return plan.roots.flatMap((nodeId) => {
     const node = plan.nodes.get(nodeId)!;
-    if (!fired.has(nodeId)) return [stepRow({ ...base, nodeId, status: 'skipped', attempt: 1, startedAt: null, finishedAt: null, durationMs: null, kind: node.type })];
+    if (!fired.has(nodeId)) return [stepRow(owner, { nodeId, status: 'skipped', attempt: 1, startedAt: null, finishedAt: null, durationMs: null, kind: node.type, now })];
     // A trigger's output is the trigger payload; other roots run with it as their input.
     if (findStepDefinition(node.type)?.trigger) {
-      return [stepRow({ ...base, nodeId, status: 'completed', attempt: 1, startedAt: now, finishedAt: now, durationMs: 0, kind: node.type, output: trigger, ports: ['out'] })];
+      return [stepRow(owner, { nodeId, status: 'completed', attempt: 1, startedAt: now, finishedAt: now, durationMs: 0, kind: node.type, output: trigger, ports: ['out'], now })];
     }
     return [];
   });
@@ -80,8 +80,20 @@ export function retryStart(plan: GraphPlan, failed: ExecutionRow, rows: StepRow[
 
 /** A new execution's row: `running` (it starts now) or `pending` (due now, waiting for a slot). */
 export function newExecutionRow(identity: ExecutionIdentity, status: Extract<ExecutionStatus, 'running' | 'pending'>, stepCount: number, now: string): ExecutionRow {
+  // Every column written out: a spread of `identity` followed by more keys is the slow,
+  // garbage-promoting form on Node 20 (see StepOwner in step-rows.ts).
   return {
-    ...identity,
+    id: identity.id,
+    workspace_id: identity.workspace_id,
+    workflow_id: identity.workflow_id,
+    workflow_snapshot_id: identity.workflow_snapshot_id,
+    triggered_by_step_id: identity.triggered_by_step_id,
+    parent_execution_id: identity.parent_execution_id,
+    call_depth: identity.call_depth,
+    retry_of_execution_id: identity.retry_of_execution_id,
+    user_id: identity.user_id,
+    context: identity.context,
+    inputs: identity.inputs,
     status,
     started_at: status === 'running' ? now : null,
     finished_at: null,

@@ -72,12 +72,12 @@ async function resolveValue(value: unknown, scope: ExpressionScope, where: Requi
   if (typeof value === 'string') return resolveString(value, scope, where);
   if (Array.isArray(value)) {
     const out: unknown[] = [];
-    for (const [i, element] of value.entries()) out.push(await resolveValue(element, scope, { ...where, field: `${where.field}[${i}]` }));
+    for (const [i, element] of value.entries()) out.push(await resolveValue(element, scope, { nodeId: where.nodeId, field: `${where.field}[${i}]` }));
     return out;
   }
   if (isPlainObject(value)) {
     const entries: [string, unknown][] = [];
-    for (const [key, child] of Object.entries(value)) entries.push([key, await resolveValue(child, scope, { ...where, field: `${where.field}.${key}` })]);
+    for (const [key, child] of Object.entries(value)) entries.push([key, await resolveValue(child, scope, { nodeId: where.nodeId, field: `${where.field}.${key}` })]);
     // fromEntries defines own properties, so a "__proto__" key stays a key (assignment would set the prototype).
     return Object.fromEntries(entries);
   }

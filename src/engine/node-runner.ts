@@ -59,15 +59,16 @@ export async function runAttempt(args: AttemptInput): Promise<AttemptOutcome> {
       execution: args.execution,
       settings: args.settings,
     });
+    // One literal with every key (absent ones undefined), not conditional spreads: see StepOwner in step-rows.ts.
     return {
       type: 'completed',
       output: result.output === undefined ? null : result.output,
       ports: result.ports ?? ['out'],
-      ...(result.logs ? { logs: result.logs } : {}),
+      logs: result.logs,
       kind: result.metrics?.kind ?? node.type,
-      ...(result.metrics?.provider ? { provider: result.metrics.provider } : {}),
-      ...(result.metrics?.memory_bytes !== undefined ? { memoryBytes: result.metrics.memory_bytes } : {}),
-      ...(result.metrics?.reductions !== undefined ? { reductions: result.metrics.reductions } : {}),
+      provider: result.metrics?.provider || undefined,
+      memoryBytes: result.metrics?.memory_bytes,
+      reductions: result.metrics?.reductions,
     };
   } catch (error) {
     const serialized = serializeStepError(error);

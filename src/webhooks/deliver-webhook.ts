@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { EngineBusyError, type Engine, type ExecutionObserver } from '../engine/engine.js';
+import { EngineBusyError, type Engine, type ExecutionObserver, type StartRun } from '../engine/engine.js';
 import type { RunEnd } from '../engine/execution-run.js';
 import { AppError } from '../errors/app-error.js';
 import { IDEMPOTENCY_WINDOW_MS } from '../engine/retention.js';
@@ -53,14 +53,16 @@ export async function deliverWebhook(ctx: DeliveryContext, request: FastifyReque
   if (!node || node.type !== 'webhook') return sendWebhookNotFound(reply);
   const mode = (node.config.response_mode as string | undefined) ?? 'immediate';
   const timeoutMs = typeof node.config.timeout_ms === 'number' ? node.config.timeout_ms : DEFAULT_WEBHOOK_TIMEOUT_MS;
-  const start = { workspaceId: endpoint.workspaceId, workflowId: endpoint.workflowId, snapshotId: endpoint.snapshotId, userId: null, trigger: payload, firedRoots: [endpoint.nodeId] };
+  // Completed below (observer, alsoWrite) by assignment: a spread of it would be the slow form (see step-rows.ts).
+  const start: StartRun = { workspaceId: endpoint.workspaceId, workflowId: endpoint.workflowId, snapshotId: endpoint.snapshotId, userId: null, trigger: payload, firedRoots: [endpoint.nodeId] };
 
   // A full engine holds the delivery back (admission control) for at most the node's timeout.
   const admission = timeoutMs;
   if (mode === 'immediate') return runImmediate(ctx, request, reply, endpoint, start, admission);
 
   const waiter = waitFor(mode === 'respond_step');
-  const started = await admit(ctx.engine.run({ ...start, observer: waiter.observer }, admission));
+  start.observer = waiter.observer;
+  const started = await admit(ctx.engine.run(start, admission));
   reply.header('x-execution-id', started.execution_id);
   const outcome = await waiter.settle(timeoutMs);
   if (outcome.type === 'timeout') {
@@ -79,7 +81,7 @@ export async function deliverWebhook(ctx: DeliveryContext, request: FastifyReque
  * `X-GitHub-Delivery`) seen in the last 24 hours, the first delivery's answer instead; the key
  * is committed with the execution, so of two racing deliveries one starts and the other finds it.
  */
-async function runImmediate(ctx: DeliveryContext, request: FastifyRequest, reply: FastifyReply, endpoint: ResolvedEndpoint, start: Parameters<Engine['run']>[0], admission: number): Promise<FastifyReply> {
+async function runImmediate(ctx: DeliveryContext, request: FastifyRequest, reply: FastifyReply, endpoint: ResolvedEndpoint, start: StartRun, admission: number): Promise<FastifyReply> {
   const key = idempotencyKey(request);
   const accepted = (executionId: string) => reply.code(202).header('x-execution-id', executionId).type('application/json').send({ ok: true, execution_id: executionId });
   if (key === null) return accepted((await admit(ctx.engine.run(start, admission))).execution_id);
@@ -89,9 +91,8 @@ async function runImmediate(ctx: DeliveryContext, request: FastifyRequest, reply
   const earlier = await findDelivery(ctx.db, endpoint.id, key, since);
   if (earlier) return accepted(earlier);
   try {
-    const started = await admit(
-      ctx.engine.run({ ...start, alsoWrite: (trx, executionId) => insertDelivery(trx, { webhook_id: endpoint.id, idempotency_key: key, execution_id: executionId, created_at: now }, since) }, admission),
-    );
+    start.alsoWrite = (trx, executionId) => insertDelivery(trx, { webhook_id: endpoint.id, idempotency_key: key, execution_id: executionId, created_at: now }, since);
+    const started = await admit(ctx.engine.run(start, admission));
     return accepted(started.execution_id);
   } catch (error) {
     if (error instanceof AppError) throw error;
@@ -125,10 +126,8 @@ type Waited = { type: 'responded'; response: unknown } | { type: 'ended'; end: R
 function waitFor(wantsResponse: boolean): { observer: ExecutionObserver; settle: (timeoutMs: number) => Promise<Waited> } {
   let resolve!: (value: Waited) => void;
   const settled = new Promise<Waited>((r) => (resolve = r));
-  const observer: ExecutionObserver = {
-    ...(wantsResponse ? { responded: (response: unknown) => resolve({ type: 'responded', response }) } : {}),
-    ended: (end) => resolve({ type: 'ended', end }),
-  };
+  const observer: ExecutionObserver = { ended: (end) => resolve({ type: 'ended', end }) };
+  if (wantsResponse) observer.responded = (response: unknown) => resolve({ type: 'responded', response });
   return {
     observer,
     settle: async (timeoutMs) => {

@@ -96,7 +96,7 @@ const cancelled = () => new StepError('the code step was cancelled', { code: 'ca
 /** The sandbox's outcome in the engine's vocabulary; the captured console lines ride along in `details.logs`. */
 function toStepError(failure: SandboxFailure, config: CodeConfig, logs: string[]): StepError {
   const withLogs = (details: Record<string, unknown> = {}) => {
-    const all = logs.length > 0 ? { ...details, logs } : details;
+    const all = logs.length > 0 ? Object.assign({}, details, { logs }) : details;
     return Object.keys(all).length > 0 ? all : undefined;
   };
   switch (failure.kind) {
