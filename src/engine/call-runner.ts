@@ -23,7 +23,7 @@ export async function startCall(run: ExecutionRun, frame: FrameState, node: Grap
     const childId = newId();
     const stepId = newId();
     try {
-      await run.deps.startChild({ ...request, childId, stepId });
+      await run.deps.startChild(Object.assign({}, request, { childId, stepId }));
     } catch (error) {
       return failure(error);
     }
@@ -35,13 +35,13 @@ export async function startCall(run: ExecutionRun, frame: FrameState, node: Grap
   run.record(row, resumed?.stepId ?? undefined);
   // The child's look-ups start before the parent's write is queued, so both land in one group
   // commit instead of the look-ups waiting behind the parent's commit for the connection.
-  const starting = run.deps.startChild({ ...request, childId, stepId });
+  const starting = run.deps.startChild(Object.assign({}, request, { childId, stepId }));
   const [written, started] = await Promise.allSettled([run.persist(), starting]);
   if (written.status === 'rejected') throw written.reason;
   if (!written.value) return { type: 'cancelled' };
   if (started.status === 'rejected') {
     // The call could not be made: the waiting row becomes this attempt's failure.
-    return { ...failure(started.reason), startedAt, replaces: stepId } as Outcome;
+    return Object.assign(failure(started.reason), { startedAt, replaces: stepId }) as Outcome;
   }
   run.park(frame, { nodeId: node.id, stepId, attempt, resumeAt: null, awaiting: childId, startedAt, loop: false });
   return { type: 'call', workflowId: outcome.workflowId, input: outcome.input, wait: true };

@@ -173,7 +173,7 @@ export class ExecutionRun {
         await this.commitWait(root, end.runAt);
         return { status: 'waiting', runAt: end.runAt };
       case 'failed': {
-        const error = { ...end.error, node_id: end.nodeId };
+        const error = Object.assign({}, end.error, { node_id: end.nodeId });
         return this.finish({ status: 'failed', error: JSON.stringify(error), finished_at: now, updated_at: now, run_at: null }, { status: 'failed', error });
       }
       case 'settled': {

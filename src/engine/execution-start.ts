@@ -69,10 +69,10 @@ export function rootRows(plan: GraphPlan, identity: Pick<ExecutionIdentity, 'id'
 export function retryStart(plan: GraphPlan, failed: ExecutionRow, rows: StepRow[], userId: string | null, now: string): { identity: ExecutionIdentity; steps: StepRow[] } {
   const id = newId();
   const { id: _old, status: _status, started_at: _s, finished_at: _f, inserted_at: _i, updated_at: _u, output: _o, error: _e, step_count: _c, run_at: _r, lease_owner: _lo, lease_expires_at: _le, response: _res, ...same } = failed;
-  const identity = { ...same, id, retry_of_execution_id: failed.id, user_id: userId };
+  const identity = Object.assign(same, { id, retry_of_execution_id: failed.id, user_id: userId });
   if (plan.settings.savePayloads) {
     const kept = rows.filter((row) => row.status === 'completed' || row.status === 'skipped' || (row.status === 'failed' && row.ports !== null));
-    return { identity, steps: kept.map((row) => ({ ...row, id: newId(), workflow_execution_id: id })) };
+    return { identity, steps: kept.map((row) => Object.assign({}, row, { id: newId(), workflow_execution_id: id })) };
   }
   const fired = rows.filter((row) => row.loop_node_id === null && plan.roots.includes(row.node_id) && row.status !== 'skipped').map((row) => row.node_id);
   return { identity, steps: rootRows(plan, identity, failed.inputs === null ? null : JSON.parse(failed.inputs), now, fired) };

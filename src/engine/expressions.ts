@@ -206,7 +206,10 @@ function expressionError(source: string, where: Where, error: unknown): NonRetri
   const shown = source.length > MESSAGE_EXPRESSION_CHARS ? `${source.slice(0, MESSAGE_EXPRESSION_CHARS)}…` : source;
   const prefix = [where.nodeId === undefined ? null : `node "${where.nodeId}"`, where.field ?? null].filter((p) => p !== null).join(': ');
   const subject = `${prefix === '' ? '' : `${prefix}: `}expression {{ ${shown} }}`;
-  const details = { ...(where.nodeId === undefined ? {} : { node_id: where.nodeId }), ...(where.field === undefined ? {} : { field: where.field }), expression: source };
+  const details: Record<string, unknown> = {};
+  if (where.nodeId !== undefined) details.node_id = where.nodeId;
+  if (where.field !== undefined) details.field = where.field;
+  details.expression = source;
   if (typeof code === 'string' && TIMEOUT_CODES.has(code)) {
     const limit =
       code === 'D1012' ? `ran longer than ${EXPRESSION_LIMITS.timeoutMs} ms` : `nested deeper than ${EXPRESSION_LIMITS.maxDepth} levels`;

@@ -22,7 +22,7 @@ export class StepError extends Error {
 /** Retrying cannot help (bad input, a 4xx, a failed expression): the step fails at once. */
 export class NonRetriableError extends StepError {
   constructor(message: string, options: { code?: string; details?: Record<string, unknown> } = {}) {
-    super(message, { ...options, code: options.code ?? 'non_retriable', retryable: false });
+    super(message, Object.assign({}, options, { code: options.code ?? 'non_retriable', retryable: false }));
     this.name = 'NonRetriableError';
   }
 }
@@ -30,7 +30,7 @@ export class NonRetriableError extends StepError {
 /** Retry, but not before `retryAfterMs` (a 429's Retry-After, say). */
 export class RetryAfterError extends StepError {
   constructor(message: string, retryAfterMs: number, options: { code?: string; details?: Record<string, unknown> } = {}) {
-    super(message, { ...options, code: options.code ?? 'retry_after', retryable: true, retryAfterMs });
+    super(message, Object.assign({}, options, { code: options.code ?? 'retry_after', retryable: true, retryAfterMs }));
     this.name = 'RetryAfterError';
   }
 }

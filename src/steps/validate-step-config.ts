@@ -36,5 +36,8 @@ export function validateStepConfig(definition: StepDefinition, config: unknown):
 
 /** Top-level keys of `config` override the defaults; nested objects are replaced, not merged. */
 export function mergeStepConfig(definition: StepDefinition, config: Record<string, unknown>): Record<string, unknown> {
+  // Spreads, not Object.assign: `config` is the caller's JSON, and a "__proto__" key in it must
+  // stay a key. Graph validation only, off the per-execution path.
+  // eslint-disable-next-line no-restricted-syntax
   return { ...structuredClone(definition.defaultConfig), ...config };
 }

@@ -79,7 +79,9 @@ export class WebhookEndpoints {
           // Sealed under another SWITCHYARD_SECRET_KEY: every delivery is refused until the secret is set again.
           this.onError(new Error(`the HMAC secret of webhook ${row.id} cannot be opened with this secret key: ${(error as Error).message}`));
         }
-        return { method: 'hmac', format: row.hmac_format ?? 'plain', ...(row.hmac_header ? { header: row.hmac_header } : {}), secret };
+        const verification: Verification = { method: 'hmac', format: row.hmac_format ?? 'plain', secret };
+        if (row.hmac_header) verification.header = row.hmac_header;
+        return verification;
       }
     }
   }

@@ -15,12 +15,12 @@ const encode = (value: unknown) => (typeof value === 'boolean' ? (value ? 1 : 0)
 class BooleanToInteger extends OperationNodeTransformer {
   protected override transformValue(node: ValueNode): ValueNode {
     const next = super.transformValue(node);
-    return typeof next.value === 'boolean' ? { ...next, value: encode(next.value) } : next;
+    return typeof next.value === 'boolean' ? Object.assign({}, next, { value: encode(next.value) }) : next;
   }
 
   protected override transformPrimitiveValueList(node: PrimitiveValueListNode): PrimitiveValueListNode {
     const next = super.transformPrimitiveValueList(node);
-    return next.values.some((v) => typeof v === 'boolean') ? { ...next, values: next.values.map(encode) } : next;
+    return next.values.some((v) => typeof v === 'boolean') ? Object.assign({}, next, { values: next.values.map(encode) }) : next;
   }
 }
 

@@ -18,7 +18,7 @@ export interface Checkpointer {
 /** Starts checkpointing `file`'s WAL every 100 ms on a worker thread (unref'd: it never keeps the process alive). */
 export function startCheckpointer(file: string): Checkpointer {
   const { entry, options } = workerScript(import.meta.url, 'sqlite-checkpoint-worker');
-  const worker = new Worker(entry, { ...options, workerData: { file, intervalMs: INTERVAL_MS } });
+  const worker = new Worker(entry, Object.assign({}, options, { workerData: { file, intervalMs: INTERVAL_MS } }));
   worker.unref();
   // A failing checkpointer must not bring the server down: the auto-checkpoint safety net remains.
   worker.on('error', () => {});

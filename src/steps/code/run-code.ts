@@ -108,7 +108,10 @@ function toStepError(failure: SandboxFailure, config: CodeConfig, logs: string[]
     case 'thrown': {
       const { error } = failure;
       const stack = userFrames(error.stack);
-      const details = withLogs({ ...(error.name === null ? {} : { name: error.name }), ...(stack === '' ? {} : { stack }) });
+      const thrown: Record<string, unknown> = {};
+      if (error.name !== null) thrown.name = error.name;
+      if (stack !== '') thrown.stack = stack;
+      const details = withLogs(thrown);
       if (error.kind === 'non_retriable') return new NonRetriableError(error.message, { details });
       if (error.kind === 'retry_after') {
         const delay = Number.isFinite(error.retryAfterMs) && error.retryAfterMs! >= 0 ? error.retryAfterMs! : 0;

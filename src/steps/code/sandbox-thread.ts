@@ -58,7 +58,7 @@ export class SandboxThread {
    */
   constructor(private readonly onGone: (thread: SandboxThread, unstarted: HandedRun[]) => void) {
     const { entry, options } = workerScript(import.meta.url, 'sandbox-worker');
-    this.worker = new Worker(entry, { ...options, workerData: { cancelled: this.cancelled.buffer } satisfies SandboxWorkerData });
+    this.worker = new Worker(entry, Object.assign({}, options, { workerData: { cancelled: this.cancelled.buffer } satisfies SandboxWorkerData }));
     // Held only while runs are in flight (see hand): an idle pool must never keep the process alive.
     this.worker.unref();
     this.worker.on('message', (message: WorkerMessage) => this.receive(message));
