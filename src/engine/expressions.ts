@@ -2,6 +2,7 @@ import jsonata from 'jsonata';
 import { isPlainObject } from '../lib/json.js';
 import { isWholeExpression } from '../steps/expression-schema.js';
 import { NonRetriableError } from './step-errors.js';
+import { readSimplePath } from './expression-paths.js';
 
 /**
  * What a `{{ … }}` expression sees. It is JSONata's input (so `nodes.fetch.body.id` reads
@@ -158,6 +159,8 @@ function interpolate(value: unknown): string {
 }
 
 async function evaluate(source: string, scope: ExpressionScope, where: Where): Promise<unknown> {
+  const read = readSimplePath(source, scope);
+  if (read !== null) return read.value;
   let expression: jsonata.Expression;
   try {
     expression = compile(source);
