@@ -10,7 +10,8 @@ import {
   type ValueNode,
 } from 'kysely';
 
-const encode = (value: unknown) => (typeof value === 'boolean' ? (value ? 1 : 0) : value);
+/** A value as better-sqlite3 can bind it: booleans as 0/1 (shared with sqlite-direct-writes.ts). */
+export const encode = (value: unknown) => (typeof value === 'boolean' ? (value ? 1 : 0) : value);
 
 class BooleanToInteger extends OperationNodeTransformer {
   protected override transformValue(node: ValueNode): ValueNode {

@@ -1,10 +1,9 @@
 import type SQLite from 'better-sqlite3';
 import type { DirectWrites } from '../direct-writes.js';
 import type { TableWrites } from '../table-writes.js';
+import { encode } from './sqlite-boolean-plugin.js';
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
-/** better-sqlite3 binds no booleans (see SqliteBooleanPlugin). */
-const bindable = (value: unknown) => (typeof value === 'boolean' ? (value ? 1 : 0) : value);
 
 /** A prepared statement for one column list (the defined keys of a row, in order). */
 interface Shape {
@@ -23,7 +22,7 @@ function bindRow(row: object, shapes: Shape[], values: unknown[]): Shape | strin
     const value = (row as Record<string, unknown>)[column];
     if (value === undefined) continue;
     columns.push(column);
-    values.push(bindable(value));
+    values.push(encode(value));
   }
   search: for (const shape of shapes) {
     if (shape.columns.length !== columns.length) continue;
