@@ -14,7 +14,9 @@ const READY_TIMEOUT_MS = 180_000;
  * main thread's.
  */
 export function spawnServer(script, args, { name, profileDir, perThread = false } = {}) {
-  const execArgv = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`, ...(perThread ? [] : [`--cpu-prof-name=${name}.cpuprofile`])] : [];
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`, ...(perThread ? [] : [`--cpu-prof-name=${name}.cpuprofile`])] : [];
+  // BENCH_NODE_FLAGS: extra V8/Node flags for the server children (e.g. --trace-gc), which NODE_OPTIONS refuses.
+  const execArgv = [...profile, ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
   const child = fork(script, args, { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, ExecutionStatus } from '../db/schema.js';
 import type { Graph } from '../graph/graph-types.js';
+import { RunCancel } from '../lib/cancellation.js';
 import { parseTimestampMicros, type Clock } from '../lib/clock.js';
 import type { StepSettings } from '../steps/step-runtime.js';
 import { ExecutionRun, type ChildRequest, type ChildResult, type RunEnd } from './execution-run.js';
@@ -83,7 +84,7 @@ export interface ExecutionObserver {
 
 interface InFlight {
   workflowId: string;
-  controller: AbortController;
+  cancel: RunCancel;
   cancelled: boolean;
   /** The run, once loaded: a child that ends hands its result to it. */
   run: ExecutionRun | null;
@@ -159,7 +160,7 @@ export class Engine {
     await Promise.allSettled(this.parked.drain().filter((p) => p.deferred).map((p) => p.run.commitWait(p.root)));
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    for (const run of this.inFlight.values()) run.controller.abort();
+    for (const run of this.inFlight.values()) run.cancel.abort();
     await Promise.allSettled([...this.inFlight.values()].map((run) => run.done));
     await this.batcher.drain();
   }
@@ -243,7 +244,7 @@ export class Engine {
       const flight = launchNow ? this.inFlight.get(row.id) : undefined;
       if (flight) {
         flight.cancelled = true;
-        flight.controller.abort();
+        flight.cancel.abort();
       } else if (status === 'running' && !launchNow) {
         this.slots.release(identity.workflow_id);
       }
@@ -277,7 +278,7 @@ export class Engine {
     const run = this.inFlight.get(execution.id);
     if (run) {
       run.cancelled = true;
-      run.controller.abort();
+      run.cancel.abort();
     }
     if (!moved) {
       const current = await findExecution(this.options.db, execution.id);
@@ -372,7 +373,7 @@ export class Engine {
   }
 
   private track(row: ExecutionRow, body: (flight: InFlight) => Promise<void>): void {
-    const flight: InFlight = { workflowId: row.workflow_id, controller: new AbortController(), cancelled: false, run: null, wakeAgain: false, done: Promise.resolve() };
+    const flight: InFlight = { workflowId: row.workflow_id, cancel: new RunCancel(), cancelled: false, run: null, wakeAgain: false, done: Promise.resolve() };
     this.inFlight.set(row.id, flight);
     flight.done = body(flight)
       .catch((error: unknown) => this.options.onError?.(error, row.id))
@@ -412,7 +413,7 @@ export class Engine {
       this.childEnded(row.parent_execution_id, row.id, result);
     };
     const responded = (response: unknown) => this.observers.get(row.id)?.responded?.(response);
-    const end = await run.advance(root, { signal: flight.controller.signal, cancelled: () => flight.cancelled || this.stopped, ending, responded }, opening, lazy, true);
+    const end = await run.advance(root, { cancel: flight.cancel, cancelled: () => flight.cancelled || this.stopped, ending, responded }, opening, lazy, true);
     if (end.status !== 'waiting') {
       this.observers.get(row.id)?.ended?.(end);
       this.observers.delete(row.id);

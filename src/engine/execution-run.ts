@@ -1,3 +1,4 @@
+import { RunCancel } from '../lib/cancellation.js';
 import type { Clock } from '../lib/clock.js';
 import { formatMicros, parseTimestampMicros } from '../lib/clock.js';
 import type { GraphNode } from '../graph/graph-types.js';
@@ -41,7 +42,8 @@ export interface RunDeps {
 
 /** One stretch of running (the engine attaches a new one each time it resumes the execution). */
 export interface RunControl {
-  signal: AbortSignal;
+  /** The flight's cancellation (not an AbortSignal per run: see lib/cancellation.ts). */
+  cancel: RunCancel;
   cancelled: () => boolean;
   /**
    * Told how the execution ends as soon as its final write is queued, before that commit is
@@ -82,12 +84,8 @@ function hasEffects(slug: string): boolean {
   return findStepDefinition(slug)?.effects === true;
 }
 
-/**
- * The control of a run not advancing (replaced by `advance`). Shared: on Node 20 every
- * AbortController costs the young generation (a loop making one per request let 4% of its
- * allocations survive scavenges, against 0% without), so no run makes one it never uses.
- */
-const IDLE_CONTROL: RunControl = { signal: new AbortController().signal, cancelled: () => true };
+/** The control of a run not advancing (replaced by `advance`), shared by every such run. */
+const IDLE_CONTROL: RunControl = { cancel: new RunCancel(), cancelled: () => true };
 
 /** How long a queued or parked run may run before its `running` status is committed on its own. */
 const OPENING_DELAY_MS = 20;
@@ -330,7 +328,7 @@ export class ExecutionRun {
       attempt,
       input,
       scope: this.scope(frame, input),
-      signal: this.control.signal,
+      cancel: this.control.cancel,
       clock: this.deps.clock,
       settings: this.deps.settings,
       execution: { id: this.execution.id, workflowId: this.execution.workflow_id, workspaceId: this.execution.workspace_id },

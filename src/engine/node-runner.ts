@@ -1,4 +1,5 @@
 import type { GraphNode } from '../graph/graph-types.js';
+import type { Cancellation } from '../lib/cancellation.js';
 import type { Clock } from '../lib/clock.js';
 import type { StepRunContext, StepSettings } from '../steps/step-runtime.js';
 import { resolveConfig, type ExpressionScope } from './expressions.js';
@@ -18,7 +19,7 @@ export interface AttemptInput {
   attempt: number;
   input: unknown;
   scope: ExpressionScope;
-  signal: AbortSignal;
+  cancel: Cancellation;
   clock: Clock;
   settings: StepSettings;
   execution: StepRunContext['execution'];
@@ -53,7 +54,7 @@ export async function runAttempt(args: AttemptInput): Promise<AttemptOutcome> {
       input: args.input,
       nodes: args.scope.nodes,
       trigger: args.scope.trigger,
-      signal: args.signal,
+      cancel: args.cancel,
       clock: args.clock,
       attempt: args.attempt,
       execution: args.execution,

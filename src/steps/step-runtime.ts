@@ -1,3 +1,4 @@
+import type { Cancellation } from '../lib/cancellation.js';
 import type { Clock } from '../lib/clock.js';
 
 /**
@@ -14,8 +15,11 @@ export interface StepRunContext {
   nodes: Record<string, unknown>;
   /** The trigger payload `{method, headers, query, body}`. */
   trigger: unknown;
-  /** Aborted when the execution is cancelled or the step's time limit passes. */
-  signal: AbortSignal;
+  /**
+   * Aborted when the execution is cancelled or the engine stops. `cancel.signal` is an
+   * AbortSignal for libraries that take one, made on first read (see lib/cancellation.ts).
+   */
+  cancel: Cancellation;
   clock: Clock;
   /** 1 for the first attempt. */
   attempt: number;

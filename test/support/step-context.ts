@@ -1,3 +1,4 @@
+import { RunCancel } from '../../src/lib/cancellation.js';
 import { manualClock } from '../../src/lib/clock.js';
 import type { StepRunContext } from '../../src/steps/step-runtime.js';
 
@@ -9,7 +10,7 @@ export function stepContext(fields: Partial<StepRunContext> = {}): StepRunContex
     input: null,
     nodes: {},
     trigger: null,
-    signal: new AbortController().signal,
+    cancel: new RunCancel(),
     clock: manualClock(),
     attempt: 1,
     execution: { id: 'e', workflowId: 'w', workspaceId: 's' },

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { serializeStepError, type SerializedStepError } from '../../engine/step-errors.js';
+import { RunCancel } from '../../lib/cancellation.js';
 import type { StepRunContext } from '../step-runtime.js';
 import { LOGS_TRUNCATED, runCode } from './run-code.js';
 import { sandboxModulesLoaded } from './sandbox-pool.js';
@@ -293,10 +294,10 @@ describe('runCode: isolation', () => {
 });
 
 describe('runCode: cancellation and work', () => {
-  it('does not start when the signal is already aborted', async () => {
-    const controller = new AbortController();
-    controller.abort();
-    expect(await failure('return 1;', {}, { signal: controller.signal })).toEqual({
+  it('does not start when the execution is already cancelled', async () => {
+    const cancel = new RunCancel();
+    cancel.abort();
+    expect(await failure('return 1;', {}, { cancel })).toEqual({
       name: 'StepError',
       code: 'cancelled',
       message: 'the code step was cancelled',
@@ -305,11 +306,11 @@ describe('runCode: cancellation and work', () => {
     });
   });
 
-  it('stops a long chain of awaits when the signal aborts', async () => {
-    const controller = new AbortController();
-    setTimeout(() => controller.abort(), 100);
+  it('stops a long chain of awaits when the execution is cancelled', async () => {
+    const cancel = new RunCancel();
+    setTimeout(() => cancel.abort(), 100);
     const started = performance.now();
-    expect(await failure('for (;;) await null;', { timeout_ms: 10_000 }, { signal: controller.signal })).toMatchObject({ code: 'cancelled', retryable: false });
+    expect(await failure('for (;;) await null;', { timeout_ms: 10_000 }, { cancel })).toMatchObject({ code: 'cancelled', retryable: false });
     expect(performance.now() - started).toBeLessThan(2000);
   });
 

@@ -27,7 +27,7 @@ interface CodeConfig {
  */
 export const runCode: StepRuntime = async (context) => {
   const config = readCodeConfig(context.config);
-  if (context.signal.aborted) throw cancelled();
+  if (context.cancel.aborted) throw cancelled();
   const logs = new LogCapture();
   let outcome;
   try {
@@ -36,7 +36,7 @@ export const runCode: StepRuntime = async (context) => {
       argumentsJson: serializeArguments(context),
       timeoutMs: config.timeoutMs,
       memoryBytes: config.memoryMb * MIB,
-      signal: context.signal,
+      cancel: context.cancel,
       maxLogLines: MAX_LOG_LINES,
       maxLogBytes: MAX_LOG_BYTES,
       onLog: (line) => logs.add(line),

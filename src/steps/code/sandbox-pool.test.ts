@@ -2,17 +2,18 @@ import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { serializeStepError, type SerializedStepError } from '../../engine/step-errors.js';
+import { RunCancel } from '../../lib/cancellation.js';
 import type { StepRunContext } from '../step-runtime.js';
 import { runCode } from './run-code.js';
 import { closeSandboxPool, crashBusySandboxThreads, sandboxThreadsStarted, tuneSandboxPool } from './sandbox-pool.js';
 import { stepContext } from '../../../test/support/step-context.js';
 
-const run = (code: string, config: Record<string, unknown> = {}, signal?: AbortSignal) =>
-  runCode(stepContext({ config: { code, ...config }, input: { id: 42 }, ...(signal ? { signal } : {}) } satisfies Partial<StepRunContext>));
+const run = (code: string, config: Record<string, unknown> = {}, cancel = new RunCancel()) =>
+  runCode(stepContext({ config: { code, ...config }, input: { id: 42 }, cancel } satisfies Partial<StepRunContext>));
 
-async function failure(code: string, config: Record<string, unknown> = {}, signal?: AbortSignal): Promise<SerializedStepError> {
+async function failure(code: string, config: Record<string, unknown> = {}, cancel?: RunCancel): Promise<SerializedStepError> {
   try {
-    await run(code, config, signal);
+    await run(code, config, cancel);
   } catch (error) {
     return serializeStepError(error);
   }
@@ -68,12 +69,12 @@ describe('sandbox pool: the event loop stays free', () => {
     expect(ticks).toBeGreaterThan(5);
   });
 
-  it('stops a busy `while (true) {}` when the signal aborts, through the shared flag, keeping the worker', async () => {
+  it('stops a busy `while (true) {}` when the execution is cancelled, through the shared flag, keeping the worker', async () => {
     const started = sandboxThreadsStarted();
-    const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
+    const cancel = new RunCancel();
+    setTimeout(() => cancel.abort(), 50);
     // The watchdog would answer for a silent worker only after its grace; the flag answers well before.
-    expect(await before(failure('while (true) {}', { timeout_ms: 10_000 }, controller.signal), 50 + defaults.graceMs)).toEqual({
+    expect(await before(failure('while (true) {}', { timeout_ms: 10_000 }, cancel), 50 + defaults.graceMs)).toEqual({
       name: 'StepError',
       code: 'cancelled',
       message: 'the code step was cancelled',
@@ -87,12 +88,12 @@ describe('sandbox pool: the event loop stays free', () => {
 
 describe('sandbox pool: workers', () => {
   it('queues runs beyond its size in order; a run cancelled while waiting never starts', async () => {
-    const controller = new AbortController();
+    const cancel = new RunCancel();
     const done: string[] = [];
     const first = run(busyFor(100)).then(() => done.push('first'));
-    const cancelled = failure('return 1;', {}, controller.signal).then((error) => done.push(`cancelled: ${error.code}`));
+    const cancelled = failure('return 1;', {}, cancel).then((error) => done.push(`cancelled: ${error.code}`));
     const third = run('return input.id;').then((result) => done.push(`third: ${String(result.output)}`));
-    controller.abort();
+    cancel.abort();
     await Promise.all([first, cancelled, third]);
     expect(done).toEqual(['cancelled: cancelled', 'first', 'third: 42']);
   });
@@ -156,8 +157,9 @@ describe('sandbox pool: process lifetime', () => {
   it('holds the process only while a run is in flight: a script that used it exits by itself', async () => {
     const script = `
       const { runCode } = await import(${JSON.stringify(new URL('./run-code.ts', import.meta.url).href)});
+      const { RunCancel } = await import(${JSON.stringify(new URL('../../lib/cancellation.ts', import.meta.url).href)});
       const context = { nodeId: 'n', config: { code: ${JSON.stringify(busyFor(50))} }, input: null, nodes: {}, trigger: null,
-        signal: new AbortController().signal, attempt: 1, execution: { id: 'e', workflowId: 'w', workspaceId: 's' }, settings: { httpAllow: [] } };
+        cancel: new RunCancel(), attempt: 1, execution: { id: 'e', workflowId: 'w', workspaceId: 's' }, settings: { httpAllow: [] } };
       const result = await runCode(context);
       console.log(result.output.length);`;
     const args = ['--import', import.meta.resolve('tsx'), '--input-type=module', '--eval', script];

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import type { Cancellation } from '../../lib/cancellation.js';
 import type { SandboxOptions, SandboxOutcome } from './sandbox.js';
 import type { RunRequest } from './sandbox-protocol.js';
 import { PIPELINE_DEPTH, SandboxThread, stoppedOutcome, type HandedRun } from './sandbox-thread.js';
@@ -16,7 +17,7 @@ import { PIPELINE_DEPTH, SandboxThread, stoppedOutcome, type HandedRun } from '.
  */
 
 export interface PooledSandboxOptions extends Omit<SandboxOptions, 'signal'> {
-  signal: AbortSignal;
+  cancel: Cancellation;
   /** run-code's log limits: the worker stops collecting lines past them (see LogBatch in sandbox-worker.ts). */
   maxLogLines: number;
   maxLogBytes: number;
@@ -34,7 +35,8 @@ const WATCHDOG_GRACE_MS = 1_000;
 interface Waiting {
   request: RunRequest;
   options: PooledSandboxOptions;
-  onAbort: () => void;
+  /** Removes its cancel listener (only while it waits here; once on a worker, the thread listens). */
+  stopListening: () => void;
   resolve: (outcome: SandboxOutcome) => void;
   reject: (error: Error) => void;
 }
@@ -49,7 +51,7 @@ let modulesLoadedByGone = 0;
 
 /** `runInSandbox` on a worker thread: the same outcome, with the console lines handed to `onLog` at the end. */
 export function runInSandboxPool(options: PooledSandboxOptions): Promise<SandboxOutcome> {
-  if (options.signal.aborted) return Promise.resolve(stoppedOutcome('cancelled'));
+  if (options.cancel.aborted) return Promise.resolve(stoppedOutcome('cancelled'));
   // Ids are Int32 (the cancel flag's type) and never 0 (the flag's empty value).
   lastRunId = (lastRunId % 0x7fff_ffff) + 1;
   const request: RunRequest = {
@@ -62,24 +64,24 @@ export function runInSandboxPool(options: PooledSandboxOptions): Promise<Sandbox
     maxLogBytes: options.maxLogBytes,
   };
   return new Promise((resolve, reject) => {
-    const waiting: Waiting = {
-      request,
-      options,
-      resolve,
-      reject,
-      // Only while it waits; once on a worker, the thread forwards the cancel.
-      onAbort: () => {
-        const index = queue.indexOf(waiting);
-        if (index === -1) return;
-        queue.splice(index, 1);
-        resolve(stoppedOutcome('cancelled'));
-      },
-    };
-    options.signal.addEventListener('abort', waiting.onAbort, { once: true });
+    const waiting: Waiting = { request, options, resolve, reject, stopListening: noop };
+    listenWhileQueued(waiting);
     queue.push(waiting);
     dispatch();
   });
 }
+
+/** A cancel while it waits in the queue answers at once; once on a worker, the thread forwards the cancel. */
+function listenWhileQueued(waiting: Waiting): void {
+  waiting.stopListening = waiting.options.cancel.onAbort(() => {
+    const index = queue.indexOf(waiting);
+    if (index === -1) return;
+    queue.splice(index, 1);
+    waiting.resolve(stoppedOutcome('cancelled'));
+  });
+}
+
+function noop(): void {}
 
 /**
  * Hands waiting runs to workers: an idle worker first, then a new one (up to the pool's size),
@@ -90,7 +92,7 @@ function dispatch(): void {
     const thread = pickThread();
     if (thread === undefined) return;
     const waiting = queue.shift()!;
-    waiting.options.signal.removeEventListener('abort', waiting.onAbort);
+    waiting.stopListening();
     thread.hand(handed(waiting));
   }
 }
@@ -108,11 +110,11 @@ function handed(waiting: Waiting): HandedRun {
   return {
     request: waiting.request,
     graceMs: settings.graceMs,
-    signal: waiting.options.signal,
-    onAbort: () => {},
+    cancel: waiting.options.cancel,
+    stopListening: noop,
     requeue: () => {
       // Its worker died before starting it: back to the front of the queue, cancellable again there.
-      waiting.options.signal.addEventListener('abort', waiting.onAbort, { once: true });
+      listenWhileQueued(waiting);
       queue.unshift(waiting);
     },
     resolve: ({ outcome, logs }) => {
@@ -143,7 +145,7 @@ function startThread(): SandboxThread {
 /** Terminates every worker; runs in flight or waiting fail as host failures (`sandbox_failed`). Later runs start new workers. */
 export async function closeSandboxPool(): Promise<void> {
   for (const waiting of queue.splice(0)) {
-    waiting.options.signal.removeEventListener('abort', waiting.onAbort);
+    waiting.stopListening();
     waiting.reject(new Error('the code sandbox pool was closed'));
   }
   await Promise.all([...threads].map((thread) => thread.close('the code sandbox pool was closed')));

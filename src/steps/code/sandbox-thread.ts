@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import type { Cancellation } from '../../lib/cancellation.js';
 import { workerScript } from '../../lib/worker-script.js';
 import type { SandboxOutcome } from './sandbox.js';
 import { CANCEL_SLOTS, type RunRequest, type SandboxWorkerData, type WorkerMessage } from './sandbox-protocol.js';
@@ -17,8 +18,9 @@ export interface HandedRun {
   /** Gives the run back to the pool's queue (its worker died before starting it). */
   requeue: () => void;
   graceMs: number;
-  signal: AbortSignal;
-  onAbort: () => void;
+  cancel: Cancellation;
+  /** Removes the run's cancel listener (set by whoever holds the run: the pool's queue, then the thread). */
+  stopListening: () => void;
   resolve: (result: ThreadResult) => void;
   reject: (error: Error) => void;
 }
@@ -88,8 +90,7 @@ export class SandboxThread {
       run.reject(new Error('the sandbox worker is not free'));
       return;
     }
-    run.onAbort = () => this.cancel(run);
-    run.signal.addEventListener('abort', run.onAbort, { once: true });
+    run.stopListening = run.cancel.onAbort(() => this.cancel(run));
     this.runs.push(run);
     if (this.runs.length === 1) {
       this.worker.ref();
@@ -127,7 +128,7 @@ export class SandboxThread {
     if (message.type === 'ready') {
       this.ready = true;
       const head = this.runs[0];
-      if (head !== undefined && !head.signal.aborted) this.arm(head.request.timeoutMs + head.graceMs, 'timeout');
+      if (head !== undefined && !head.cancel.aborted) this.arm(head.request.timeoutMs + head.graceMs, 'timeout');
       return;
     }
     const head = this.runs[0];
@@ -152,13 +153,13 @@ export class SandboxThread {
   private finishHead(): void {
     clearTimeout(this.watchdog);
     const head = this.runs.shift()!;
-    head.signal.removeEventListener('abort', head.onAbort);
+    head.stopListening();
     const next = this.runs[0];
     if (next === undefined) {
       if (!this.gone) this.worker.unref();
       return;
     }
-    if (next.signal.aborted) this.arm(next.graceMs, 'cancelled');
+    if (next.cancel.aborted) this.arm(next.graceMs, 'cancelled');
     else this.arm(next.request.timeoutMs + next.graceMs, 'timeout');
   }
 
@@ -171,7 +172,7 @@ export class SandboxThread {
     if (this.gone) return;
     this.gone = true;
     const [head, ...unstarted] = this.runs.splice(0);
-    for (const run of [head, ...unstarted]) if (run) run.signal.removeEventListener('abort', run.onAbort);
+    for (const run of [head, ...unstarted]) if (run) run.stopListening();
     this.onGone(this, handBack ? unstarted : []);
   }
 }

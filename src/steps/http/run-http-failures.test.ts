@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { cancellationOf, RunCancel } from '../../lib/cancellation.js';
 import { manualClock } from '../../lib/clock.js';
 import { createGuardedDispatcher, type Resolver } from '../../lib/ssrf-guard.js';
 import { serializeStepError } from '../../engine/step-errors.js';
@@ -153,16 +154,16 @@ describe('http step: time, cancellation and size', () => {
   });
 
   it('stops without retrying when the execution is cancelled', async () => {
-    const controller = new AbortController();
+    const cancel = new RunCancel();
     const arrived = new Promise<void>((resolve) => (slowArrived = resolve));
-    const pending = failure({ url: `${origin}/slow` }, { signal: controller.signal });
+    const pending = failure({ url: `${origin}/slow` }, { cancel });
     await arrived;
-    controller.abort();
+    cancel.abort();
     expect(await pending).toEqual({ name: 'StepError', code: 'cancelled', message: `GET ${origin}/slow: cancelled`, retryable: false, retry_after_ms: null });
   });
 
   it("reports the engine's own time limit as a timeout", async () => {
-    const error = await failure({ url: `${origin}/slow` }, { signal: AbortSignal.timeout(50) });
+    const error = await failure({ url: `${origin}/slow` }, { cancel: cancellationOf(AbortSignal.timeout(50)) });
     expect(error).toMatchObject({ code: 'timeout', message: `GET ${origin}/slow: the step's time limit passed` });
   });
 

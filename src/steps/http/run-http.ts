@@ -47,7 +47,7 @@ export function createHttpRuntime(options: HttpRuntimeOptions = {}): StepRuntime
     let plan = planRequest(context.config);
     const provider = plan.url.host;
     const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = AbortSignal.any([context.signal, timeout]);
+    const signal = AbortSignal.any([context.cancel.signal, timeout]);
     const dispatcher = dispatcherFor(context.settings.httpAllow);
     const logs: string[] = [];
     try {
@@ -67,7 +67,7 @@ export function createHttpRuntime(options: HttpRuntimeOptions = {}): StepRuntime
         logs.push(`followed ${response.statusCode} to ${plan.method} ${redactUrl(plan.url)}`);
       }
     } catch (error) {
-      throw classifyFailure(error, plan, { cancel: context.signal, timeout, timeoutMs });
+      throw classifyFailure(error, plan, { cancel: context.cancel.signal, timeout, timeoutMs });
     }
   };
 }
