@@ -219,6 +219,28 @@ describeEachDialect('inbound webhooks', (dialect) => {
       expect((await executionRow(t, answer.headers['x-execution-id'] as string)).status).toBe('completed');
     });
 
+    it('writes the answer of a respond step that ends the run with the run’s end: one update of the execution row', async () => {
+      const hook = await webhookWorkflow(t, 'Respond last', { verification: { method: 'none' }, response_mode: 'respond_step' }, {
+        nodes: [node('shape', 'set', { values: { seen: '{{ input.body.n }}' } }), node('reply', 'respond_to_webhook', { status: 200, body: '{{ nodes.shape }}' })],
+        edges: [edge('hook', 'shape'), edge('shape', 'reply')],
+      });
+      await deliver(t, hook.path, { body: '{"n":0}' });
+      await t.deps.engine.idle();
+      const before = t.database.writes.version(['executions']);
+      const answer = await deliver(t, hook.path, { body: '{"n":7}' });
+      expect(answer.status).toBe(200);
+      expect(answer.json()).toEqual({ seen: 7 });
+      // Answered once the commit holding the answer is durable: here the run's last one.
+      const executionId = answer.headers['x-execution-id'] as string;
+      const execution = await executionRow(t, executionId);
+      expect(execution.status).toBe('completed');
+      expect(JSON.parse(execution.response!)).toMatchObject({ status: 200, body: { seen: 7 } });
+      expect((await stepRows(t, executionId)).map((s) => [s.node_id, s.status])).toEqual([['hook', 'completed'], ['shape', 'completed'], ['reply', 'completed']]);
+      await t.deps.engine.idle();
+      // The insert, then one update carrying the answer and the end (not one for each).
+      expect(t.database.writes.version(['executions']) - before).toBe(2);
+    });
+
     it('answers 504 when the run does not answer in time, and the run goes on', async () => {
       const hook = await webhookWorkflow(t, 'Slow', { verification: { method: 'none' }, response_mode: 'respond_step', timeout_ms: 100 }, {
         nodes: [node('pause', 'wait', { duration_ms: 60_000 }), node('reply', 'respond_to_webhook', { status: 200, body: 'late' })],

@@ -113,6 +113,8 @@ export class ExecutionRun {
   /** Awaited children that have ended, by execution id (read from the database, or handed over in process). */
   readonly children = new Map<string, ChildResult>();
   private control: RunControl = IDLE_CONTROL;
+  /** A respond step's answer waits in `executionChanges` for the next commit (see sendResponse). */
+  private responseUnsent = false;
   /** A write found the execution ended (cancelled elsewhere): nothing more runs. */
   private ended = false;
 
@@ -199,6 +201,22 @@ export class ExecutionRun {
     return (await written) ? end : { status: 'cancelled' };
   }
 
+  /**
+   * Commits a respond step's answer now, without waiting, when another node is about to run
+   * (the run goes on while its caller is answered). When the respond step was the run's last
+   * node, nothing is written here: the run's final commit, which follows at once, carries the
+   * answer with the step rows and the end state, one commit and one update of the execution
+   * row fewer per synchronous webhook. Every way out of `runFrame` other than the ones that call
+   * this writes the run's state (finish, commitWait, the waiting and loop paths).
+   */
+  private sendResponse(): void {
+    if (!this.responseUnsent) return;
+    this.responseUnsent = false;
+    this.persist().catch(() => {
+      // The next write fails the same way and ends the run; the caller times out.
+    });
+  }
+
   /** Whether a waiting node of this run is due now (a child handed over, a timer passed). */
   hasDue(root: FrameState): boolean {
     return this.nextDue(root, this.deps.clock.now()) !== undefined;
@@ -209,17 +227,23 @@ export class ExecutionRun {
     const { clock } = this.deps;
     const { flow } = frame;
     while (true) {
-      if (this.control.cancelled() || this.ended) return { status: 'cancelled' };
+      if (this.control.cancelled() || this.ended) {
+        this.sendResponse();
+        return { status: 'cancelled' };
+      }
       const now = clock.now();
       for (const nodeId of flow.drainSkipped()) this.record(this.row(frame, { nodeId, status: 'skipped', attempt: 1, startedAt: null, finishedAt: null, durationMs: null, kind: frame.plan.nodes.get(nodeId)!.type, now }));
       // Waiting nodes that are due run now, ahead of newly ready ones.
       const nodeId = this.nextDue(frame, now)?.nodeId ?? flow.takeReady();
       if (nodeId === undefined) {
         if (frame.waiting.size > 0) return { status: 'waiting', runAt: this.earliest(frame) };
+        // Every way out from here writes the run's state, the respond step's answer with it.
         if (flow.isSettled()) return { status: 'settled' };
         return { status: 'failed', nodeId: '', error: { name: 'Error', code: 'stalled', message: 'no node can run and the graph is not finished', retryable: false, retry_after_ms: null } };
       }
 
+      // Another node runs: the caller of a respond step that ran before it is answered now.
+      this.sendResponse();
       const node = frame.plan.nodes.get(nodeId)!;
       // Results are committed before a step with effects starts (a request, a child execution):
       // a crash then re-runs only the step in flight. Pure steps (set, if, switch, code, …) run
@@ -259,13 +283,11 @@ export class ExecutionRun {
             this.row(frame, { id: outcome.rowId, nodeId, attempt, input, now: finishedAt, status: 'completed', startedAt: began, finishedAt, durationMs: took, kind: outcome.kind, provider: outcome.provider ?? null, output: outcome.output, logs: outcome.logs ?? null, ports: outcome.ports, memoryBytes: outcome.memoryBytes ?? null, reductions: outcome.reductions ?? null, resumeAt: resumed?.resumeAt ?? null, awaitingExecutionId: resumed?.awaiting ?? null }),
             resumed?.stepId ?? undefined,
           );
-          // What a respond step answered goes on the execution and is committed now, without
-          // waiting: its caller is answered once that commit is durable, while the run goes on.
+          // What a respond step answered goes on the execution; its caller is answered once the
+          // commit holding it is durable (see sendResponse).
           if (node.type === 'respond_to_webhook') {
             this.executionChanges.response = json(outcome.output);
-            this.persist().catch(() => {
-              // The next write fails the same way and ends the run; the caller times out.
-            });
+            this.responseUnsent = true;
           }
           continue;
         }
@@ -402,6 +424,7 @@ export class ExecutionRun {
    */
   persist(final?: Partial<ExecutionRow>, awaited: string[] = []): Promise<boolean> {
     const writes = this.pending;
+    this.responseUnsent = false;
     // Object.assign, not spreads: see StepOwner in step-rows.ts (the keys are column names).
     const changes: Partial<ExecutionRow> = Object.assign({}, this.openingChanges, this.executionChanges, final);
     this.pending = [];
