@@ -58,7 +58,10 @@ export class TokenStore {
 
   /** Candidates sharing the non-secret prefix; the caller compares hashes in constant time. */
   async findIdentitiesByPrefix(prefix: string): Promise<TokenIdentity[]> {
-    const result = await this.db.executeQuery<TokenIdentity>({ ...this.lookup, parameters: [prefix] });
+    // Listed, not `{ ...this.lookup, parameters }`: on Node 20 an object that spreads and then adds
+    // keys survives scavenges, with what it holds (see eslint.config.js). Runs on every API request.
+    const { query, queryId, sql } = this.lookup;
+    const result = await this.db.executeQuery<TokenIdentity>({ query, queryId, sql, parameters: [prefix] });
     return result.rows;
   }
 
