@@ -205,9 +205,10 @@ export class ExecutionRun {
    * Commits a respond step's answer now, without waiting, when another node is about to run
    * (the run goes on while its caller is answered). When the respond step was the run's last
    * node, nothing is written here: the run's final commit, which follows at once, carries the
-   * answer with the step rows and the end state, one commit and one update of the execution
-   * row fewer per synchronous webhook. Every way out of `runFrame` other than the ones that call
-   * this writes the run's state (finish, commitWait, the waiting and loop paths).
+   * answer with the step rows and the end state, so the execution row is updated once instead
+   * of twice (the two writes already shared a group commit). Every way out of `runFrame` other
+   * than the ones that call this writes the run's state (finish, commitWait, the waiting and
+   * loop paths).
    */
   private sendResponse(): void {
     if (!this.responseUnsent) return;
