@@ -212,7 +212,7 @@ export class ExecutionRun {
    */
   private sendResponse(): void {
     if (!this.responseUnsent) return;
-    this.responseUnsent = false;
+    // persist() clears the flag: any commit of the run carries the answer.
     this.persist().catch(() => {
       // The next write fails the same way and ends the run; the caller times out.
     });
