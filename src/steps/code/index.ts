@@ -14,6 +14,14 @@ nothing else: no network, no file system.
 - \`code\` (required): the function body, e.g. \`return { total: input.items.length };\`.
 - \`timeout_ms\`: 1 to 60000, default 5000. Longer runs fail with \`timeout\`.
 - \`memory_mb\`: 1 to 256, default 64. Using more fails with \`memory_limit\`.
+- \`reuse_context\`: default true. A run may reuse the sandbox context an earlier run of the
+  same step left (same workspace, workflow, node and code), which skips building a fresh
+  JavaScript environment: several times faster for short code. Variables declared in the code
+  never carry over (the code is a function body), and globals a run adds are removed after it;
+  changes a run makes to built-in objects (a polyfill on \`Array.prototype\`, say) may be seen
+  by later runs of the same step, never by any other step. A run that fails, times out, is
+  cancelled or leaves work queued never passes its context on. Set false for a fresh context
+  on every run.
 
 Throw \`new NonRetriableError(message)\` to fail without retries, or
 \`new RetryAfterError(message, ms)\` to be retried no sooner than \`ms\` milliseconds later;
@@ -37,6 +45,7 @@ JSON fails the step.`,
       code: { type: 'string', minLength: 1 },
       timeout_ms: { type: 'integer', minimum: 1, maximum: 60_000 },
       memory_mb: { type: 'integer', minimum: 1, maximum: 256 },
+      reuse_context: { type: 'boolean' },
     },
   },
   defaultConfig: { code: 'return input;' },

@@ -223,6 +223,7 @@ describe('runCode: failures in the vocabulary of the engine', () => {
   it('rejects a config it cannot run and input that is not JSON', async () => {
     expect(await failure('return 1;', { timeout_ms: 0 })).toMatchObject({ code: 'invalid_config', message: 'config.timeout_ms must be a whole number from 1 to 60000.' });
     expect(await failure('return 1;', { memory_mb: 512 })).toMatchObject({ code: 'invalid_config', message: 'config.memory_mb must be a whole number from 1 to 256.' });
+    expect(await failure('return 1;', { reuse_context: 'yes' })).toMatchObject({ code: 'invalid_config', message: 'config.reuse_context must be true or false.' });
     expect(await failure('return 1;', {}, { input: { big: 1n } })).toMatchObject({ code: 'input_not_json', message: "the code step's input is not JSON: Do not know how to serialize a BigInt" });
   });
 
@@ -272,10 +273,27 @@ describe('runCode: isolation', () => {
     expect(await failure("return require('fs');")).toMatchObject({ code: 'code_error', message: "'require' is not defined" });
   });
 
-  it('keeps prototype pollution and globals inside the run that made them', async () => {
+  it('keeps prototype pollution and globals away from runs of other code', async () => {
     expect(await outputOf('Object.prototype.polluted = 1; Array.prototype.map = null; globalThis.leftover = 1; console.log = null; return ({}).polluted;')).toBe(1);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(await outputOf("return [({}).polluted ?? null, typeof [].map, typeof leftover, typeof console.log];")).toEqual([null, 'function', 'undefined', 'function']);
+  });
+
+  it('shares a warm context only among runs of one step: same workspace, workflow, node and code', async () => {
+    const code = "const seen = [({}).stepMark ?? null, typeof added]; Object.prototype.stepMark = 'set'; globalThis.added = 1; return seen;";
+    const step = { id: 'exec-2', workflowId: 'wf-warm', workspaceId: 'ws-warm' };
+    // Runs until the step's own context has served one (the pool has a worker per core, each with its own contexts).
+    const seenBySameStep = async () => {
+      for (let i = 0; i < 8; i++) if (((await run(code, {}, { nodeId: 'warm', execution: step })).output as unknown[])[0] === 'set') return true;
+      return false;
+    };
+    expect(await seenBySameStep()).toBe(true);
+    // The global the runs added was removed after each; the built-in change is the step's own.
+    expect((await run(code, {}, { nodeId: 'warm', execution: step })).output).toEqual(['set', 'undefined']);
+    for (const other of [{ execution: { ...step, workspaceId: 'ws-other' } }, { execution: { ...step, workflowId: 'wf-other' } }, { nodeId: 'other' }]) {
+      expect((await run(code, {}, { nodeId: 'warm', execution: step, ...other })).output).toEqual([null, 'undefined']);
+    }
+    expect((await run(code, { reuse_context: false }, { nodeId: 'warm', execution: step })).output).toEqual([null, 'undefined']);
   });
 
   it('cannot reach the host through the console or a replaced JSON', async () => {

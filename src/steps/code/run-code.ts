@@ -17,13 +17,17 @@ interface CodeConfig {
   code: string;
   timeoutMs: number;
   memoryMb: number;
+  /** `reuse_context`, default true: runs of this step may reuse its warm sandbox context (warm-contexts.ts). */
+  reuseContext: boolean;
 }
 
 /**
  * The code step: `config.code` runs as the body of `async (input, nodes, trigger) => { … }` in
- * a fresh QuickJS sandbox on a worker thread (sandbox-pool.ts); the JSON value it returns is the
+ * a QuickJS sandbox on a worker thread (sandbox-pool.ts); the JSON value it returns is the
  * step's output and its console lines are the step's logs. Every way it can fail is one of the
- * engine's error classes with a fixed code (see `toStepError`).
+ * engine's error classes with a fixed code (see `toStepError`). The sandbox context may be one
+ * an earlier run of the same step left warm: same workspace, workflow, node and code (the reuse
+ * key below; see warm-contexts.ts), unless the step sets `reuse_context: false`.
  */
 export const runCode: StepRuntime = async (context) => {
   const config = readCodeConfig(context.config);
@@ -34,6 +38,7 @@ export const runCode: StepRuntime = async (context) => {
     outcome = await runInSandboxPool({
       code: config.code,
       argumentsJson: serializeArguments(context),
+      reuseKey: config.reuseContext ? reuseKey(context) : null,
       timeoutMs: config.timeoutMs,
       memoryBytes: config.memoryMb * MIB,
       cancel: context.cancel,
@@ -55,14 +60,19 @@ export const runCode: StepRuntime = async (context) => {
 };
 
 function readCodeConfig(config: Record<string, unknown>): CodeConfig {
-  const { code } = config;
+  const { code, reuse_context: reuseContext = true } = config;
   if (typeof code !== 'string' || code === '') throw invalid('config.code must be a non-empty string.');
+  if (typeof reuseContext !== 'boolean') throw invalid('config.reuse_context must be true or false.');
   return {
     code,
     timeoutMs: readLimit(config, 'timeout_ms', MAX_TIMEOUT_MS, DEFAULT_TIMEOUT_MS),
     memoryMb: readLimit(config, 'memory_mb', MAX_MEMORY_MB, DEFAULT_MEMORY_MB),
+    reuseContext,
   };
 }
+
+/** The step a warm context belongs to: its workspace first, so no context ever crosses workspaces. */
+const reuseKey = ({ execution, nodeId }: StepRunContext) => `${execution.workspaceId}\n${execution.workflowId}\n${nodeId}`;
 
 function readLimit(config: Record<string, unknown>, field: string, max: number, fallback: number): number {
   const value = config[field] ?? fallback;

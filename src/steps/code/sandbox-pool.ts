@@ -58,6 +58,7 @@ export function runInSandboxPool(options: PooledSandboxOptions): Promise<Sandbox
     id: lastRunId,
     code: options.code,
     argumentsJson: options.argumentsJson,
+    reuseKey: options.reuseKey,
     timeoutMs: options.timeoutMs,
     memoryBytes: options.memoryBytes,
     maxLogLines: options.maxLogLines,

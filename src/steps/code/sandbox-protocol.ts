@@ -11,6 +11,8 @@ export interface RunRequest {
   id: number;
   code: string;
   argumentsJson: string;
+  /** See SandboxOptions.reuseKey (sandbox.ts). */
+  reuseKey: string | null;
   timeoutMs: number;
   memoryBytes: number;
   maxLogLines: number;

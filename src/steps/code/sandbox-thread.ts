@@ -26,7 +26,7 @@ export interface HandedRun {
 }
 
 /** An outcome the main thread decides on its own, when the worker did not (or could not) answer. */
-export const stoppedOutcome = (kind: StopKind): SandboxOutcome => ({ interrupts: 0, ok: false, failure: { kind } });
+export const stoppedOutcome = (kind: StopKind): SandboxOutcome => ({ interrupts: 0, reused: false, ok: false, failure: { kind } });
 
 /**
  * How many runs a worker holds at once: the one it executes and the next, queued in the worker.

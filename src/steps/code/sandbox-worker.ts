@@ -46,13 +46,14 @@ async function run(request: RunRequest): Promise<void> {
   const logs = new LogBatch(request.maxLogLines, request.maxLogBytes);
   let reply: WorkerMessage;
   if (isCancelled(request.id)) {
-    port.postMessage({ type: 'done', id: request.id, outcome: { interrupts: 0, ok: false, failure: { kind: 'cancelled' } }, logs: [], modulesLoaded: sandboxModulesLoaded() } satisfies WorkerMessage);
+    port.postMessage({ type: 'done', id: request.id, outcome: { interrupts: 0, reused: false, ok: false, failure: { kind: 'cancelled' } }, logs: [], modulesLoaded: sandboxModulesLoaded() } satisfies WorkerMessage);
     return;
   }
   try {
     const outcome = await runInSandbox({
       code: request.code,
       argumentsJson: request.argumentsJson,
+      reuseKey: request.reuseKey,
       timeoutMs: request.timeoutMs,
       memoryBytes: request.memoryBytes,
       // Read by the interrupt handler about twice a millisecond of busy code; an atomic load is a few ns.
