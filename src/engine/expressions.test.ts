@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { compiledExpressionCount, evaluateExpression, resolveConfig, type ExpressionScope } from './expressions.js';
 import { NonRetriableError } from './step-errors.js';
+import { planGraph } from './graph-plan.js';
+import type { Graph } from '../graph/graph-types.js';
+import { deepFreeze } from '../lib/json.js';
 
 const scope: ExpressionScope = {
   trigger: { method: 'POST', headers: {}, query: {}, body: { id: 42, name: 'Ada', tags: ['a', 'b'], paid: true } },
@@ -80,6 +83,31 @@ describe('resolveConfig: expressions inside longer strings are interpolated', ()
 });
 
 describe('resolveConfig: walking the config', () => {
+  it('hands back the parts without expressions as they are, copying only the way to an expression', async () => {
+    const plain = deepFreeze({ code: 'return input;', limits: { timeout_ms: 100 }, tags: ['a', 'b'] });
+    expect(await resolve(plain)).toBe(plain);
+    const mixed = deepFreeze({ limits: { timeout_ms: 100 }, tags: ['a'], body: { text: 'Hi {{ trigger.body.name }}', keep: { n: 1 } } });
+    const resolved = await resolve(mixed);
+    expect(resolved).toEqual({ limits: { timeout_ms: 100 }, tags: ['a'], body: { text: 'Hi Ada', keep: { n: 1 } } });
+    expect(resolved).not.toBe(mixed);
+    expect(resolved.limits).toBe(mixed.limits);
+    expect(resolved.tags).toBe(mixed.tags);
+    expect((resolved.body as Record<string, unknown>).keep).toBe(mixed.body.keep);
+    // An unfrozen config is scanned afresh each time: an expression added later is found.
+    const open: Record<string, unknown> = { greeting: 'Hi' };
+    expect(await resolve(open)).toBe(open);
+    open.greeting = 'Hi {{ trigger.body.name }}';
+    expect(await resolve(open)).toEqual({ greeting: 'Hi Ada' });
+  });
+
+  it('plans freeze every node config, so no run can change what the next one sees', () => {
+    const graph = { nodes: [{ id: 'a', type: 'code', config: { code: 'return 1;', nested: { list: [1] } } }], edges: [] } as unknown as Graph;
+    const plan = planGraph(graph);
+    const config = plan.nodes.get('a')!.config as { nested: { list: number[] } };
+    expect(Object.isFrozen(config) && Object.isFrozen(config.nested) && Object.isFrozen(config.nested.list)).toBe(true);
+    expect(() => config.nested.list.push(2)).toThrow(TypeError);
+  });
+
   it('resolves nested objects and arrays and leaves other values alone', async () => {
     const config = {
       method: 'POST',

@@ -1,5 +1,6 @@
 import type { Graph, GraphEdge, GraphNode } from '../graph/graph-types.js';
 import { findLoopBodies } from '../graph/loop-bodies.js';
+import { deepFreeze } from '../lib/json.js';
 import { LOOP_BODY_PORT } from '../steps/loop/index.js';
 
 /** The run settings a plan carries (from the graph's `settings`, defaults filled in). */
@@ -31,6 +32,9 @@ export interface GraphPlan {
 }
 
 export function planGraph(graph: Graph): GraphPlan {
+  // Every execution of the snapshot shares the configs, and resolveConfig hands the parts that
+  // hold no expression to step runtimes as they are: frozen, no run can change another's.
+  for (const node of graph.nodes) deepFreeze(node.config);
   const settings: PlanSettings = {
     concurrencyLimit: graph.settings?.concurrency_limit ?? null,
     savePayloads: graph.settings?.save_step_payloads ?? true,

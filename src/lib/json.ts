@@ -7,6 +7,15 @@ export function fromJsonText<T = unknown>(value: string | null | undefined): T |
   return value === null || value === undefined ? null : (JSON.parse(value) as T);
 }
 
+/** Freezes `value` and everything reachable through its own properties; already frozen parts are left as they are. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

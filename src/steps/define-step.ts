@@ -4,6 +4,7 @@
  * no runtime; the engine pairs each slug with its executor separately.
  */
 import type { ConfigIssue } from './describe-config-errors.js';
+import { deepFreeze } from '../lib/json.js';
 
 export const STEP_CATEGORIES = ['start', 'understand', 'fetch', 'transform', 'decide', 'check', 'act'] as const;
 export type StepCategory = (typeof STEP_CATEGORIES)[number];
@@ -61,12 +62,4 @@ export function defineStep(def: StepDefinition): StepDefinition {
     throw new Error(`Step slug "${def.slug}" must match ${String(SLUG_PATTERN)}.`);
   }
   return deepFreeze(def);
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }

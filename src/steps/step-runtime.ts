@@ -7,7 +7,7 @@ import type { Clock } from '../lib/clock.js';
  */
 export interface StepRunContext {
   nodeId: string;
-  /** The node's config with every `{{ … }}` expression already evaluated. */
+  /** The node's config with every `{{ … }}` expression already evaluated. Read-only: parts without expressions are the plan's own (frozen) objects. */
   config: Record<string, unknown>;
   /** The output of the node feeding this one; with several incoming edges, an object keyed by source node id. */
   input: unknown;
