@@ -6,6 +6,7 @@ import { RunCancel } from '../../lib/cancellation.js';
 import type { StepRunContext } from '../step-runtime.js';
 import { runCode } from './run-code.js';
 import { closeSandboxPool, crashBusySandboxThreads, sandboxThreadsStarted, tuneSandboxPool } from './sandbox-pool.js';
+import { PIPELINE_DEPTH } from './sandbox-thread.js';
 import { stepContext } from '../../../test/support/step-context.js';
 
 const run = (code: string, config: Record<string, unknown> = {}, cancel = new RunCancel()) =>
@@ -98,17 +99,17 @@ describe('sandbox pool: workers', () => {
     expect(done).toEqual(['cancelled: cancelled', 'first', 'third: 42']);
   });
 
-  it('hands a worker its next run before the current one ends, so it goes on while the main thread is busy', async () => {
+  it('hands a worker its next runs before the current one ends, so it goes on while the main thread is busy', async () => {
     const first = run(busyFor(20));
-    const second = run('return Date.now();');
-    // Block the main thread well past the first run: the second starts in the worker meanwhile.
+    const next = Array.from({ length: PIPELINE_DEPTH - 1 }, () => run('return Date.now();'));
+    // Block the main thread well past the first run: the others run in the worker meanwhile.
     const blockedUntil = Date.now() + 400;
     while (Date.now() < blockedUntil) {
       // busy
     }
     const unblockedAt = Date.now();
     await first;
-    expect((await second).output as number).toBeLessThan(unblockedAt);
+    for (const result of await Promise.all(next)) expect(result.output as number).toBeLessThan(unblockedAt);
   });
 
   it('fails only the run of a crashed worker, and starts another for the run waiting behind it', async () => {
@@ -150,6 +151,18 @@ describe('sandbox pool: workers', () => {
     const [a, b] = (await Promise.all([run(busyFor(200)), run(busyFor(200))])).map((result) => result.output as [number, number]);
     expect(a![0]).toBeLessThan(b![1]);
     expect(b![0]).toBeLessThan(a![1]);
+  });
+
+  it('takes the runs queued behind a slow run back and gives them to another worker', async () => {
+    tuneSandboxPool({ size: 2 });
+    await Promise.all([run('return 1;'), run('return 2;')]);
+    const slow = run(busyFor(400));
+    // Handed in turn to the less loaded worker: every other one queues behind the slow run.
+    const quick = Array.from({ length: 6 }, () => run('return Date.now();'));
+    const ends = (await Promise.all(quick)).map((result) => result.output as number);
+    const [, slowEnd] = (await slow).output as [number, number];
+    expect(ends.length).toBe(6);
+    for (const end of ends) expect(end).toBeLessThan(slowEnd - 300);
   });
 });
 

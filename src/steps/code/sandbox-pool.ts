@@ -52,10 +52,8 @@ let modulesLoadedByGone = 0;
 /** `runInSandbox` on a worker thread: the same outcome, with the console lines handed to `onLog` at the end. */
 export function runInSandboxPool(options: PooledSandboxOptions): Promise<SandboxOutcome> {
   if (options.cancel.aborted) return Promise.resolve(stoppedOutcome('cancelled'));
-  // Ids are Int32 (the cancel flag's type) and never 0 (the flag's empty value).
-  lastRunId = (lastRunId % 0x7fff_ffff) + 1;
   const request: RunRequest = {
-    id: lastRunId,
+    id: nextRunId(),
     code: options.code,
     argumentsJson: options.argumentsJson,
     reuseKey: options.reuseKey,
@@ -70,6 +68,12 @@ export function runInSandboxPool(options: PooledSandboxOptions): Promise<Sandbox
     queue.push(waiting);
     dispatch();
   });
+}
+
+/** Ids are Int32 (the cancel flag's type) and never 0 (the flag's empty value). */
+function nextRunId(): number {
+  lastRunId = (lastRunId % 0x7fff_ffff) + 1;
+  return lastRunId;
 }
 
 /** A cancel while it waits in the queue answers at once; once on a worker, the thread forwards the cancel. */
@@ -114,7 +118,9 @@ function handed(waiting: Waiting): HandedRun {
     cancel: waiting.options.cancel,
     stopListening: noop,
     requeue: () => {
-      // Its worker died before starting it: back to the front of the queue, cancellable again there.
+      // Its worker died or is held up by a slow run, before starting it: back to the front of
+      // the queue, cancellable again there. A new id, as the worker it left skips the old one.
+      waiting.request.id = nextRunId();
       listenWhileQueued(waiting);
       queue.unshift(waiting);
     },
@@ -131,13 +137,17 @@ function handed(waiting: Waiting): HandedRun {
 }
 
 function startThread(): SandboxThread {
-  const thread = new SandboxThread((gone, unstarted) => {
-    threads.splice(threads.indexOf(gone), 1);
-    modulesLoadedByGone += gone.modulesLoaded;
-    for (const run of unstarted.reverse()) run.requeue();
-    // A replacement starts only when a run is waiting for it, like any other worker.
-    dispatch();
-  });
+  const thread = new SandboxThread(
+    (gone, unstarted) => {
+      threads.splice(threads.indexOf(gone), 1);
+      modulesLoadedByGone += gone.modulesLoaded;
+      for (const run of unstarted.reverse()) run.requeue();
+      // A replacement starts only when a run is waiting for it, like any other worker.
+      dispatch();
+    },
+    // Runs taken back from behind a slow one: to another worker, or they wait here for one.
+    dispatch,
+  );
   threads.push(thread);
   threadsStarted++;
   return thread;

@@ -25,8 +25,8 @@ export type WorkerMessage =
   | { type: 'done'; id: number; outcome: SandboxOutcome; logs: string[]; modulesLoaded: number }
   | { type: 'failed'; id: number; message: string; modulesLoaded: number };
 
-/** Cancel slots per worker: more than the runs it holds at once (see PIPELINE_DEPTH). */
-export const CANCEL_SLOTS = 8;
+/** Cancel slots per worker: twice the runs it holds at once (see PIPELINE_DEPTH), as runs taken back also take one. */
+export const CANCEL_SLOTS = 16;
 
 export interface SandboxWorkerData {
   /**

@@ -15,7 +15,7 @@ type StopKind = 'timeout' | 'cancelled';
 /** A run handed to this worker: executing (the first) or queued behind it in the worker. */
 export interface HandedRun {
   request: RunRequest;
-  /** Gives the run back to the pool's queue (its worker died before starting it). */
+  /** Gives the run back to the front of the pool's queue (its worker died, or its run is slow, before it started). */
   requeue: () => void;
   graceMs: number;
   cancel: Cancellation;
@@ -29,12 +29,20 @@ export interface HandedRun {
 export const stoppedOutcome = (kind: StopKind): SandboxOutcome => ({ interrupts: 0, reused: false, ok: false, failure: { kind } });
 
 /**
- * How many runs a worker holds at once: the one it executes and the next, queued in the worker.
- * With one at a time the worker waited for the main thread to take each result before it got
- * its next run, so under load it executed once per main-thread turn and sat 60-70% idle
- * (webhook benchmark profile); a second run in hand lets it go straight on.
+ * How many runs a worker holds at once: the one it executes and the ones queued behind it in
+ * the worker. A worker gets a run only when the main thread hands it one, so a main thread busy
+ * for a few ms (parsing a burst of requests, a scavenge, a group commit) left workers with one
+ * run in hand idle: with warm contexts a short run takes ~0.1 ms. Webhook benchmark, respond
+ * step at 200 connections: 2,460-2,910 answers/s with 2 runs in hand, 3,150-3,330 with 4,
+ * 3,670-3,700 with 8; at 32 connections 2,910-3,450, 3,420-3,920, 3,560-4,270.
  */
-export const PIPELINE_DEPTH = 2;
+export const PIPELINE_DEPTH = 8;
+/**
+ * A run executing this long (ms) holds up the runs queued behind it in its worker: they are
+ * taken back and go to another worker (or wait in the pool's queue), and this worker gets no
+ * more until the slow run ends.
+ */
+export const RETAKE_AFTER_MS = 10;
 
 /**
  * One worker thread of the pool and the runs handed to it, oldest (executing) first. The
@@ -53,12 +61,22 @@ export class SandboxThread {
   private readonly runs: HandedRun[] = [];
   private watchdog: NodeJS.Timeout | undefined;
   private exitError: Error | undefined;
+  /** When the executing run started, as the main thread saw it (handed to an idle worker, or the one before answered). */
+  private headStartedAt = 0;
+  /** Checks for a slow head run while runs wait behind it (one timer per thread, not per run). */
+  private retakeTimer: NodeJS.Timeout | undefined;
+  /** The executing run has held up others for RETAKE_AFTER_MS: the pool hands this worker nothing until it ends. */
+  private slow = false;
 
   /**
    * `onGone` is called once, when the worker is no longer usable (crashed, terminated, closed),
    * with the runs it had queued but not started: the pool gives them to another worker.
+   * `onRetaken` is called when runs waiting behind a slow one went back to the pool's queue.
    */
-  constructor(private readonly onGone: (thread: SandboxThread, unstarted: HandedRun[]) => void) {
+  constructor(
+    private readonly onGone: (thread: SandboxThread, unstarted: HandedRun[]) => void,
+    private readonly onRetaken: () => void,
+  ) {
     const { entry, options } = workerScript(import.meta.url, 'sandbox-worker');
     this.worker = new Worker(entry, Object.assign({}, options, { workerData: { cancelled: this.cancelled.buffer } satisfies SandboxWorkerData }));
     // Held only while runs are in flight (see hand): an idle pool must never keep the process alive.
@@ -81,7 +99,7 @@ export class SandboxThread {
   }
 
   get usable(): boolean {
-    return !this.gone;
+    return !this.gone && !this.slow;
   }
 
   /** Hands a run to the worker; it executes after the ones already handed. */
@@ -94,8 +112,11 @@ export class SandboxThread {
     this.runs.push(run);
     if (this.runs.length === 1) {
       this.worker.ref();
+      this.headStartedAt = performance.now();
       // A starting worker arms it on "ready" instead, so its startup (300+ ms under tsx) is not charged to the run.
       if (this.ready) this.arm(run.request.timeoutMs + run.graceMs, 'timeout');
+    } else {
+      this.watchForSlowHead();
     }
     this.worker.postMessage(run.request);
   }
@@ -112,8 +133,7 @@ export class SandboxThread {
     // The executing run sees the slot from its interrupt handler within about half a
     // millisecond of busy code; a queued one is skipped by the worker when its turn comes, and
     // its caller is answered now (the worker's later answer for it matches no run and is dropped).
-    Atomics.store(this.cancelled, this.nextCancelSlot, run.request.id);
-    this.nextCancelSlot = (this.nextCancelSlot + 1) % CANCEL_SLOTS;
+    this.skipInWorker(run);
     const index = this.runs.indexOf(run);
     if (index === 0) {
       this.arm(run.graceMs, 'cancelled');
@@ -127,6 +147,9 @@ export class SandboxThread {
     this.modulesLoaded = message.modulesLoaded;
     if (message.type === 'ready') {
       this.ready = true;
+      // The head starts now: the worker's startup is not its time.
+      this.headStartedAt = performance.now();
+      if (this.runs.length > 1) this.watchForSlowHead();
       const head = this.runs[0];
       if (head !== undefined && !head.cancel.aborted) this.arm(head.request.timeoutMs + head.graceMs, 'timeout');
       return;
@@ -136,6 +159,40 @@ export class SandboxThread {
     this.finishHead();
     if (message.type === 'done') head.resolve({ outcome: message.outcome, logs: message.logs });
     else head.reject(new Error(message.message));
+  }
+
+  /** Names a run in the shared cancel slots: the worker stops it, or skips it when its turn comes. */
+  private skipInWorker(run: HandedRun): void {
+    Atomics.store(this.cancelled, this.nextCancelSlot, run.request.id);
+    this.nextCancelSlot = (this.nextCancelSlot + 1) % CANCEL_SLOTS;
+  }
+
+  /**
+   * Runs wait behind the executing one: make sure a check comes RETAKE_AFTER_MS after it
+   * started. Under load the head changes every ~0.1 ms, so the timer is not re-armed per run:
+   * when it fires for a head that has since answered, it re-arms for the current one.
+   */
+  private watchForSlowHead(): void {
+    if (this.retakeTimer !== undefined || this.gone || !this.ready) return;
+    const due = Math.max(1, Math.ceil(this.headStartedAt + RETAKE_AFTER_MS - performance.now()));
+    this.retakeTimer = setTimeout(() => {
+      this.retakeTimer = undefined;
+      // A starting worker is checked again once it is ready (see receive).
+      if (this.runs.length < 2 || this.gone || !this.ready) return;
+      if (performance.now() - this.headStartedAt < RETAKE_AFTER_MS) return this.watchForSlowHead();
+      this.slow = true;
+      // The worker skips them when their turn comes; its answers for them then match no run.
+      const waiting = this.runs.splice(1);
+      for (const run of waiting) {
+        this.skipInWorker(run);
+        run.stopListening();
+      }
+      // Back to the front of the pool's queue, in their order.
+      for (const run of waiting.reverse()) run.requeue();
+      this.onRetaken();
+    }, due);
+    // The watchdog holds the process while a run is in flight; this check never needs to.
+    this.retakeTimer.unref();
   }
 
   /** (Re)starts the watchdog for the executing run: if the worker has not answered when it fires, the worker is given up. */
@@ -154,6 +211,8 @@ export class SandboxThread {
     clearTimeout(this.watchdog);
     const head = this.runs.shift()!;
     head.stopListening();
+    this.slow = false;
+    this.headStartedAt = performance.now();
     const next = this.runs[0];
     if (next === undefined) {
       if (!this.gone) this.worker.unref();
@@ -169,6 +228,7 @@ export class SandboxThread {
    */
   private leave(handBack = true): void {
     clearTimeout(this.watchdog);
+    clearTimeout(this.retakeTimer);
     if (this.gone) return;
     this.gone = true;
     const [head, ...unstarted] = this.runs.splice(0);
