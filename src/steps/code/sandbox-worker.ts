@@ -5,7 +5,8 @@ import { currentSlot, sandboxModulesLoaded } from './wasm-module.js';
 
 /**
  * Entry of a sandbox worker thread (started by sandbox-pool.ts): runs one request at a time with
- * `runInSandbox`, so the WASM module, its memory budget and its replacement all live here, and a
+ * `runInSandbox`, so the WASM module, its memory budget and its replacement (and the warm contexts,
+ * warm-contexts.ts) all live here, and a
  * busy loop blocks this thread instead of the process's event loop.
  */
 
