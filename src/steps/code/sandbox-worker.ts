@@ -5,9 +5,9 @@ import { currentSlot, sandboxModulesLoaded } from './wasm-module.js';
 
 /**
  * Entry of a sandbox worker thread (started by sandbox-pool.ts): runs one request at a time with
- * `runInSandbox`, so the WASM module, its memory budget and its replacement (and the warm contexts,
- * warm-contexts.ts) all live here, and a
- * busy loop blocks this thread instead of the process's event loop.
+ * `runInSandbox`, so the WASM module, its memory budget, its replacement and the warm contexts
+ * (warm-contexts.ts) all live here, and a busy loop blocks this thread instead of the process's
+ * event loop.
  */
 
 if (parentPort === null) throw new Error('sandbox-worker.ts runs only as a worker thread (see sandbox-pool.ts)');
