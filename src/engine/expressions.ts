@@ -106,12 +106,16 @@ async function resolveValue(value: unknown, scope: ExpressionScope, where: Requi
   if (typeof value === 'string') return resolveString(value, scope, where);
   if (Array.isArray(value)) {
     const out: unknown[] = [];
-    for (const [i, element] of value.entries()) out.push(await resolveValue(element, scope, { nodeId: where.nodeId, field: `${where.field}[${i}]` }));
+    for (let i = 0; i < value.length; i++) {
+      const element: unknown = value[i];
+      out.push(holdsExpression(element) ? await resolveValue(element, scope, { nodeId: where.nodeId, field: `${where.field}[${i}]` }) : element);
+    }
     return out;
   }
   if (isPlainObject(value)) {
     const entries: [string, unknown][] = [];
-    for (const [key, child] of Object.entries(value)) entries.push([key, await resolveValue(child, scope, { nodeId: where.nodeId, field: `${where.field}.${key}` })]);
+    // Only the way to an expression pays for an async call and a field path.
+    for (const [key, child] of Object.entries(value)) entries.push([key, holdsExpression(child) ? await resolveValue(child, scope, { nodeId: where.nodeId, field: `${where.field}.${key}` }) : child]);
     // fromEntries defines own properties, so a "__proto__" key stays a key (assignment would set the prototype).
     return Object.fromEntries(entries);
   }
