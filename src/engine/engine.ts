@@ -1,9 +1,6 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database, ExecutionStatus } from '../db/schema.js';
-import type { Graph } from '../graph/graph-types.js';
+import type { ExecutionStatus } from '../db/schema.js';
 import { RunCancel } from '../lib/cancellation.js';
-import { parseTimestampMicros, type Clock } from '../lib/clock.js';
-import type { StepSettings } from '../steps/step-runtime.js';
+import { parseTimestampMicros } from '../lib/clock.js';
 import { ExecutionRun, type ChildRequest, type ChildResult, type RunEnd } from './execution-run.js';
 import { childIdentity, newExecutionRow, retryStart, rootRows, runIdentity, type ExecutionIdentity } from './execution-start.js';
 import {
@@ -28,9 +25,11 @@ import { RunSlots } from './run-slots.js';
 import { NonRetriableError } from './step-errors.js';
 import { WriteBatcher } from './write-batcher.js';
 import { Admission, ADMISSION_QUEUE_LIMIT } from './admission.js';
+import type { EngineOptions, ExecutionObserver, StartRun } from './engine-options.js';
+import { isTerminal } from './statuses.js';
 
 export { ADMISSION_QUEUE_LIMIT, EngineBusyError } from './admission.js';
-import { isTerminal } from './statuses.js';
+export type { CallTargetResolver, EngineOptions, ExecutionObserver, StartRun } from './engine-options.js';
 
 /**
  * How deep call_workflow may nest (a top-level run is depth 0). Deep enough for real call
@@ -40,47 +39,6 @@ export const MAX_CALL_DEPTH = 16;
 
 /** How long a run waiting only for children stays `running` in the database before `waiting` is written. */
 const DEFERRED_WAIT_MS = 20;
-
-/** What a call_workflow step runs: the snapshot of the target workflow (the caller decides which). */
-export type CallTargetResolver = (request: { workspaceId: string; workflowId: string; parentSnapshotId: string }) => Promise<{ snapshotId: string; graph?: Graph }>;
-
-export interface EngineOptions {
-  db: Kysely<Database>;
-  clock: Clock;
-  settings: StepSettings;
-  /** Executions running at once in this process; more wait `pending`, in order. */
-  maxConcurrent?: number;
-  /** Real timers for waits and retries; tests with a manual clock call `runDue()` instead. */
-  timers?: boolean;
-  /** Queued executions past which new top-level runs wait for room (default ADMISSION_QUEUE_LIMIT). */
-  admissionQueueLimit?: number;
-  /** Resolves call_workflow targets (the service layer: workspace scoping, active or draft). */
-  resolveCallTarget?: CallTargetResolver;
-  onError?: (error: unknown, executionId: string) => void;
-}
-
-export interface StartRun {
-  workspaceId: string;
-  workflowId: string;
-  snapshotId: string;
-  /** The snapshot's graph when the caller has it in hand (a draft run); else loaded on a cache miss. */
-  graph?: Graph;
-  userId: string | null;
-  /** The trigger payload `{method, headers, query, body}`. */
-  trigger: unknown;
-  /** Root nodes that fire (default: every root); the others are recorded skipped. */
-  firedRoots?: string[];
-  /** Told when a respond step's answer and the end are committed (synchronous webhooks). */
-  observer?: ExecutionObserver;
-  /** A write committed in the same transaction as the execution (a webhook's idempotency key). */
-  alsoWrite?: (trx: Transaction<Database>, executionId: string) => Promise<void>;
-}
-
-/** What a waiting HTTP caller learns of an execution, each once it is committed. */
-export interface ExecutionObserver {
-  responded?: (response: unknown) => void;
-  ended?: (end: RunEnd) => void;
-}
 
 interface InFlight {
   workflowId: string;

@@ -1,0 +1,49 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { Graph } from '../graph/graph-types.js';
+import type { Clock } from '../lib/clock.js';
+import type { StepSettings } from '../steps/step-runtime.js';
+import type { RunEnd } from './execution-run.js';
+
+/** What callers give the engine (engine.ts): its options, a run to start, and an observer of one. */
+
+/** What a call_workflow step runs: the snapshot of the target workflow (the caller decides which). */
+export type CallTargetResolver = (request: { workspaceId: string; workflowId: string; parentSnapshotId: string }) => Promise<{ snapshotId: string; graph?: Graph }>;
+
+export interface EngineOptions {
+  db: Kysely<Database>;
+  clock: Clock;
+  settings: StepSettings;
+  /** Executions running at once in this process; more wait `pending`, in order. */
+  maxConcurrent?: number;
+  /** Real timers for waits and retries; tests with a manual clock call `runDue()` instead. */
+  timers?: boolean;
+  /** Queued executions past which new top-level runs wait for room (default ADMISSION_QUEUE_LIMIT). */
+  admissionQueueLimit?: number;
+  /** Resolves call_workflow targets (the service layer: workspace scoping, active or draft). */
+  resolveCallTarget?: CallTargetResolver;
+  onError?: (error: unknown, executionId: string) => void;
+}
+
+export interface StartRun {
+  workspaceId: string;
+  workflowId: string;
+  snapshotId: string;
+  /** The snapshot's graph when the caller has it in hand (a draft run); else loaded on a cache miss. */
+  graph?: Graph;
+  userId: string | null;
+  /** The trigger payload `{method, headers, query, body}`. */
+  trigger: unknown;
+  /** Root nodes that fire (default: every root); the others are recorded skipped. */
+  firedRoots?: string[];
+  /** Told when a respond step's answer and the end are committed (synchronous webhooks). */
+  observer?: ExecutionObserver;
+  /** A write committed in the same transaction as the execution (a webhook's idempotency key). */
+  alsoWrite?: (trx: Transaction<Database>, executionId: string) => Promise<void>;
+}
+
+/** What a waiting HTTP caller learns of an execution, each once it is committed. */
+export interface ExecutionObserver {
+  responded?: (response: unknown) => void;
+  ended?: (end: RunEnd) => void;
+}
