@@ -130,18 +130,21 @@ export class SandboxContext {
   private sweep: QuickJSHandle | undefined;
   private compiled: { code: string; fn: QuickJSHandle } | undefined;
 
-  /** A fresh runtime and context; throws (having freed what it made) if QuickJS cannot make them. */
+  /**
+   * A fresh runtime and context, set up. Throws if QuickJS cannot make them; a failure during the
+   * set-up leaves handles alive, which cannot be freed safely, so the caller must then mark the
+   * module suspect (as every host failure does) and free nothing.
+   */
   static create(module: QuickJSWASMModule, slot: ModuleSlot): SandboxContext {
     const runtime = module.newRuntime({ maxStackSizeBytes: MAX_STACK_BYTES });
-    let context: QuickJSContext | undefined;
+    let context: QuickJSContext;
     try {
       context = runtime.newContext();
-      return new SandboxContext(slot, runtime, context);
     } catch (error) {
-      context?.dispose();
       runtime.dispose();
       throw error;
     }
+    return new SandboxContext(slot, runtime, context);
   }
 
   private constructor(

@@ -80,7 +80,8 @@ export async function prepareSpare(): Promise<void> {
   try {
     spare = SandboxContext.create(module, slot);
   } catch {
-    // The next run makes its own, and reports what fails.
+    // The next run gets a fresh module (what failed may have left it half-updated) and makes its own context.
+    slot.poisoned = true;
   }
 }
 
