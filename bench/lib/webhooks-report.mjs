@@ -41,7 +41,9 @@ Raw numbers: [webhooks.json](webhooks.json).
   constant-time compare). A delivery is \`POST /webhooks/<webhook_id>\` with \`Authorization: Bearer <token>\`,
   \`Content-Type: application/json\` and the body \`${settings.deliveryBody}\`. Before any load, one delivery
   checks the answer and one without the token must be refused with 401.
-- The code step is \`return { seen: input.body };\` (QuickJS on the code step's worker-thread pool).
+- The code step is \`return { seen: input.body };\` (QuickJS on the code step's worker-thread pool), with the
+  default \`reuse_context: true\`: after the step's first run on each worker, runs reuse its warm context
+  (src/steps/code/warm-contexts.ts), as they would in production.
 - **1. Immediate throughput**: webhook (\`immediate\`) -> code. autocannon posts on ${settings.connections} connections for
   ${settings.rampSeconds} + ${settings.durationSeconds} + 1 s; the server's clock is read (\`GET /bench/state\`) at ${settings.rampSeconds} s and at ${settings.rampSeconds + settings.durationSeconds} s, and the
   executions with status completed whose \`finished_at\` falls between the two are counted, read from the
