@@ -43,8 +43,8 @@ Raw numbers: [webhooks.json](webhooks.json).
   checks the answer and one without the token must be refused with 401.
 - The code step is \`return { seen: input.body };\` (QuickJS on the code step's worker-thread pool), with the
   default \`reuse_context: true\`: after the step's first run on each worker, runs reuse its warm context
-  (src/steps/code/warm-contexts.ts; a worker keeps up to 32, one per step and code, so here every run after
-  the first two is warm).
+  (src/steps/code/warm-contexts.ts; a worker keeps up to 32, one per step and code, so with one step nearly
+  every run here is warm: a fresh context only at a worker's first run and after every 1,000).
 - **1. Immediate throughput**: webhook (\`immediate\`) -> code. autocannon posts on ${settings.connections} connections for
   ${settings.rampSeconds} + ${settings.durationSeconds} + 1 s; the server's clock is read (\`GET /bench/state\`) at ${settings.rampSeconds} s and at ${settings.rampSeconds + settings.durationSeconds} s, and the
   executions with status completed whose \`finished_at\` falls between the two are counted, read from the
