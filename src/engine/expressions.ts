@@ -59,7 +59,6 @@ export async function resolveConfig(
   scope: ExpressionScope,
   where: { nodeId: string },
 ): Promise<Record<string, unknown>> {
-  // Checked here too, not only in resolveValue: no promise chain for the common case.
   if (!holdsExpression(config)) return config;
   return (await resolveValue(config, scope, { nodeId: where.nodeId, field: 'config' })) as Record<string, unknown>;
 }
@@ -101,8 +100,8 @@ export async function evaluateExpression(text: string, scope: ExpressionScope, w
   return toJson(await evaluate(source, scope, where));
 }
 
+/** `value` holds an expression (callers check first, so the way to one is all that is walked). */
 async function resolveValue(value: unknown, scope: ExpressionScope, where: Required<Where>): Promise<unknown> {
-  if (!holdsExpression(value)) return value;
   if (typeof value === 'string') return resolveString(value, scope, where);
   if (Array.isArray(value)) {
     const out: unknown[] = [];

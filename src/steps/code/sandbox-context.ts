@@ -193,7 +193,7 @@ export class SandboxContext {
     // A number, read without the JSON round trip `dump` makes of a boolean.
     const clean = this.context.getNumber(swept.value) === 1;
     swept.value.dispose();
-    return clean && this.fatal === undefined;
+    return clean;
   }
 
   /** The formatting and error-describing helpers, compiled on first need (a run that logs or fails). */

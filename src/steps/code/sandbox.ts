@@ -100,7 +100,8 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxOutc
   const module = await slot.module;
   let context: SandboxContext | undefined;
   let run: SandboxRun | undefined;
-  let keep = false;
+  /** The key to keep the context under for the step's next run; null: it is freed. */
+  let keepFor: string | null = null;
   try {
     const warm = options.reuseKey === null ? undefined : takeWarm(options.reuseKey, options.code, slot);
     context = warm ?? takeSpare(slot) ?? SandboxContext.create(module, slot);
@@ -109,7 +110,7 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxOutc
     // A host exception swallowed inside a callback still leaves the module suspect.
     if (context.fatal !== undefined) throw context.fatal;
     if ('kind' in result) return { interrupts: run.interrupts, reused: warm !== undefined, ok: false, failure: result };
-    keep = options.reuseKey !== null && run.leavesContextReusable(result.memoryBytes);
+    if (options.reuseKey !== null && run.leavesContextReusable(result.memoryBytes)) keepFor = options.reuseKey;
     return { interrupts: run.interrupts, reused: warm !== undefined, ok: true, json: result.json, memoryBytes: result.memoryBytes };
   } catch (error) {
     slot.poisoned = true;
@@ -118,7 +119,7 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxOutc
   } finally {
     // Freeing objects in a poisoned module could trip its allocator; the whole module is dropped instead.
     run?.end();
-    if (context !== undefined && keep && options.reuseKey !== null) keepWarm(options.reuseKey, options.code, context);
+    if (context !== undefined && keepFor !== null) keepWarm(keepFor, options.code, context);
     else context?.dispose();
     releaseSlot(slot);
     if (slot.poisoned || slot.retired) dropWarm(slot);
