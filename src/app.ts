@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import qs from 'qs';
 import type { Config } from './config.js';
 import type { ApiContext } from './api/api-context.js';
@@ -9,6 +10,7 @@ import { registerMediaType } from './api/plugins/media-type.js';
 import { registerAuthentication } from './api/plugins/authenticate.js';
 import { registerApiRateLimit } from './api/plugins/rate-limit.js';
 import { registerOpenApi } from './api/plugins/openapi.js';
+import { requestLogOptions } from './api/plugins/request-log.js';
 import { healthRoutes } from './api/routes/health/health-routes.js';
 import { meRoutes } from './api/routes/me/me-routes.js';
 import { workflowRoutes } from './api/routes/workflows/workflow-routes.js';
@@ -28,12 +30,9 @@ export interface AppDeps extends ApiContext {
   engine: Engine;
   clock: Clock;
   webhookEndpoints: WebhookEndpoints;
-  /** pino options (with a `stream` in tests), or false. */
-  logger: FastifyServerOptions['logger'];
+  /** The process logger (lib/logger.ts), or false for none. */
+  logger: Logger | false;
 }
-
-/** Headers that carry secrets; never logged. */
-export const REDACTED_HEADERS = ['authorization', 'cookie', 'x-hub-signature-256', 'x-hub-signature', 'stripe-signature', 'x-signature', 'x-twilio-signature', 'x-slack-signature'];
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -44,7 +43,7 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
  */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: deps.logger ?? false,
+    ...requestLogOptions(deps.logger),
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -58,6 +57,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
   });
 
+  app.decorateRequest('workspaceId', null);
+  app.decorateRequest('bytesBefore', 0);
   // Callback style: on every answer, an async hook's promise is measurable overhead (/me bench).
   app.addHook('onSend', (request, reply, payload, done) => {
     if (!request.omitRequestId) reply.header('x-request-id', request.id);

@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from './config.js';
 describe('configuration', () => {
   it('applies the documented defaults', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', databaseUrl: null, baseUrl: 'http://127.0.0.1:8080', secretKey: null, apiRateLimit: 600, webhookRateLimit: 6000, trustProxy: [], httpAllow: [], executionRetentionDays: 14 });
+    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', databaseUrl: null, baseUrl: 'http://127.0.0.1:8080', secretKey: null, apiRateLimit: 600, webhookRateLimit: 6000, trustProxy: [], httpAllow: [], executionRetentionDays: 14, logLevel: 'info', logFormat: 'json' });
     expect(config.dataDir.endsWith('/data')).toBe(true);
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -26,6 +26,8 @@ describe('configuration', () => {
     ['SWITCHYARD_TRUST_PROXY', '10.0.0.0/99', 'SWITCHYARD_TRUST_PROXY:'],
     ['SWITCHYARD_HTTP_ALLOW', 'bad host!', 'SWITCHYARD_HTTP_ALLOW:'],
     ['SWITCHYARD_EXECUTION_RETENTION_DAYS', 'two weeks', 'SWITCHYARD_EXECUTION_RETENTION_DAYS:'],
+    ['SWITCHYARD_LOG_LEVEL', 'verbose', 'SWITCHYARD_LOG_LEVEL: "verbose" is not one of fatal, error, warn, info, debug, trace, silent'],
+    ['SWITCHYARD_LOG_FORMAT', 'xml', 'SWITCHYARD_LOG_FORMAT: "xml" is not one of json, pretty'],
   ])('stops on a bad %s naming the variable', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);
@@ -36,5 +38,6 @@ describe('configuration', () => {
     expect(config.trustProxy).toEqual(['10.0.0.1', '192.168.0.0/16']);
     expect(config.httpAllow).toEqual(['localhost', '127.0.0.1']);
     expect(config.apiRateLimit).toBe(0);
+    expect(loadConfig({ SWITCHYARD_LOG_FORMAT: 'pretty', SWITCHYARD_LOG_LEVEL: 'debug' })).toMatchObject({ logFormat: 'pretty', logLevel: 'debug' });
   });
 });

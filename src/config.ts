@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './lib/logger.js';
 
 /**
  * Configuration comes from the environment (flags override), is parsed once at start and frozen.
@@ -21,6 +22,8 @@ export interface Config {
   /** Finished executions older than this many days are pruned; 0 keeps them forever. */
   executionRetentionDays: number;
   logLevel: string;
+  /** `json` lines (default), or `pretty` for humans at a terminal. */
+  logFormat: LogFormat;
 }
 
 export class ConfigError extends Error {
@@ -87,8 +90,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
 
   const logLevel = overrides.logLevel ?? (env.SWITCHYARD_LOG_LEVEL?.trim() || 'info');
-  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
-    throw new ConfigError('SWITCHYARD_LOG_LEVEL', `"${logLevel}" is not one of fatal, error, warn, info, debug, trace, silent`);
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError('SWITCHYARD_LOG_LEVEL', `"${logLevel}" is not one of ${LOG_LEVELS.join(', ')}`);
+  }
+  const logFormat = overrides.logFormat ?? (env.SWITCHYARD_LOG_FORMAT?.trim() || 'json');
+  if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) {
+    throw new ConfigError('SWITCHYARD_LOG_FORMAT', `"${logFormat}" is not one of ${LOG_FORMATS.join(', ')}`);
   }
 
   return Object.freeze({
@@ -104,5 +111,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     httpAllow: overrides.httpAllow ?? list(env, 'SWITCHYARD_HTTP_ALLOW', (item) => isAddressOrCidr(item) || HOSTNAME.test(item), 'a host name, IP address or CIDR'),
     executionRetentionDays: overrides.executionRetentionDays ?? integer(env, 'SWITCHYARD_EXECUTION_RETENTION_DAYS', 14, 0, 36_500),
     logLevel,
+    logFormat: logFormat as LogFormat,
   });
 }

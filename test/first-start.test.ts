@@ -5,9 +5,9 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /** Runs the real `switchyard serve` process on an empty data dir and reads what it prints. */
-function startServer(dataDir: string): Promise<{ child: ChildProcess; output: () => string; address: string }> {
+function startServer(dataDir: string, env: Record<string, string | undefined> = { SWITCHYARD_LOG_LEVEL: 'warn' }): Promise<{ child: ChildProcess; output: () => string; address: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
-    env: { ...process.env, SWITCHYARD_DATA_DIR: dataDir, PORT: '0', SWITCHYARD_LOG_LEVEL: 'warn' },
+    env: { ...process.env, SWITCHYARD_DATA_DIR: dataDir, PORT: '0', SWITCHYARD_LOG_LEVEL: undefined, SWITCHYARD_LOG_FORMAT: undefined, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -60,6 +60,34 @@ describe('first start (embedded SQLite)', () => {
     expect(second.output()).not.toMatch(/sy_[0-9A-Za-z]{40}/);
     const again = await fetch(`${second.address}/api/v1/workflows`, { headers: { authorization: `Bearer ${token}` } });
     expect(((await again.json()) as { data: { attributes: { name: string } }[] }).data.map((w: { attributes: { name: string } }) => w.attributes.name)).toEqual(['hello']);
+  }, 60_000);
+
+  it('logs one access line per request at its default level and loses none on a clean exit', async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'sy-log-'));
+    cleanup.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const server = await startServer(dataDir, {});
+    cleanup.push(() => server.child.kill('SIGKILL'));
+    const token = /^\s+(sy_[0-9A-Za-z]{40})$/m.exec(server.output())![1];
+    const sizes: number[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      const answer = await fetch(`${server.address}/api/v1/me`, { headers: { authorization: `Bearer ${token}`, 'x-request-id': `log-${i}` } });
+      expect(answer.status).toBe(200);
+      sizes.push((await answer.text()).length);
+    }
+    server.child.kill('SIGTERM');
+    const code = await new Promise((resolve) => server.child.once('exit', resolve));
+    expect(code).toBe(0);
+    const lines = server.output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const access = lines.filter((line) => line.msg === 'request');
+    // Five short lines stay in the 4 KB buffer until the shutdown flush writes them.
+    expect(access.map((line) => line.req_id)).toEqual(['log-0', 'log-1', 'log-2', 'log-3', 'log-4']);
+    for (const [i, line] of access.entries()) {
+      expect(line).toMatchObject({ level: 30, role: 'all', method: 'GET', route: '/api/v1/me', status: 200 });
+      // Headers and body on a real socket.
+      expect(line.bytes as number).toBeGreaterThan(sizes[i]!);
+    }
+    expect(lines.at(-1)).toMatchObject({ msg: 'stopped' });
+    expect(server.output()).not.toContain('"headers"');
   }, 60_000);
 
   it('refuses to start on a bad setting, naming the variable', async () => {

@@ -1,9 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Writable } from 'node:stream';
 import { buildApp } from '../src/app.js';
-import { loggerOptions } from '../src/cli/serve-command.js';
-import { createHmac } from 'node:crypto';
-import { webhookWorkflow } from './support/webhook-helpers.js';
 import { describeEachDialect } from './support/dialects.js';
 import { createTestApp, JSONAPI, type TestApp } from './support/test-app.js';
 
@@ -187,48 +183,3 @@ describeEachDialect('rate limit', (dialect) => {
   });
 });
 
-/** A log stream that keeps the lines written to it. */
-function logSink(): { lines: string[]; stream: Writable } {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  return { lines, stream };
-}
-
-describeEachDialect('logs', (dialect) => {
-  it('redact the authorization header', async () => {
-    const t = await createTestApp(dialect);
-    const { lines, stream } = logSink();
-    const app = await buildApp({
-      ...t.deps,
-      config: { apiRateLimit: 0, trustProxy: [], baseUrl: 'http://sy.test' },
-      logger: { ...loggerOptions('info'), stream },
-    });
-    await app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization: `Bearer ${t.tokens.build}` } });
-    await app.close();
-    await t.close();
-    const all = lines.join('');
-    expect(all).toContain('/api/v1/me');
-    expect(all).not.toContain(t.tokens.build);
-  });
-
-  it('logs no header of a webhook delivery, whatever its signature header is called', async () => {
-    const t = await createTestApp(dialect);
-    const { lines, stream } = logSink();
-    const hook = await webhookWorkflow(t, 'Logged', { verification: { method: 'hmac', format: 'plain', header: 'X-Acme-Signature', secret: 'acme' } });
-    const app = await buildApp({ ...t.deps, config: { apiRateLimit: 0, trustProxy: [], baseUrl: 'http://sy.test' }, logger: { ...loggerOptions('info'), stream } });
-    const signature = createHmac('sha256', 'acme').update('{}').digest('hex');
-    const answer = await app.inject({ method: 'POST', url: hook.path, headers: { 'content-type': 'application/json', 'x-acme-signature': signature }, payload: '{}' });
-    expect(answer.statusCode).toBe(202);
-    await app.close();
-    await t.deps.engine.idle();
-    await t.close();
-    const all = lines.join('');
-    expect(all).toContain(hook.path);
-    expect(all).not.toContain(signature);
-  });
-});

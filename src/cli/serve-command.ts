@@ -1,40 +1,26 @@
+import { hostname } from 'node:os';
 import type { Config } from '../config.js';
-import { buildApp, REDACTED_HEADERS } from '../app.js';
+import { buildApp } from '../app.js';
 import { buildDeps } from '../deps.js';
 import { RetentionPruner } from '../engine/retention.js';
+import { createLogger } from '../lib/logger.js';
 
 export const SERVE_ROLES = ['all', 'api'] as const;
 export type ServeRole = (typeof SERVE_ROLES)[number];
 
-/** pino options for the server: request headers logged with every secret-bearing header redacted. */
-export function loggerOptions(level: string) {
-  return {
-    level,
-    redact: { paths: REDACTED_HEADERS.map((name) => `req.headers["${name}"]`), censor: '[redacted]' },
-    serializers: {
-      // A webhook delivery's headers are not logged at all: a plain-HMAC node names its own
-      // signature header, which no fixed redaction list can know.
-      req: (request: { method: string; url: string; headers: Record<string, unknown>; ip?: string }) => ({
-        method: request.method,
-        url: request.url,
-        ...(request.url.startsWith('/webhooks/') ? {} : { headers: request.headers }),
-        remoteAddress: request.ip,
-      }),
-    },
-  };
-}
-
 /**
  * `switchyard serve`: migrates, creates the default workspace and first token on an empty
- * database (printed once), and listens. Returns a function that shuts down cleanly.
+ * database (printed once), and listens. Returns a function that shuts down cleanly: the HTTP
+ * server, the engine and the database, then the log's buffered lines.
  */
 export async function serve(config: Config, role: ServeRole, out: (line: string) => void = console.log): Promise<() => Promise<void>> {
-  const deps = await buildDeps(config, { onBackgroundError: (error) => console.error('engine error:', error) });
+  const { logger, flush } = createLogger({ level: config.logLevel, format: config.logFormat, base: { role, pid: process.pid, hostname: hostname() } });
+  const deps = await buildDeps(config, { onBackgroundError: (error) => logger.error({ err: error }, 'engine error') });
   const first = await deps.identity.bootstrap();
-  const app = await buildApp({ ...deps, config, logger: loggerOptions(config.logLevel) });
+  const app = await buildApp({ ...deps, config, logger });
   const address = await app.listen({ port: config.port, host: config.host });
   await deps.engine.start();
-  const pruner = new RetentionPruner(deps.db, deps.clock, config.executionRetentionDays, (error) => app.log.error({ err: error }, 'execution retention pruning failed'));
+  const pruner = new RetentionPruner(deps.db, deps.clock, config.executionRetentionDays, (error) => logger.error({ err: error }, 'execution retention pruning failed'));
   pruner.start();
   if (first) {
     out('');
@@ -51,5 +37,7 @@ export async function serve(config: Config, role: ServeRole, out: (line: string)
     pruner.stop();
     await app.close();
     await deps.close();
+    logger.info('stopped');
+    await flush();
   };
 }

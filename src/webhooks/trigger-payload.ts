@@ -73,7 +73,7 @@ function collectHeaders(raw: DeliveryRequest['headers']): Map<string, string[]> 
  *
  * Only the headers the route lists are removed. Cookie is kept: Switchyard authenticates with
  * bearer tokens and sets no cookies, so a Cookie on a delivery is the sender's own data (the
- * request log redacts it anyway, see REDACTED_HEADERS in src/app.ts). A deployment that shares
+ * request log redacts it anyway, see REDACTED_HEADERS in src/lib/logger.ts). A deployment that shares
  * its domain with cookie-using apps can have the route list `cookie`. Authorization is dropped
  * only when listed, i.e. when it was the delivery's credential.
  */

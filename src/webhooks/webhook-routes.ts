@@ -64,6 +64,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: WebhookRouteConte
         throw new AppError('payload_too_large', `the body exceeds this webhook's limit of ${endpoint.maxBodyBytes} bytes`);
       }
       request.webhookEndpoint = endpoint;
+      request.workspaceId = endpoint.workspaceId;
       return undefined;
     },
     handler: (request, reply) => deliverWebhook(ctx, request, reply, request.webhookEndpoint!),

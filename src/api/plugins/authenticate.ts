@@ -24,6 +24,7 @@ export function registerAuthentication(app: FastifyInstance, authenticator: Auth
   app.addHook('onRequest', async (request) => {
     const auth = await authenticator.authenticate(request.headers.authorization);
     request.auth = auth;
+    request.workspaceId = auth.workspace.id;
     // Every later log line of this request names the workspace and token (never the secret).
     request.log = request.log.child({ workspace_id: auth.workspace.id, token_id: auth.tokenId });
     if (auth.workspace.plan !== 'pro' && request.routeOptions.config?.anyPlan !== true) {

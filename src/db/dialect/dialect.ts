@@ -33,9 +33,10 @@ export interface DatabaseHandle {
   db: Kysely<Database>;
   dialect: SqlDialect;
   /**
-   * A number that changes whenever another connection commits (SQLite's `data_version`), or
-   * null where no such cheap probe exists (PostgreSQL). In-process caches are only used where
-   * it exists: with it they notice writes made by other processes (the CLI, say).
+   * A number that changes whenever another connection commits (SQLite's `data_version`, asked at
+   * most once a millisecond: see throttled-probe.ts), or null where no such cheap probe exists
+   * (PostgreSQL). In-process caches are only used where it exists: with it they notice writes
+   * made by other processes (the CLI, say) within that millisecond.
    */
   externalChanges: (() => number) | null;
   /** Writes this process made, per table (see TableWrites). */

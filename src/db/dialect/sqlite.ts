@@ -9,6 +9,7 @@ import { SqliteBooleanPlugin } from './sqlite-boolean-plugin.js';
 import { cachingDatabase } from './sqlite-statement-cache.js';
 import { sqliteDirectWrites } from './sqlite-direct-writes.js';
 import { SAFETY_NET_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
+import { EXTERNAL_PROBE_INTERVAL_MS, throttledProbe } from './throttled-probe.js';
 
 export const sqliteDialect: SqlDialect = {
   name: 'sqlite',
@@ -48,7 +49,8 @@ export function openSqlite(file: string): DatabaseHandle {
   return {
     db,
     dialect: sqliteDialect,
-    externalChanges: () => dataVersion.get() as number,
+    // No other connection can open an in-memory database.
+    externalChanges: file === ':memory:' ? () => 0 : throttledProbe(() => dataVersion.get() as number, EXTERNAL_PROBE_INTERVAL_MS),
     writes,
     close: async () => {
       await checkpointer?.stop();
