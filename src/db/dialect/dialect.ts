@@ -1,6 +1,7 @@
 import type { Expression, Kysely, RawBuilder } from 'kysely';
 import type { Database } from '../schema.js';
 import type { TableWrites } from '../table-writes.js';
+import type { Notifier } from '../notifier.js';
 
 export const DIALECT_NAMES = ['sqlite', 'postgres'] as const;
 export type DialectName = (typeof DIALECT_NAMES)[number];
@@ -41,5 +42,10 @@ export interface DatabaseHandle {
   externalChanges: (() => number) | null;
   /** Writes this process made, per table (see TableWrites). */
   writes: TableWrites;
+  /**
+   * Messages between processes sharing the database (PostgreSQL's LISTEN/NOTIFY); null on
+   * SQLite, where one process owns the database.
+   */
+  notifier: Notifier | null;
   close(): Promise<void>;
 }

@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Database } from '../schema.js';
 import type { DatabaseHandle, SqlDialect } from './dialect.js';
 import { TableWrites } from '../table-writes.js';
+import { PgNotifier } from '../notifier.js';
 
 export const postgresDialect: SqlDialect = {
   name: 'postgres',
@@ -24,11 +25,16 @@ export function openPostgres(url: string, options: { max?: number } = {}): Datab
   pool.on('error', () => {});
   const writes = new TableWrites();
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [writes] });
+  const notifier = new PgNotifier(url);
   return {
     db,
     dialect: postgresDialect,
     externalChanges: null,
     writes,
-    close: () => db.destroy(),
+    notifier,
+    close: async () => {
+      await notifier.close();
+      await db.destroy();
+    },
   };
 }

@@ -52,6 +52,7 @@ export function openSqlite(file: string): DatabaseHandle {
     // No other connection can open an in-memory database.
     externalChanges: file === ':memory:' ? () => 0 : throttledProbe(() => dataVersion.get() as number, EXTERNAL_PROBE_INTERVAL_MS),
     writes,
+    notifier: null,
     close: async () => {
       await checkpointer?.stop();
       await db.destroy();

@@ -1,0 +1,58 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../../test/support/dialects.js';
+import { MAX_NOTIFY_PAYLOAD, type Notifier } from './notifier.js';
+
+/** Resolves with the next payload on `channel`, or rejects after `ms`. */
+function nextMessage(notifier: Notifier, channel: string, ms = 5_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no message on ${channel} within ${ms} ms`)), ms);
+    void notifier.listen(channel, (payload) => {
+      clearTimeout(timer);
+      resolve(payload);
+    });
+  });
+}
+
+describe.skipIf(!TEST_DATABASE_URL)('PgNotifier [postgres]', () => {
+  let database: TestDatabase;
+  let notifier: Notifier;
+  beforeAll(async () => {
+    database = await createTestDatabase('postgres', { migrate: false });
+    notifier = database.notifier!;
+  });
+  afterAll(() => database.close());
+
+  it('delivers a message sent in a transaction only when it commits', async () => {
+    const received: string[] = [];
+    await notifier.listen('sy_test_commit', (payload) => received.push(payload));
+    const committed = nextMessage(notifier, 'sy_test_commit');
+    await database.db
+      .transaction()
+      .execute(async (trx) => {
+        await notifier.notify(trx, 'sy_test_commit', 'rolled back');
+        throw new Error('roll back');
+      })
+      .catch(() => {});
+    await database.db.transaction().execute((trx) => notifier.notify(trx, 'sy_test_commit', 'committed'));
+    expect(await committed).toBe('committed');
+    expect(received).toEqual(['committed']);
+  });
+
+  it('listens again after its connection is killed, and says so', async () => {
+    let reconnects = 0;
+    notifier.onReconnect(() => (reconnects += 1));
+    await notifier.listen('sy_test_reconnect', () => {});
+    await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query like 'LISTEN%'`.execute(database.db);
+    for (let i = 0; i < 100 && reconnects === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(reconnects).toBe(1);
+    const again = nextMessage(notifier, 'sy_test_reconnect');
+    await notifier.notify(database.db, 'sy_test_reconnect', 'after');
+    expect(await again).toBe('after');
+  });
+
+  it('refuses payloads PostgreSQL would refuse, and channel names that are not identifiers', async () => {
+    await expect(notifier.notify(database.db, 'sy_test_big', 'x'.repeat(MAX_NOTIFY_PAYLOAD + 1))).rejects.toThrow(/exceeds/);
+    await expect(notifier.notify(database.db, 'Robert"); drop table x; --', 'x')).rejects.toThrow(/not a valid notification channel/);
+  });
+});

@@ -1,0 +1,140 @@
+import pg from 'pg';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from './schema.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+export type NotificationHandler = (payload: string) => void;
+
+/**
+ * Messages between the processes that share one PostgreSQL (LISTEN/NOTIFY): work to claim, a
+ * cancellation, a respond step's answer for the API process holding the request, tables whose
+ * cached reads went stale. A notification sent inside a transaction is delivered when it
+ * commits, and never if it rolls back, so a message can never outrun the write it announces.
+ * Delivery is best effort (a listener reconnecting misses what was sent meanwhile): every user
+ * keeps a backstop (the claim poll, a full cache flush on `onReconnect`).
+ */
+export interface Notifier {
+  /** Starts delivering `channel`'s messages to `handler`; resolves once the LISTEN is in place. */
+  listen(channel: string, handler: NotificationHandler): Promise<() => void>;
+  /** Sends `payload` (at most MAX_NOTIFY_PAYLOAD bytes) on `channel`; within a transaction, at its commit. */
+  notify(db: Db, channel: string, payload: string): Promise<void>;
+  /** Called after the listening connection was lost and made again (messages may have been missed). */
+  onReconnect(handler: () => void): void;
+  close(): Promise<void>;
+}
+
+/** PostgreSQL refuses payloads of 8,000 bytes or more; larger messages go through a table and carry its key. */
+export const MAX_NOTIFY_PAYLOAD = 7_900;
+
+/** Channel names are identifiers: ours are lower-case ASCII, digits and underscores, under 63 bytes. */
+const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export function assertChannel(channel: string): void {
+  if (!CHANNEL.test(channel)) throw new Error(`"${channel}" is not a valid notification channel name`);
+}
+
+export async function sendNotification(db: Db, channel: string, payload: string): Promise<void> {
+  assertChannel(channel);
+  if (Buffer.byteLength(payload) > MAX_NOTIFY_PAYLOAD) throw new Error(`notification payload of ${Buffer.byteLength(payload)} bytes on ${channel} exceeds ${MAX_NOTIFY_PAYLOAD}`);
+  await sql`select pg_notify(${channel}, ${payload})`.execute(db);
+}
+
+/**
+ * One dedicated connection (outside the pool) holds every LISTEN of the process. It connects on
+ * the first `listen`, and when it drops it reconnects (backing off up to 2 s), listens again to
+ * every channel and tells the `onReconnect` handlers.
+ */
+export class PgNotifier implements Notifier {
+  private client: pg.Client | null = null;
+  private connecting: Promise<pg.Client> | null = null;
+  private readonly handlers = new Map<string, Set<NotificationHandler>>();
+  private readonly reconnectHandlers: (() => void)[] = [];
+  private closed = false;
+  private retryMs = 50;
+
+  constructor(private readonly url: string) {}
+
+  async listen(channel: string, handler: NotificationHandler): Promise<() => void> {
+    assertChannel(channel);
+    let set = this.handlers.get(channel);
+    const fresh = set === undefined;
+    if (!set) {
+      set = new Set();
+      this.handlers.set(channel, set);
+    }
+    set.add(handler);
+    const client = await this.connect();
+    if (fresh) await client.query(`LISTEN ${channel}`);
+    return () => {
+      const current = this.handlers.get(channel);
+      current?.delete(handler);
+      if (current && current.size === 0) {
+        this.handlers.delete(channel);
+        this.client?.query(`UNLISTEN ${channel}`).catch(() => {});
+      }
+    };
+  }
+
+  notify(db: Db, channel: string, payload: string): Promise<void> {
+    return sendNotification(db, channel, payload);
+  }
+
+  onReconnect(handler: () => void): void {
+    this.reconnectHandlers.push(handler);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const client = this.client ?? (this.connecting ? await this.connecting.catch(() => null) : null);
+    this.client = null;
+    await client?.end().catch(() => {});
+  }
+
+  private connect(): Promise<pg.Client> {
+    if (this.client) return Promise.resolve(this.client);
+    this.connecting ??= this.open().finally(() => {
+      this.connecting = null;
+    });
+    return this.connecting;
+  }
+
+  private async open(): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: this.url });
+    client.on('notification', (message) => {
+      const set = this.handlers.get(message.channel);
+      if (!set) return;
+      for (const handler of set) handler(message.payload ?? '');
+    });
+    client.on('error', () => this.lost(client));
+    client.on('end', () => this.lost(client));
+    await client.connect();
+    for (const channel of this.handlers.keys()) await client.query(`LISTEN ${channel}`);
+    if (this.closed) {
+      await client.end().catch(() => {});
+      throw new Error('notifier closed');
+    }
+    this.client = client;
+    this.retryMs = 50;
+    return client;
+  }
+
+  private lost(client: pg.Client): void {
+    if (this.client !== client) return;
+    this.client = null;
+    client.end().catch(() => {});
+    if (this.closed) return;
+    const retry = () => {
+      if (this.closed) return;
+      this.connect().then(
+        () => {
+          for (const handler of this.reconnectHandlers) handler();
+        },
+        () => {
+          this.retryMs = Math.min(this.retryMs * 2, 2_000);
+          setTimeout(retry, this.retryMs).unref();
+        },
+      );
+    };
+    setTimeout(retry, this.retryMs).unref();
+  }
+}
