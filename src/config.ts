@@ -2,6 +2,10 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './lib/logger.js';
 
+/** What a `serve` process runs: the HTTP API and the engine (`all`), or one of them (PostgreSQL only). */
+export const SERVE_ROLES = ['all', 'api', 'worker'] as const;
+export type ServeRole = (typeof SERVE_ROLES)[number];
+
 /**
  * Configuration comes from the environment (flags override), is parsed once at start and frozen.
  * A bad value stops the start with the variable's name. README.md documents the same table.
@@ -24,6 +28,19 @@ export interface Config {
   logLevel: string;
   /** `json` lines (default), or `pretty` for humans at a terminal. */
   logFormat: LogFormat;
+  role: ServeRole;
+  /** How long a worker's claim on a running execution lasts without renewal (PostgreSQL). */
+  leaseMs: number;
+  /** How often a worker renews its leases; well under `leaseMs`. */
+  heartbeatMs: number;
+  /** How often a worker looks for work when no notification came (the backstop; jittered). */
+  pollMs: number;
+  /** How long SIGTERM lets the steps in flight finish before their executions are released. */
+  shutdownGraceMs: number;
+  /** Executions running at once: in the whole cluster on PostgreSQL, in the process on SQLite. */
+  maxRunning: number;
+  /** Executions one worker process runs at once. */
+  workerConcurrency: number;
 }
 
 export class ConfigError extends Error {
@@ -98,6 +115,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     throw new ConfigError('SWITCHYARD_LOG_FORMAT', `"${logFormat}" is not one of ${LOG_FORMATS.join(', ')}`);
   }
 
+  const role = overrides.role ?? (env.SWITCHYARD_ROLE?.trim() || 'all');
+  if (!(SERVE_ROLES as readonly string[]).includes(role)) throw new ConfigError('SWITCHYARD_ROLE', `"${role}" is not one of ${SERVE_ROLES.join(', ')}`);
+  const leaseMs = overrides.leaseMs ?? integer(env, 'SWITCHYARD_LEASE_MS', 30_000, 1_000, 3_600_000);
+  const heartbeatMs = overrides.heartbeatMs ?? integer(env, 'SWITCHYARD_HEARTBEAT_MS', 10_000, 100, 3_600_000);
+  if (heartbeatMs * 2 > leaseMs) throw new ConfigError('SWITCHYARD_HEARTBEAT_MS', `must be at most half of SWITCHYARD_LEASE_MS (${leaseMs}), got ${heartbeatMs}: a lease must survive one missed renewal`);
+  const maxRunning = overrides.maxRunning ?? integer(env, 'SWITCHYARD_MAX_RUNNING', 64, 1, 100_000);
+
   return Object.freeze({
     port,
     host,
@@ -112,5 +136,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     executionRetentionDays: overrides.executionRetentionDays ?? integer(env, 'SWITCHYARD_EXECUTION_RETENTION_DAYS', 14, 0, 36_500),
     logLevel,
     logFormat: logFormat as LogFormat,
+    role: role as ServeRole,
+    leaseMs,
+    heartbeatMs,
+    pollMs: overrides.pollMs ?? integer(env, 'SWITCHYARD_POLL_MS', 1_000, 50, 3_600_000),
+    shutdownGraceMs: overrides.shutdownGraceMs ?? integer(env, 'SWITCHYARD_SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
+    maxRunning,
+    workerConcurrency: overrides.workerConcurrency ?? integer(env, 'SWITCHYARD_WORKER_CONCURRENCY', maxRunning, 1, 100_000),
   });
 }

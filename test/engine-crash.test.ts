@@ -79,13 +79,17 @@ describeEachDialect('engine crash recovery', (dialect) => {
     expect(execution.status).toBe('completed');
     expect(JSON.parse(execution.output!)).toEqual({ done: 'slow' });
     expect(hits).toEqual({ first: 1, slow: 2 });
-    const steps = await recovered.db.selectFrom('execution_steps').select(['node_id', 'status']).where('workflow_execution_id', '=', executionId).orderBy('inserted_at').execute();
-    expect(steps).toEqual([
-      { node_id: 'hook', status: 'completed' },
-      { node_id: 'first', status: 'completed' },
-      { node_id: 'second', status: 'completed' },
-      { node_id: 'third', status: 'completed' },
+    const steps = await recovered.db.selectFrom('execution_steps').select(['node_id', 'status', 'attempt', 'error']).where('workflow_execution_id', '=', executionId).orderBy('inserted_at').orderBy('id').execute();
+    // The request in flight was recorded running before it started: the recovery records that
+    // attempt interrupted and runs the next; no completed step runs again.
+    expect(steps.map(({ node_id, status, attempt }) => ({ node_id, status, attempt }))).toEqual([
+      { node_id: 'hook', status: 'completed', attempt: 1 },
+      { node_id: 'first', status: 'completed', attempt: 1 },
+      { node_id: 'second', status: 'failed', attempt: 1 },
+      { node_id: 'second', status: 'completed', attempt: 2 },
+      { node_id: 'third', status: 'completed', attempt: 1 },
     ]);
+    expect(JSON.parse(steps[2]!.error!)).toMatchObject({ code: 'interrupted' });
     await recovered.engine.stop();
   }, 60_000);
 });

@@ -21,7 +21,7 @@ describeEachDialect('engine row writes', (dialect) => {
   });
   afterAll(() => database.close());
 
-  const execution = (): ExecutionRow => newExecutionRow(runIdentity({ workspaceId, workflowId: 'wf-1', snapshotId: 'snap-1', userId: null, trigger: { method: 'POST', headers: {}, query: {}, body: { n: 1 } } }), 'running', 1, clock.now());
+  const execution = (): ExecutionRow => newExecutionRow(runIdentity({ workspaceId, workflowId: 'wf-1', snapshotId: 'snap-1', userId: null, trigger: { method: 'POST', headers: {}, query: {}, body: { n: 1 } } }), 'running', 1, clock.now(), null, null);
   const step = (executionId: string, nodeId: string) => stepRow({ executionId, workspaceId, loopNodeId: null, iterIndex: null, savePayloads: true }, { nodeId, status: 'completed', attempt: 1, startedAt: clock.now(), finishedAt: clock.now(), durationMs: 0, kind: 'set', output: { nodeId }, ports: ['out'], now: clock.now() });
 
   it(`uses the direct path only inside a transaction ${dialect === 'sqlite' ? 'on SQLite' : 'nowhere on PostgreSQL'}`, async () => {

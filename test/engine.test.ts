@@ -260,7 +260,10 @@ describeEachDialect('execution engine', (dialect) => {
       expect(res.status).toBe(200);
       await t.deps.engine.idle();
       expect((await executionRow(t, started.body.execution_id)).status).toBe('cancelled');
-      expect((await stepRows(t, started.body.execution_id)).map((s) => s.node_id)).toEqual(['hook']);
+      // The request in flight was recorded before it started, and ends failed with the cancellation.
+      const rows = await stepRows(t, started.body.execution_id);
+      expect(rows.map((s) => [s.node_id, s.status])).toEqual([['hook', 'completed'], ['spin', 'failed']]);
+      expect(rows[1]!.error).toMatchObject({ code: 'cancelled' });
     });
 
     it('answers 404 for another workspace’s execution, exactly as for an unknown one', async () => {

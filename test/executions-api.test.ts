@@ -16,7 +16,7 @@ function executionRow(workspaceId: string, workflowId: string, second: number, v
     triggered_by_step_id: null, parent_execution_id: null, call_depth: 0, retry_of_execution_id: null, user_id: null,
     started_at: at(second), finished_at: at(second), inserted_at: at(second), updated_at: at(second),
     context: null, inputs: JSON.stringify({ method: 'RUN', headers: {}, query: {}, body: { n: second } }), output: null, error: null,
-    step_count: null, run_at: null, lease_owner: null, lease_expires_at: null, response: null, ...values,
+    step_count: null, run_at: null, lease_owner: null, lease_expires_at: null, response: null, concurrency_limit: null, waiter: null, ...values,
   };
 }
 

@@ -150,6 +150,10 @@ export interface ExecutionsTable {
   lease_expires_at: string | null;
   /** JSON text: what a respond_to_webhook step answered {status, headers, body}. */
   response: string | null;
+  /** The snapshot's per-workflow concurrency limit (null: none), for claims across processes. */
+  concurrency_limit: number | null;
+  /** The process waiting for this execution's answer (a synchronous webhook delivery), if another may run it. */
+  waiter: string | null;
 }
 
 export interface ExecutionStepsTable {

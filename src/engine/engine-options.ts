@@ -4,6 +4,7 @@ import type { Graph } from '../graph/graph-types.js';
 import type { Clock } from '../lib/clock.js';
 import type { StepSettings } from '../steps/step-runtime.js';
 import type { RunEnd } from './execution-run.js';
+import type { ClusterSettings } from './cluster.js';
 
 /** What callers give the engine (engine.ts): its options, a run to start, and an observer of one. */
 
@@ -16,6 +17,13 @@ export interface EngineOptions {
   settings: StepSettings;
   /** Executions running at once in this process; more wait `pending`, in order. */
   maxConcurrent?: number;
+  /**
+   * Several processes share the database (PostgreSQL): executions are claimed under leases and
+   * news travels by notification (cluster.ts). Absent: this process owns every execution (SQLite).
+   */
+  cluster?: ClusterSettings;
+  /** On `stop()`, how long runs in flight may go on before they are stopped (and, in a cluster, released). */
+  shutdownGraceMs?: number;
   /** Real timers for waits and retries; tests with a manual clock call `runDue()` instead. */
   timers?: boolean;
   /** Queued executions past which new top-level runs wait for room (default ADMISSION_QUEUE_LIMIT). */

@@ -4,6 +4,7 @@ import { parseTimestampMicros } from '../lib/clock.js';
 import { ExecutionRun, type ChildRequest, type ChildResult, type RunEnd } from './execution-run.js';
 import { childIdentity, newExecutionRow, retryStart, rootRows, runIdentity, type ExecutionIdentity } from './execution-start.js';
 import {
+  failRunningSteps,
   findExecution,
   insertExecution,
   listAwaitedChildren,
@@ -27,6 +28,10 @@ import { WriteBatcher } from './write-batcher.js';
 import { Admission, ADMISSION_QUEUE_LIMIT } from './admission.js';
 import type { EngineOptions, ExecutionObserver, StartRun } from './engine-options.js';
 import { isTerminal } from './statuses.js';
+import { Answers } from './answers.js';
+import { Cluster, type ClusterHost } from './cluster.js';
+import type { Claimed } from './cluster-store.js';
+import { LeaseLostError } from './run-coordination.js';
 
 export { ADMISSION_QUEUE_LIMIT, EngineBusyError } from './admission.js';
 export type { CallTargetResolver, EngineOptions, ExecutionObserver, StartRun } from './engine-options.js';
@@ -36,6 +41,9 @@ export type { CallTargetResolver, EngineOptions, ExecutionObserver, StartRun } f
  * trees, small enough that runaway recursion fails within milliseconds and a few dozen rows.
  */
 export const MAX_CALL_DEPTH = 16;
+
+/** The error of an attempt in flight when its execution was cancelled. */
+const CANCELLED_STEP_ERROR = JSON.stringify({ name: 'StepError', code: 'cancelled', message: 'the execution was cancelled while this attempt ran', retryable: false, retry_after_ms: null });
 
 /** How long a run waiting only for children stays `running` in the database before `waiting` is written. */
 const DEFERRED_WAIT_MS = 20;
@@ -63,7 +71,9 @@ export class Engine {
   readonly batcher: WriteBatcher;
   private readonly plans: PlanCache;
   private readonly inFlight = new Map<string, InFlight>();
-  private readonly observers = new Map<string, ExecutionObserver>();
+  private readonly answers: Answers;
+  /** Set when several processes share the database (PostgreSQL): claims, leases, notifications. */
+  readonly cluster: Cluster | null;
   private readonly queue = new StartQueue();
   private readonly parked = new ParkedRuns();
   /** Parked runs due to resume (a child ended) that found no free slot. */
@@ -89,11 +99,19 @@ export class Engine {
     this.plans = new PlanCache(options.db);
     this.slots = new RunSlots(options.maxConcurrent ?? 64);
     this.admission = new Admission(options.admissionQueueLimit ?? ADMISSION_QUEUE_LIMIT, () => this.queue.size);
+    this.answers = new Answers(options.db, (error, id) => options.onError?.(error, id));
+    this.cluster = options.cluster ? new Cluster(options.db, options.clock, options.cluster, this.clusterHost()) : null;
   }
 
   /** Resumes executions a previous process left running, and those already due. */
   async start(): Promise<void> {
     this.stopped = false;
+    if (this.cluster) {
+      // Executions left running belong to their workers' leases; expired ones are claimed like any work.
+      await this.cluster.start(this.options.timers ?? true);
+      await this.scheduleTimer();
+      return;
+    }
     const rows = await listResumable(this.options.db, this.options.clock.now(), 10_000);
     // Runs left running first, not held back by the limits: they held their slots when the
     // process stopped. Pending and due ones then take free slots like any start, oldest first;
@@ -110,7 +128,21 @@ export class Engine {
     await this.scheduleTimer();
   }
 
+  /**
+   * Stops: nothing new is claimed or started, runs in flight go on for the shutdown grace, then
+   * those still running are stopped and, in a cluster, released for another worker to continue
+   * at once (their steps in flight run again there, as the next attempt).
+   */
   async stop(): Promise<void> {
+    this.cluster?.stopClaiming();
+    const grace = this.options.shutdownGraceMs ?? 0;
+    if (grace > 0 && this.inFlight.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise((resolve) => (timer = setTimeout(resolve, grace)));
+      await Promise.race([Promise.allSettled([...this.inFlight.values()].map((run) => run.done)), deadline]);
+      clearTimeout(timer);
+    }
+    const unfinished = [...this.inFlight.keys()];
     this.stopped = true;
     this.queue.clear();
     this.resumeWhenFree.clear();
@@ -121,6 +153,10 @@ export class Engine {
     for (const run of this.inFlight.values()) run.cancel.abort();
     await Promise.allSettled([...this.inFlight.values()].map((run) => run.done));
     await this.batcher.drain();
+    if (this.cluster) {
+      await this.cluster.release(unfinished);
+      await this.cluster.stop();
+    }
   }
 
   /**
@@ -133,10 +169,10 @@ export class Engine {
     const identity = runIdentity(start);
     try {
       const plan = await this.plans.load(start.snapshotId, start.graph);
-      if (start.observer) this.observers.set(identity.id, start.observer);
-      return await this.admit(identity, plan, rootRows(plan, identity, start.trigger, this.options.clock.now(), start.firedRoots), start.alsoWrite, start.observer !== undefined && start.alsoWrite === undefined);
+      if (start.observer) this.answers.observe(identity.id, start.observer);
+      return await this.admit(identity, plan, rootRows(plan, identity, start.trigger, this.options.clock.now(), start.firedRoots), start.alsoWrite, start.observer !== undefined && start.alsoWrite === undefined, start.observer !== undefined);
     } catch (error) {
-      this.observers.delete(identity.id);
+      this.answers.forget(identity.id);
       throw error;
     } finally {
       if (waited) this.admission.done();
@@ -150,7 +186,7 @@ export class Engine {
 
   /** Stops telling an observer (its HTTP caller gave up waiting); the run goes on. */
   unobserve(executionId: string): void {
-    this.observers.delete(executionId);
+    this.answers.forget(executionId);
   }
 
   /** Retries a failed execution as a new one that continues from its failed step (see `retryStart`). */
@@ -180,12 +216,13 @@ export class Engine {
    * Commits a new execution with its first step rows, `running` when a slot is free (engine-wide
    * and for its workflow) and starts it, else `pending` for `runDue` to pick up in order.
    */
-  private async admit(identity: ExecutionIdentity, plan: GraphPlan, steps: StepRow[], alsoWrite?: StartRun['alsoWrite'], early = false): Promise<{ execution_id: string; status: ExecutionStatus }> {
+  private async admit(identity: ExecutionIdentity, plan: GraphPlan, steps: StepRow[], alsoWrite?: StartRun['alsoWrite'], early = false, awaited = false): Promise<{ execution_id: string; status: ExecutionStatus }> {
     const limit = plan.settings.concurrencyLimit;
+    if (this.cluster) return this.admitToCluster(this.cluster, identity, plan, steps, alsoWrite, awaited);
     // The slot is taken before the commit is awaited, so concurrent admissions cannot overbook.
     const status = this.slots.canStart(identity.workflow_id, limit) ? 'running' : 'pending';
     if (status === 'running') this.slots.take(identity.workflow_id, limit);
-    const row = newExecutionRow(identity, status, steps.length, this.options.clock.now());
+    const row = newExecutionRow(identity, status, steps.length, this.options.clock.now(), limit, null);
     const written = this.batcher.write(async (trx) => {
       await insertExecution(trx, row, steps);
       if (alsoWrite) await alsoWrite(trx, row.id);
@@ -218,6 +255,22 @@ export class Engine {
   }
 
   /**
+   * In a cluster a new execution is committed `pending` with a notification for the workers;
+   * the one that claims it runs it (this process first, when it runs steps). `awaited`: this
+   * process holds a caller waiting for its answer, which the worker sends to it.
+   */
+  private async admitToCluster(cluster: Cluster, identity: ExecutionIdentity, plan: GraphPlan, steps: StepRow[], alsoWrite: StartRun['alsoWrite'], awaited: boolean): Promise<{ execution_id: string; status: ExecutionStatus }> {
+    const row = newExecutionRow(identity, 'pending', steps.length, this.options.clock.now(), plan.settings.concurrencyLimit, awaited ? cluster.processId : null);
+    await this.batcher.write(async (trx) => {
+      await insertExecution(trx, row, steps);
+      if (alsoWrite) await alsoWrite(trx, row.id);
+      await cluster.announceWork(trx);
+    });
+    void cluster.requestClaim(true);
+    return { execution_id: row.id, status: 'pending' };
+  }
+
+  /**
    * Cancels a pending, running or waiting execution: the row moves to `cancelled` first (so no
    * step starts afterwards), then the running step is aborted, the children its call steps
    * await are cancelled too, and a parent awaiting this one is woken. Returns the new status, or
@@ -229,7 +282,12 @@ export class Engine {
     let moved = false;
     await this.batcher.write(async (trx) => {
       moved = await updateExecution(trx, execution.id, { status: 'cancelled', finished_at: now, updated_at: now, run_at: null }, ['pending', 'running', 'waiting']);
+      if (moved) await failRunningSteps(trx, execution.id, CANCELLED_STEP_ERROR, now);
       if (moved && execution.parent_execution_id !== null) await wakeParent(trx, execution.parent_execution_id, execution.id, now);
+      if (moved && this.cluster) {
+        await this.cluster.announceCancel(trx, execution);
+        if (execution.parent_execution_id !== null) await this.cluster.announceWork(trx);
+      }
     });
     this.queue.remove(execution.id);
     this.parked.take(execution.id);
@@ -242,8 +300,7 @@ export class Engine {
       const current = await findExecution(this.options.db, execution.id);
       return { cancelled: false, status: current?.status ?? execution.status };
     }
-    this.observers.get(execution.id)?.ended?.({ status: 'cancelled' });
-    this.observers.delete(execution.id);
+    this.answers.ended(execution.id, { status: 'cancelled' });
     for (const child of await listAwaitedChildren(this.options.db, execution.id)) await this.cancel(child);
     if (execution.parent_execution_id !== null) this.childEnded(execution.parent_execution_id, execution.id, { status: 'cancelled', output: null, error: null });
     return { cancelled: true, status: 'cancelled' };
@@ -251,6 +308,7 @@ export class Engine {
 
   /** Runs every due pending or waiting execution (the timer calls this; so do tests). */
   runDue(): Promise<void> {
+    if (this.cluster) return this.cluster.requestClaim(true).then(() => this.scheduleTimer());
     const pass = this.duePass().finally(() => this.duePasses.delete(pass));
     this.duePasses.add(pass);
     return pass;
@@ -289,9 +347,9 @@ export class Engine {
    * shutdown): deferred waits are written now rather than after their delay.
    */
   async idle(): Promise<void> {
-    while (this.inFlight.size > 0 || this.duePasses.size > 0 || this.wakes.size > 0) {
+    while (this.inFlight.size > 0 || this.duePasses.size > 0 || this.wakes.size > 0 || this.cluster?.passing) {
       await Promise.allSettled([...this.inFlight.values()].map((run) => run.done));
-      await Promise.allSettled([...this.duePasses, ...this.wakes]);
+      await Promise.allSettled([...this.duePasses, ...this.wakes, this.cluster?.passing]);
     }
     for (const parked of this.parked.deferred()) {
       parked.deferred = false;
@@ -326,7 +384,7 @@ export class Engine {
   }
 
   private newRun(row: ExecutionRow, plan: GraphPlan, steps: StepRow[]): ExecutionRun {
-    const deps = { clock: this.options.clock, batcher: this.batcher, settings: this.options.settings, startChild: (request: ChildRequest) => this.startChild(request) };
+    const deps = { clock: this.options.clock, batcher: this.batcher, settings: this.options.settings, startChild: (request: ChildRequest) => this.startChild(request), coordination: this.cluster ?? undefined };
     return new ExecutionRun(deps, row, steps.length, plan.settings.savePayloads);
   }
 
@@ -334,11 +392,20 @@ export class Engine {
     const flight: InFlight = { workflowId: row.workflow_id, cancel: new RunCancel(), cancelled: false, run: null, wakeAgain: false, done: Promise.resolve() };
     this.inFlight.set(row.id, flight);
     flight.done = body(flight)
-      .catch((error: unknown) => this.options.onError?.(error, row.id))
+      .catch((error: unknown) => {
+        // Another worker holds it now: this one stops, having written nothing more.
+        if (error instanceof LeaseLostError) return;
+        this.options.onError?.(error, row.id);
+      })
       .finally(() => {
         this.inFlight.delete(row.id);
         this.slots.release(row.workflow_id);
         if (this.stopped) return;
+        if (this.cluster) {
+          if (flight.wakeAgain) this.resumeParked(row.id);
+          void this.cluster.requestClaim();
+          return;
+        }
         if (flight.wakeAgain) this.resumeParked(row.id);
         // Parked runs that became due while no slot was free go before queued starts.
         for (const id of [...this.resumeWhenFree]) {
@@ -370,12 +437,12 @@ export class Engine {
       const result: ChildResult = end.status === 'completed' ? { status: 'completed', output: end.output, error: null } : { status: 'failed', output: null, error: end.status === 'failed' ? end.error : null };
       this.childEnded(row.parent_execution_id, row.id, result);
     };
-    const responded = (response: unknown) => this.observers.get(row.id)?.responded?.(response);
+    const responded = (response: unknown) => this.answers.responded(row.id, response);
     const end = await run.advance(root, { cancel: flight.cancel, cancelled: () => flight.cancelled || this.stopped, ending, responded }, opening, lazy, true);
-    if (end.status !== 'waiting') {
-      this.observers.get(row.id)?.ended?.(end);
-      this.observers.delete(row.id);
-    }
+    if (end.status !== 'waiting') this.answers.ended(row.id, end);
+    // In a cluster only a run that still holds its lease (its wait not written) stays in memory:
+    // once written, another worker may continue it, and this copy would be stale.
+    if (end.status === 'waiting' && this.cluster && !end.deferred) return;
     if (end.status === 'waiting') {
       const parked = { row, plan, run, root, deferred: end.deferred === true };
       const evicted = this.parked.park(parked);
@@ -396,6 +463,8 @@ export class Engine {
     const timer = setTimeout(() => {
       if (this.parked.get(parked.row.id) !== parked) return;
       parked.deferred = false;
+      // Written, the wait gives up the lease: another worker may continue the run, so no copy stays here.
+      if (this.cluster) this.parked.take(parked.row.id);
       parked.run.commitWait(parked.root).catch((error: unknown) => this.options.onError?.(error, parked.row.id));
     }, DEFERRED_WAIT_MS);
     timer.unref?.();
@@ -446,6 +515,11 @@ export class Engine {
   /** Resumes an execution from the database if it waits and is due. */
   private wake(id: string): void {
     if (this.stopped || this.inFlight.has(id)) return;
+    if (this.cluster) {
+      // Due in the database (the child's commit made it so): whichever worker claims it runs it.
+      void this.cluster.requestClaim(true);
+      return;
+    }
     const pass = (async () => {
       const row = await findExecution(this.options.db, id);
       if (!row || row.status !== 'waiting' || row.run_at === null || row.run_at > this.options.clock.now()) return;
@@ -454,6 +528,47 @@ export class Engine {
       .catch((error: unknown) => this.options.onError?.(error, id))
       .finally(() => this.wakes.delete(pass));
     this.wakes.add(pass);
+  }
+
+  /** What the cluster asks of this engine. */
+  private clusterHost(): ClusterHost {
+    return {
+      freeSlots: () => (this.stopped ? 0 : this.slots.free()),
+      dispatchClaimed: (claimed) => this.dispatchClaimed(claimed),
+      held: () => [...this.inFlight.keys(), ...this.parked.deferred().map((parked) => parked.row.id)],
+      leaseLost: (id) => this.stopLocally(id),
+      cancelled: (id) => this.stopLocally(id),
+      answer: (message) => this.answers.receive(message),
+      reconnected: () => this.answers.recheck(),
+      dueAt: () => void this.scheduleTimer().catch((error: unknown) => this.options.onError?.(error, '')),
+      onError: (error) => this.options.onError?.(error, ''),
+    };
+  }
+
+  /** An execution claimed by this worker: its slot is taken now, its run starts once its plan is loaded. */
+  private dispatchClaimed({ row }: Claimed): void {
+    this.slots.take(row.workflow_id, null);
+    const parked = this.parked.take(row.id);
+    if (parked) {
+      this.track(row, (flight) => this.advance(parked.row, parked.plan, parked.run, parked.root, flight, {}, true));
+      return;
+    }
+    this.track(row, async (flight) => {
+      const plan = await this.plans.load(row.workflow_snapshot_id);
+      const steps = await listSteps(this.options.db, row.id);
+      const run = this.newRun(row, plan, steps);
+      for (const [id, child] of await loadEndedChildren(this.options.db, steps)) run.children.set(id, child);
+      await this.advance(row, plan, run, restoreFrame(plan, steps, {}, null), flight, {});
+    });
+  }
+
+  /** Stops a run of this process without writing anything (cancelled elsewhere, or its lease lost). */
+  private stopLocally(id: string): void {
+    this.parked.take(id);
+    const flight = this.inFlight.get(id);
+    if (!flight) return;
+    flight.cancelled = true;
+    flight.cancel.abort();
   }
 
   private async scheduleTimer(): Promise<void> {

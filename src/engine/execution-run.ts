@@ -14,6 +14,7 @@ import type { FrameState, WaitingNode } from './restore-state.js';
 import type { SerializedStepError } from './step-errors.js';
 import { json, stepRow, type StepOwner, type StepRecord } from './step-rows.js';
 import type { WriteBatcher } from './write-batcher.js';
+import { LeaseLostError, type RunCoordination } from './run-coordination.js';
 
 /** A call_workflow step asks the engine for a child execution. */
 export interface ChildRequest {
@@ -38,6 +39,8 @@ export interface RunDeps {
   settings: StepSettings;
   /** Commits a child execution (and starts it when there is capacity); throws a StepError when the call cannot be made. */
   startChild(request: ChildRequest): Promise<void>;
+  /** Several processes share the database: leases and notifications in every commit (cluster.ts). */
+  coordination?: RunCoordination;
 }
 
 /** One stretch of running (the engine attaches a new one each time it resumes the execution). */
@@ -83,6 +86,23 @@ type Write = { insert: StepRow } | { update: string; row: StepRow };
 function hasEffects(slug: string): boolean {
   return findStepDefinition(slug)?.effects === true;
 }
+
+/**
+ * Steps with effects whose effect commits with the step's own result: `call_workflow` (the
+ * child's row) and `save_to_store` (the store row). Every other step with effects (an HTTP
+ * request) is recorded `running` before it starts, so a process that dies during it leaves a
+ * trace: the run that takes over marks that attempt failed (`interrupted`) and runs the next.
+ */
+const TRANSACTIONAL_EFFECTS = new Set(['call_workflow', 'save_to_store']);
+
+/** How an attempt cut short by its process's death is recorded by the run that takes over. */
+const INTERRUPTED: SerializedStepError = {
+  name: 'StepError',
+  code: 'interrupted',
+  message: 'the process running this attempt stopped before it finished (a crash, or a drain past its grace); the next attempt runs it again',
+  retryable: true,
+  retry_after_ms: null,
+};
 
 /** The control of a run not advancing (replaced by `advance`), shared by every such run. */
 const IDLE_CONTROL: RunControl = { cancel: new RunCancel(), cancelled: () => true };
@@ -227,6 +247,7 @@ export class ExecutionRun {
   async runFrame(frame: FrameState): Promise<FrameEnd> {
     const { clock } = this.deps;
     const { flow } = frame;
+    if (frame.interrupted.length > 0) this.recordInterrupted(frame.interrupted.splice(0));
     while (true) {
       if (this.control.cancelled() || this.ended) {
         this.sendResponse();
@@ -246,17 +267,26 @@ export class ExecutionRun {
       // Another node runs: the caller of a respond step that ran before it is answered now.
       this.sendResponse();
       const node = frame.plan.nodes.get(nodeId)!;
-      // Results are committed before a step with effects starts (a request, a child execution):
-      // a crash then re-runs only the step in flight. Pure steps (set, if, switch, code, …) run
-      // on without a commit of their own: after a crash they run again, which nobody can tell.
-      // A webhook -> code -> respond run thus commits twice instead of four times.
-      if (hasEffects(node.type) && (this.pending.length > 0 || Object.keys(this.executionChanges).length > 0) && !(await this.persist())) return { status: 'cancelled' };
       const resumed = frame.waiting.get(nodeId);
       frame.waiting.delete(nodeId);
       const attempt = resumed?.attempt ?? (frame.attempts.get(nodeId) ?? 0) + 1;
       frame.attempts.set(nodeId, attempt);
       flow.markRunning(nodeId);
       const input = flow.inputOf(nodeId, this.trigger);
+      // Results are committed before a step with effects starts (a request, a child execution):
+      // a crash then re-runs only the step in flight. Pure steps (set, if, switch, code, …) run
+      // on without a commit of their own: after a crash they run again, which nobody can tell.
+      // A webhook -> code -> respond run thus commits twice instead of four times.
+      let runningRowId: string | undefined;
+      if (hasEffects(node.type) && !node.disabled) {
+        if (!TRANSACTIONAL_EFFECTS.has(node.type)) {
+          const now = clock.now();
+          const running = this.row(frame, { nodeId, attempt, input, status: 'running', startedAt: now, finishedAt: null, durationMs: null, kind: node.type, resumeAt: resumed?.resumeAt ?? null, now });
+          this.record(running, resumed?.stepId ?? undefined);
+          runningRowId = running.id;
+        }
+        if ((this.pending.length > 0 || Object.keys(this.executionChanges).length > 0) && !(await this.persist())) return { status: 'cancelled' };
+      }
       const startedMs = clock.nowMs();
       const startedAt = clock.now();
 
@@ -282,7 +312,7 @@ export class ExecutionRun {
           flow.resolve(nodeId, 'completed', outcome.output, outcome.ports);
           this.record(
             this.row(frame, { id: outcome.rowId, nodeId, attempt, input, now: finishedAt, status: 'completed', startedAt: began, finishedAt, durationMs: took, kind: outcome.kind, provider: outcome.provider ?? null, output: outcome.output, logs: outcome.logs ?? null, ports: outcome.ports, memoryBytes: outcome.memoryBytes ?? null, reductions: outcome.reductions ?? null, resumeAt: resumed?.resumeAt ?? null, awaitingExecutionId: resumed?.awaiting ?? null }),
-            resumed?.stepId ?? undefined,
+            runningRowId ?? resumed?.stepId ?? undefined,
           );
           // What a respond step answered goes on the execution; its caller is answered once the
           // commit holding it is durable (see sendResponse).
@@ -307,7 +337,7 @@ export class ExecutionRun {
           continue;
         case 'failed': {
           const failed: StepRecord = { nodeId, attempt, input, now: finishedAt, status: 'failed', startedAt: outcome.startedAt ?? resumed?.startedAt ?? startedAt, finishedAt, durationMs, kind: outcome.kind, error: outcome.error, resumeAt: resumed?.resumeAt ?? null, awaitingExecutionId: resumed?.awaiting ?? null };
-          const stepId = outcome.replaces ?? resumed?.stepId ?? undefined;
+          const stepId = outcome.replaces ?? runningRowId ?? resumed?.stepId ?? undefined;
           if (outcome.retryInMs !== null) {
             this.record(this.row(frame, failed), stepId);
             if (outcome.retryInMs === 0) {
@@ -389,6 +419,15 @@ export class ExecutionRun {
     this.pending.push(resumedStepId ? { update: resumedStepId, row } : { insert: row });
   }
 
+  /** Attempts a dead process left `running` are recorded failed (`interrupted`); their nodes run again. */
+  private recordInterrupted(rows: StepRow[]): void {
+    const now = this.deps.clock.now();
+    for (const row of rows) {
+      const failed: StepRow = Object.assign({}, row, { status: 'failed' as const, error: JSON.stringify(INTERRUPTED), finished_at: now, updated_at: now });
+      this.pending.push({ update: row.id, row: failed });
+    }
+  }
+
   park(frame: FrameState, waiting: WaitingNode): void {
     frame.waiting.set(waiting.nodeId, waiting);
     frame.flow.markWaiting(waiting.nodeId);
@@ -434,9 +473,14 @@ export class ExecutionRun {
     this.stepCount += writes.filter((w) => 'insert' in w).length;
     const stepCount = this.stepCount;
     const { execution } = this;
+    const { coordination } = this.deps;
     const ends = changes.status === 'completed' || changes.status === 'failed';
+    if (coordination && changes.status === 'waiting') Object.assign(changes, coordination.releaseColumns);
     let current = true;
     return this.deps.batcher.write(async (trx) => {
+      // Another worker took the execution over (this one paused past its lease): nothing of this
+      // commit may land, or a step would be recorded twice.
+      if (coordination && !(await coordination.holds(trx, execution.id))) throw new LeaseLostError(execution.id);
       for (const write of writes) {
         if ('insert' in write) {
           await insertStep(trx, write.insert);
@@ -449,7 +493,17 @@ export class ExecutionRun {
       if (Object.keys(changes).length > 0) current = await updateExecution(trx, execution.id, Object.assign(changes, { step_count: stepCount }), LIVE_STATUSES);
       if (!current) return;
       if (ends && !this.savePayloads) await clearStepPayloads(trx, execution.id);
-      if (ends && execution.parent_execution_id !== null) await wakeParent(trx, execution.parent_execution_id, execution.id, changes.updated_at!);
+      const wokeParent = ends && execution.parent_execution_id !== null;
+      if (wokeParent) await wakeParent(trx, execution.parent_execution_id!, execution.id, changes.updated_at!);
+      if (coordination) {
+        await coordination.announce(trx, {
+          execution,
+          wokeParent,
+          dueAt: changes.status === 'waiting' ? (changes.run_at ?? null) : null,
+          response: changes.response ?? null,
+          ended: ends ? { status: changes.status as 'completed' | 'failed', output: changes.output ?? null, error: changes.error ?? null } : null,
+        });
+      }
     }).then(() => {
       if (current && changes.response) this.control.responded?.(JSON.parse(changes.response));
       return current;

@@ -7,7 +7,7 @@ import type { GraphPlan } from './graph-plan.js';
 import { json, stepRow, type StepOwner } from './step-rows.js';
 
 /** Who an execution is: the columns fixed when it is created. */
-export type ExecutionIdentity = Omit<ExecutionRow, 'status' | 'started_at' | 'finished_at' | 'inserted_at' | 'updated_at' | 'output' | 'error' | 'step_count' | 'run_at' | 'lease_owner' | 'lease_expires_at' | 'response'>;
+export type ExecutionIdentity = Omit<ExecutionRow, 'status' | 'started_at' | 'finished_at' | 'inserted_at' | 'updated_at' | 'output' | 'error' | 'step_count' | 'run_at' | 'lease_owner' | 'lease_expires_at' | 'response' | 'concurrency_limit' | 'waiter'>;
 
 /** A top-level run (`/run`, a webhook delivery). */
 export function runIdentity(start: { workspaceId: string; workflowId: string; snapshotId: string; userId: string | null; trigger: unknown }): ExecutionIdentity {
@@ -68,7 +68,7 @@ export function rootRows(plan: GraphPlan, identity: Pick<ExecutionIdentity, 'id'
  */
 export function retryStart(plan: GraphPlan, failed: ExecutionRow, rows: StepRow[], userId: string | null, now: string): { identity: ExecutionIdentity; steps: StepRow[] } {
   const id = newId();
-  const { id: _old, status: _status, started_at: _s, finished_at: _f, inserted_at: _i, updated_at: _u, output: _o, error: _e, step_count: _c, run_at: _r, lease_owner: _lo, lease_expires_at: _le, response: _res, ...same } = failed;
+  const { id: _old, status: _status, started_at: _s, finished_at: _f, inserted_at: _i, updated_at: _u, output: _o, error: _e, step_count: _c, run_at: _r, lease_owner: _lo, lease_expires_at: _le, response: _res, concurrency_limit: _cl, waiter: _w, ...same } = failed;
   const identity = Object.assign(same, { id, retry_of_execution_id: failed.id, user_id: userId });
   if (plan.settings.savePayloads) {
     const kept = rows.filter((row) => row.status === 'completed' || row.status === 'skipped' || (row.status === 'failed' && row.ports !== null));
@@ -78,8 +78,12 @@ export function retryStart(plan: GraphPlan, failed: ExecutionRow, rows: StepRow[
   return { identity, steps: rootRows(plan, identity, failed.inputs === null ? null : JSON.parse(failed.inputs), now, fired) };
 }
 
-/** A new execution's row: `running` (it starts now) or `pending` (due now, waiting for a slot). */
-export function newExecutionRow(identity: ExecutionIdentity, status: Extract<ExecutionStatus, 'running' | 'pending'>, stepCount: number, now: string): ExecutionRow {
+/**
+ * A new execution's row: `running` (it starts now) or `pending` (due now, waiting for a slot or
+ * a worker's claim). `waiter`: the process that will wait for its answer, when another process
+ * may run it (see cluster.ts).
+ */
+export function newExecutionRow(identity: ExecutionIdentity, status: Extract<ExecutionStatus, 'running' | 'pending'>, stepCount: number, now: string, concurrencyLimit: number | null, waiter: string | null): ExecutionRow {
   // Every column written out: a spread of `identity` followed by more keys is the slow,
   // garbage-promoting form on Node 20 (see StepOwner in step-rows.ts).
   return {
@@ -106,5 +110,7 @@ export function newExecutionRow(identity: ExecutionIdentity, status: Extract<Exe
     lease_owner: null,
     lease_expires_at: null,
     response: null,
+    concurrency_limit: concurrencyLimit,
+    waiter,
   };
 }

@@ -157,3 +157,17 @@ export async function listAwaitedChildren(db: Db, parentId: string): Promise<Exe
     )
     .execute() as Promise<ExecutionRow[]>;
 }
+
+/**
+ * A cancelled execution's attempts in flight (recorded `running` before their effect started)
+ * end `failed` with `cancelled`, in the commit of the cancellation: the run that is stopped
+ * writes nothing more, and may live in another process.
+ */
+export async function failRunningSteps(db: Db, executionId: string, error: string, nowIso: string): Promise<void> {
+  await db
+    .updateTable('execution_steps')
+    .set({ status: 'failed', error, finished_at: nowIso, updated_at: nowIso })
+    .where('workflow_execution_id', '=', executionId)
+    .where('status', '=', 'running')
+    .execute();
+}

@@ -41,6 +41,8 @@ export interface FrameState {
   attempts: Map<string, number>;
   iteration: IterationOf | null;
   bodyRows: Map<string, StepRow[]>;
+  /** Attempts left `running` by a process that died: recorded failed, and their nodes run again. */
+  interrupted: StepRow[];
 }
 
 const parse = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
@@ -48,12 +50,13 @@ const parse = (text: string | null): unknown => (text === null ? null : JSON.par
 /**
  * Rebuilds a frame from its step rows, in the order they were written. This is what makes
  * recovery exact: a completed row restores its output and ports, so the step never runs again;
- * a step that was in flight left no row and runs again. Rows of loop bodies are set aside for
+ * a pure step that was in flight left no row and runs again; a step with effects in flight left
+ * a `running` row, and runs again as its next attempt. Rows of loop bodies are set aside for
  * their loop; a loop whose current iteration waits is itself waiting.
  */
 export function restoreFrame(plan: GraphPlan, rows: StepRow[], inherited: Record<string, unknown>, iteration: IterationOf | null): FrameState {
   const flow = new Dataflow(plan, inherited);
-  const frame: FrameState = { plan, flow, waiting: new Map(), attempts: new Map(), iteration, bodyRows: new Map() };
+  const frame: FrameState = { plan, flow, waiting: new Map(), attempts: new Map(), iteration, bodyRows: new Map(), interrupted: [] };
   // An iteration starts with its loop node resolved through `body`, carrying the item.
   if (iteration) flow.resolve(iteration.nodeId, 'completed', iteration.item, [LOOP_BODY_PORT]);
   const recorded = new Set<string>();
@@ -103,6 +106,11 @@ function applyRow(frame: FrameState, row: StepRow): void {
       // A disabled node is recorded skipped but passes its input on through its ports.
       if (ports) flow.resolve(id, 'completed', parse(row.output), ports);
       else flow.skip(id);
+      break;
+    case 'running':
+      // Its process died during the attempt (the row is written before an effect starts): the
+      // node stays unresolved, so it is ready again, as the next attempt.
+      frame.interrupted.push(row);
       break;
     case 'waiting':
       flow.markWaiting(id);

@@ -1,0 +1,274 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { Notifier } from '../db/notifier.js';
+import { MAX_NOTIFY_PAYLOAD } from '../db/notifier.js';
+import type { Clock } from '../lib/clock.js';
+import { claimExecutions, holdsLease, releaseLeases, renewLeases, type Claimed } from './cluster-store.js';
+import type { ExecutionRow } from './execution-store.js';
+import type { RunCoordination, RunNews } from './run-coordination.js';
+
+/** New runnable work (an execution created or made due); the payload, when any, is a due time. */
+export const WORK_CHANNEL = 'sy_work';
+/** An execution was cancelled; the payload is its id. */
+export const CANCEL_CHANNEL = 'sy_cancel';
+
+/** The channel of one process's waiting HTTP callers (answers of respond steps, ends). */
+export function answerChannel(processId: string): string {
+  return `sy_answer_${processId.replace(/-/g, '')}`;
+}
+
+/**
+ * An answer for the process holding a synchronous delivery: `r` a respond step's answer, `e`
+ * the end. Values too large for a notification stay out (`v`/`o` absent): the receiver reads
+ * them from the execution row, where the same commit wrote them.
+ */
+export interface AnswerMessage {
+  e: string;
+  k: 'r' | 'e';
+  /** The respond step's answer, JSON text. */
+  v?: string;
+  /** The end's status. */
+  s?: 'completed' | 'failed' | 'cancelled';
+  /** The output (completed) or error (failed), JSON text. */
+  o?: string;
+}
+
+export interface ClusterSettings {
+  /** This process (logs, lease owner, answer channel). */
+  processId: string;
+  notifier: Notifier;
+  leaseMs: number;
+  heartbeatMs: number;
+  pollMs: number;
+  /** Live running executions allowed in the whole cluster. */
+  maxRunning: number;
+  /** This process claims and runs executions (roles `worker` and `all`); `api` does not. */
+  runsSteps: boolean;
+}
+
+/** What the cluster needs of the engine it serves. */
+export interface ClusterHost {
+  freeSlots(): number;
+  /** Runs an execution this worker just claimed (its slot is taken here). */
+  dispatchClaimed(claimed: Claimed): void;
+  /** Executions this worker runs under its lease. */
+  held(): string[];
+  /** Another worker holds an execution this one was running: stop it, write nothing. */
+  leaseLost(executionId: string): void;
+  /** An execution was cancelled (possibly by another process). */
+  cancelled(executionId: string): void;
+  answer(message: AnswerMessage): void;
+  /** Notifications may have been missed: look again at what this process waits for. */
+  reconnected(): void;
+  /** A wait became due at this time somewhere in the cluster. */
+  dueAt(at: string): void;
+  onError(error: unknown): void;
+}
+
+/**
+ * One process's part in running executions with others on one PostgreSQL (DESIGN.md principle
+ * 1). Workers claim runnable executions in batches under a lease (cluster-store.ts), renew the
+ * leases of what they run every heartbeat, and check theirs in every commit of a run; what is
+ * new reaches the others by notification (work, cancellations, answers for the process holding
+ * a delivery), with a jittered poll as the backstop for anything missed.
+ */
+export class Cluster implements RunCoordination {
+  readonly releaseColumns: Partial<ExecutionRow> = { lease_owner: null, lease_expires_at: null };
+  private pass: Promise<void> | null = null;
+  private again = false;
+  /** Bumped by every announcement of work: a pass that ran meanwhile may have missed it. */
+  private workEpoch = 0;
+  /** Whether a claim pass may find anything (false after a pass found less than it could take, and no work was announced since). */
+  private mayHaveWork = true;
+  private claiming = false;
+  private poll: NodeJS.Timeout | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private readonly unlisten: (() => void)[] = [];
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    readonly settings: ClusterSettings,
+    private readonly host: ClusterHost,
+  ) {}
+
+  get processId(): string {
+    return this.settings.processId;
+  }
+
+  /** Listens (answers always; work and cancellations when it runs steps) and, with `timers`, polls and renews leases. */
+  async start(timers: boolean): Promise<void> {
+    const { notifier } = this.settings;
+    this.unlisten.push(await notifier.listen(answerChannel(this.processId), (payload) => this.onAnswer(payload)));
+    notifier.onReconnect(() => {
+      this.mayHaveWork = true;
+      this.host.reconnected();
+      this.requestClaim();
+    });
+    if (!this.settings.runsSteps) return;
+    this.claiming = true;
+    this.unlisten.push(
+      await notifier.listen(WORK_CHANNEL, (payload) => {
+        if (payload) this.host.dueAt(payload);
+        this.workArrived();
+      }),
+    );
+    this.unlisten.push(await notifier.listen(CANCEL_CHANNEL, (payload) => this.host.cancelled(payload)));
+    if (timers) {
+      this.schedulePoll();
+      this.heartbeat = setInterval(() => void this.renew(), this.settings.heartbeatMs);
+      this.heartbeat.unref();
+    }
+    this.requestClaim();
+  }
+
+  /** Stops claiming and listening (the drain); leases already held stay until released or finished. */
+  stopClaiming(): void {
+    this.claiming = false;
+    if (this.poll) clearTimeout(this.poll);
+    this.poll = null;
+  }
+
+  async stop(): Promise<void> {
+    this.stopClaiming();
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+    for (const unlisten of this.unlisten.splice(0)) unlisten();
+    await this.pass;
+  }
+
+  /** Work may exist (local admission, a finished run freeing a slot): claim what fits, once per burst. */
+  requestClaim(force = false): Promise<void> {
+    if (!this.claiming) return Promise.resolve();
+    if (force) this.mayHaveWork = true;
+    if (!this.mayHaveWork) return Promise.resolve();
+    if (this.pass) {
+      this.again = true;
+      return this.pass;
+    }
+    this.pass = this.claimWhileRoom()
+      .catch((error: unknown) => this.host.onError(error))
+      .finally(() => {
+        this.pass = null;
+        if (this.again) {
+          this.again = false;
+          void this.requestClaim();
+        }
+      });
+    return this.pass;
+  }
+
+  /** The claim pass under way, if any (for `idle()`). */
+  get passing(): Promise<void> | null {
+    return this.pass;
+  }
+
+  private workArrived(): void {
+    this.workEpoch += 1;
+    this.mayHaveWork = true;
+    void this.requestClaim();
+  }
+
+  private async claimWhileRoom(): Promise<void> {
+    while (this.claiming) {
+      const capacity = this.host.freeSlots();
+      if (capacity <= 0) return;
+      const epoch = this.workEpoch;
+      const claimed = await claimExecutions(this.db, { owner: this.processId, nowIso: this.clock.now(), capacity, maxRunning: this.settings.maxRunning, leaseMs: this.settings.leaseMs });
+      for (const entry of claimed) this.host.dispatchClaimed(entry);
+      if (claimed.length < capacity) {
+        if (epoch === this.workEpoch) this.mayHaveWork = false;
+        return;
+      }
+    }
+  }
+
+  /** Claims one execution for this worker (a parent woken in process), if it is due and the limits allow. */
+  async claimOne(executionId: string): Promise<Claimed | null> {
+    if (!this.claiming) return null;
+    const [claimed] = await claimExecutions(this.db, { owner: this.processId, nowIso: this.clock.now(), capacity: 1, maxRunning: this.settings.maxRunning, leaseMs: this.settings.leaseMs, onlyId: executionId });
+    return claimed ?? null;
+  }
+
+  private schedulePoll(): void {
+    // Jittered, so workers started together do not poll in step.
+    const delay = this.settings.pollMs * (0.8 + Math.random() * 0.4);
+    this.poll = setTimeout(() => {
+      this.poll = null;
+      if (!this.claiming) return;
+      void this.requestClaim(true).finally(() => {
+        if (this.claiming) this.schedulePoll();
+      });
+    }, delay);
+    this.poll.unref();
+  }
+
+  /** Renews every lease this worker holds; a run whose lease another worker took is stopped. */
+  async renew(): Promise<void> {
+    try {
+      const before = this.host.held();
+      if (before.length === 0) return;
+      const kept = await renewLeases(this.db, this.processId, this.settings.leaseMs);
+      for (const id of before) if (!kept.has(id)) this.host.leaseLost(id);
+    } catch (error) {
+      this.host.onError(error);
+    }
+  }
+
+  /** Gives these executions up to the other workers at once (a drain past its grace). */
+  async release(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.transaction().execute(async (trx) => {
+      await releaseLeases(trx, this.processId, ids);
+      await this.settings.notifier.notify(trx, WORK_CHANNEL, '');
+    });
+  }
+
+  // RunCoordination: what every commit of a run does here.
+
+  holds(trx: Transaction<Database>, executionId: string): Promise<boolean> {
+    return holdsLease(trx, executionId, this.processId, this.settings.leaseMs);
+  }
+
+  async announce(trx: Transaction<Database>, news: RunNews): Promise<void> {
+    const { notifier } = this.settings;
+    if (news.wokeParent) await notifier.notify(trx, WORK_CHANNEL, '');
+    if (news.dueAt !== null) await notifier.notify(trx, WORK_CHANNEL, news.dueAt);
+    const waiter = news.execution.waiter;
+    // A waiter in this process hears it from the run itself, once the commit is durable.
+    if (waiter === null || waiter === this.processId) return;
+    if (news.response !== null) await this.sendAnswer(trx, waiter, { e: news.execution.id, k: 'r', v: news.response });
+    if (news.ended) await this.sendAnswer(trx, waiter, { e: news.execution.id, k: 'e', s: news.ended.status, o: (news.ended.status === 'completed' ? news.ended.output : news.ended.error) ?? undefined });
+  }
+
+  /** In the commit that creates runnable work (an execution, a retry, a child). */
+  announceWork(trx: Transaction<Database>): Promise<void> {
+    return this.settings.notifier.notify(trx, WORK_CHANNEL, '');
+  }
+
+  /** In the commit that cancels an execution: its worker stops it, its waiter (elsewhere) is told. */
+  async announceCancel(trx: Transaction<Database>, execution: ExecutionRow): Promise<void> {
+    await this.settings.notifier.notify(trx, CANCEL_CHANNEL, execution.id);
+    if (execution.waiter !== null && execution.waiter !== this.processId) await this.sendAnswer(trx, execution.waiter, { e: execution.id, k: 'e', s: 'cancelled' });
+  }
+
+  private async sendAnswer(trx: Transaction<Database>, waiter: string, message: AnswerMessage): Promise<void> {
+    let payload = JSON.stringify(message);
+    if (Buffer.byteLength(payload) > MAX_NOTIFY_PAYLOAD) {
+      // Too large to carry: the waiter reads the value from the row this commit writes.
+      const { v: _v, o: _o, ...bare } = message;
+      payload = JSON.stringify(bare);
+    }
+    await this.settings.notifier.notify(trx, answerChannel(waiter), payload);
+  }
+
+  private onAnswer(payload: string): void {
+    let message: AnswerMessage;
+    try {
+      message = JSON.parse(payload) as AnswerMessage;
+    } catch {
+      return;
+    }
+    if (typeof message?.e === 'string') this.host.answer(message);
+  }
+}
