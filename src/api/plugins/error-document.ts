@@ -31,11 +31,14 @@ const STATUS_CODES: Record<number, ErrorCode> = {
   404: 'not_found',
   405: 'method_not_allowed',
   406: 'not_acceptable',
+  408: 'request_timeout',
   409: 'conflict',
   413: 'payload_too_large',
+  414: 'uri_too_long',
   415: 'unsupported_media_type',
   422: 'validation_failed',
   429: 'rate_limited',
+  431: 'headers_too_large',
   503: 'service_unavailable',
 };
 
@@ -86,5 +89,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
   const fallbackTitle = error instanceof AppError ? ERROR_CODES[error.code].title : undefined;
   if (status >= 500) { request.log.error({ err: error }, 'request failed'); if (process.env.SY_DEBUG) console.error(error); }
   for (const [name, value] of Object.entries(headers)) reply.header(name, value);
-  return reply.code(status).type(JSONAPI_MEDIA_TYPE).send(JSON.stringify(errorDocument(status, items, request.id, fallbackTitle)));
+  // Bytes, not a string: Fastify appends a charset to string payloads, and replies raised by the
+  // router (framework-errors.ts) skip the onSend hook that strips it.
+  return reply.code(status).type(JSONAPI_MEDIA_TYPE).send(Buffer.from(JSON.stringify(errorDocument(status, items, request.id, fallbackTitle))));
 }
