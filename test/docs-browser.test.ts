@@ -69,7 +69,7 @@ describe.skipIf(!available && !required)('API docs page in a real browser', () =
     expect(await page.locator('.topbar-wrapper a.link svg').count()).toBe(0);
     expect(await page.locator('.topbar-wrapper a.link img').count()).toBe(1);
 
-    const icons = await page.locator('link[rel~="icon"]').evaluateAll((links) => links.map((link) => (link as HTMLLinkElement).href));
+    const icons = await page.locator('link[rel~="icon"]').evaluateAll((links) => links.map((link) => (link as unknown as { href: string }).href));
     expect(icons).toEqual([`${base}/api/docs/static/theme/favicon.svg`]);
     const icon = await fetch(icons[0]!);
     expect(icon.headers.get('content-type')).toBe('image/svg+xml');
