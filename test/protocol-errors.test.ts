@@ -188,6 +188,29 @@ describeEachDialect('answers of the HTTP parser and of timeouts, over a real soc
     await stillServing();
   });
 
+  it('answers the requests pipelined before bad bytes first, then 400, in order (found by the fuzz run)', async () => {
+    const exchange = await rawExchange(port, ['GET /healthz HTTP/1.1\r\nHost: sy.test\r\n\r\nGET /readyz HTTP/1.1\r\nHost: sy.test\r\n\r\nNOT HTTP\r\n\r\n']);
+    expect(exchange.responses.map((r) => r.status)).toEqual([200, 200, 400]);
+    expect(JSON.parse(exchange.responses[1]!.body)).toEqual({ status: 'ready' });
+    rawErrorDocument(exchange.responses[2], 400, 'bad_request');
+    expect(exchange.error).toBeNull();
+  });
+
+  it('answers a chunked body that breaks off with 400 at once, not after waiting for the body (found by the fuzz run)', async () => {
+    const exchange = await rawExchange(port, [`POST /api/v1/workflows HTTP/1.1\r\nHost: sy.test\r\nAuthorization: Bearer ${t.tokens.build}\r\nContent-Type: ${JSONAPI}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"dat\r\nzz\r\n`]);
+    expect(exchange.responses).toHaveLength(1);
+    rawErrorDocument(exchange.responses[0], 400, 'bad_request');
+    expect(exchange.error).toBeNull();
+  });
+
+  it('answers CONNECT with 400 bad_request instead of dropping the connection (found by the fuzz run)', async () => {
+    const exchange = await rawExchange(port, ['CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n']);
+    rawErrorDocument(exchange.responses[0], 400, 'bad_request');
+    expect(exchange.ended).toBe(true);
+    expect(exchange.error).toBeNull();
+    await stillServing();
+  });
+
   it('answers a head that does not arrive in time with 408 request_timeout', async () => {
     const exchange = await rawExchange(port, ['GET /healthz HTTP/1.1\r\nHost: sy.test\r\n']);
     rawErrorDocument(exchange.responses[0], 408, 'request_timeout');

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/app-error.js';
+import { answerConnect } from './client-errors.js';
 import { sendError } from './error-document.js';
 import { pathOf } from './framework-errors.js';
 
@@ -51,4 +52,6 @@ export function registerUnrouted(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
   app.setNotFoundHandler(answerUnrouted);
+  // CONNECT never reaches the router: Node hands it to 'connect' listeners, or drops it.
+  app.server.on('connect', answerConnect);
 }

@@ -10,7 +10,15 @@ import { deep, deepText, oddJson, oddNumber, oddString, schemaValue } from './fu
  */
 type Json = unknown;
 
+/** Stands for the path's id in a generated body; the request builder puts the real one in. */
+export const PATH_ID = '__path_id__';
+
+const OVERSIZED = [JSON.stringify({ data: { name: 'x', description: 'y'.repeat(1_100_000) } }), deepText(20_000), deepText(3000)];
+const graphs = new WeakMap<FuzzContext, fc.Arbitrary<Json>>();
+
 function graphArbitrary(ctx: FuzzContext): fc.Arbitrary<Json> {
+  const known = graphs.get(ctx);
+  if (known) return known;
   const nodeId = fc.constantFrom('a', 'b', 'c', 'hook', 'n1', '', ' ', '\u0000', 'x'.repeat(300));
   const workflowIds = [...ctx.own.workflow, ...ctx.foreign.workflow];
   const config = fc.oneof(
@@ -35,11 +43,13 @@ function graphArbitrary(ctx: FuzzContext): fc.Arbitrary<Json> {
   );
   const edge = fc.record({ source: nodeId, target: nodeId, source_port: fc.constantFrom('out', 'body', 'true', 'nope'), target_port: fc.constantFrom('in', 'nope') }, { requiredKeys: ['source', 'target'] });
   const settings = fc.record({ concurrency_limit: fc.oneof(fc.integer({ min: -1, max: 2000 }), fc.constant(null)), save_step_payloads: fc.boolean() }, { requiredKeys: [] });
-  return fc.record({ nodes: fc.array(node, { maxLength: 6 }), edges: fc.array(edge, { maxLength: 6 }), settings }, { requiredKeys: ['nodes', 'edges'] });
+  const graph = fc.record({ nodes: fc.array(node, { maxLength: 6 }), edges: fc.array(edge, { maxLength: 6 }), settings }, { requiredKeys: ['nodes', 'edges'] });
+  graphs.set(ctx, graph);
+  return graph;
 }
 
 /** `{data: …}` as the operation expects it, valid for its schema most of the time. */
-function validBody(ctx: FuzzContext, operation: Operation, pathValues: Record<string, string>): fc.Arbitrary<Json> {
+function validBody(ctx: FuzzContext, operation: Operation): fc.Arbitrary<Json> {
   const ids = [...ctx.own.workflow, ...ctx.own.folder, ...ctx.foreign.workflow, ...ctx.foreign.folder];
   if (operation.resourceType && Object.keys(operation.bodyData).length === 0) {
     const names = Object.keys(operation.attributes);
@@ -50,10 +60,14 @@ function validBody(ctx: FuzzContext, operation: Operation, pathValues: Record<st
       { nil: undefined },
     );
     const envelope = fc.tuple(attributes, relationships, fc.constantFrom(operation.resourceType, operation.resourceType, operation.resourceType, 'workflow', 'nope')).map(([attrs, rels, type]) => ({
-      data: { type, ...(pathValues.id !== undefined ? { id: decodeURIComponentSafe(pathValues.id) } : {}), attributes: attrs, ...(rels ? { relationships: rels } : {}) },
+      data: { type, ...(operation.pathParams.includes('id') ? { id: PATH_ID } : {}), attributes: attrs, ...(rels ? { relationships: rels } : {}) },
     }));
     const flat = attributes.map((attrs) => ({ data: attrs }));
-    return fc.oneof({ weight: 3, arbitrary: envelope }, { weight: 1, arbitrary: flat });
+    // What a well-behaved client sends, so the success paths are exercised too.
+    const plain = fc.tuple(fc.string({ minLength: 1, maxLength: 30 }), fc.option(fc.string({ maxLength: 60 }), { nil: undefined })).map(([name, description]) => ({
+      data: { type: operation.resourceType, ...(operation.pathParams.includes('id') ? { id: PATH_ID } : {}), attributes: { name, ...(description !== undefined ? { description } : {}) } },
+    }));
+    return fc.oneof({ weight: 3, arbitrary: envelope }, { weight: 1, arbitrary: flat }, { weight: 2, arbitrary: plain });
   }
   const members = Object.entries(operation.bodyData);
   if (members.length === 0) return fc.constantFrom({}, { data: {} }, null);
@@ -61,14 +75,6 @@ function validBody(ctx: FuzzContext, operation: Operation, pathValues: Record<st
   return fc.tuple(fc.subarray(members.map(([name]) => name)), fc.tuple(...values)).map(([chosen, generated]) => ({
     data: Object.fromEntries(members.map(([name], i) => [name, generated[i]]).filter(([name]) => chosen.includes(name as string))),
   }));
-}
-
-function decodeURIComponentSafe(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
 }
 
 /** The body with one place replaced by an odd value, a member dropped or added, or reshaped. */
@@ -104,7 +110,8 @@ function notJson(text: string): fc.Arbitrary<string | Buffer> {
   );
 }
 
-export function bodyFor(ctx: FuzzContext, operation: Operation, pathValues: Record<string, string>): fc.Arbitrary<string | Buffer | undefined> {
+/** Built once per operation: the id of the path is filled in later (PATH_ID). */
+export function bodyFor(ctx: FuzzContext, operation: Operation): fc.Arbitrary<string | Buffer | undefined> {
   if (operation.bodyType === null) {
     return fc.oneof({ weight: 8, arbitrary: fc.constant(undefined) }, { weight: 2, arbitrary: fc.oneof(fc.constantFrom('', '{}', '{"data":{}}', '{"data":'), oddJson.map((v) => JSON.stringify(v) ?? 'null')) });
   }
@@ -116,14 +123,14 @@ export function bodyFor(ctx: FuzzContext, operation: Operation, pathValues: Reco
       fc.uint8Array({ maxLength: 256 }).map((bytes) => Buffer.from(bytes)),
     );
   }
-  return validBody(ctx, operation, pathValues).chain((body) => {
+  return validBody(ctx, operation).chain((body) => {
     const text = JSON.stringify(body) ?? 'null';
     return fc.oneof(
       { weight: 5, arbitrary: fc.constant<string | Buffer | undefined>(text) },
       { weight: 3, arbitrary: mutate(body).map((mutated) => JSON.stringify(mutated) ?? 'null') },
       { weight: 2, arbitrary: notJson(text) },
       { weight: 1, arbitrary: fc.constant(undefined) },
-      { weight: 1, arbitrary: fc.constantFrom(JSON.stringify({ data: { name: 'x', description: 'y'.repeat(1_100_000) } }), deepText(20_000), deepText(3000)) },
+      { weight: 1, arbitrary: fc.constantFrom(...OVERSIZED) },
     );
   });
 }

@@ -63,10 +63,15 @@ export function requestText(request: FuzzRequest): string {
   return `${request.url} ${url} ${body}`.toLowerCase();
 }
 
-export function leaks(request: FuzzRequest, response: FuzzResponse, foreign: ForeignData): string[] {
-  const body = response.body.toLowerCase();
+/** Notes the other workspace's ids a request carries; call it before sending when requests run concurrently. */
+export function recordSent(request: FuzzRequest, foreign: ForeignData): void {
   const sent = requestText(request);
   for (const id of foreign.ids) if (sent.includes(id.toLowerCase())) foreign.sent.add(id);
+}
+
+export function leaks(request: FuzzRequest, response: FuzzResponse, foreign: ForeignData): string[] {
+  const body = response.body.toLowerCase();
+  recordSent(request, foreign);
   const found: string[] = [];
   if (body.includes(foreign.marker.toLowerCase())) found.push(`the other workspace's names (${foreign.marker})`);
   for (const id of foreign.ids) if (!foreign.sent.has(id) && body.includes(id.toLowerCase())) found.push(`the other workspace's id ${id}, never sent`);

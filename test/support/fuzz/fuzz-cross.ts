@@ -51,7 +51,7 @@ export function crossPairArbitrary(ctx: FuzzContext): fc.Arbitrary<CrossPair> {
       let value: string;
       if (kind === 'workflow' || kind === 'folder' || kind === 'execution') {
         const useForeign = inPath || !bodyNamesIds;
-        value = useForeign ? foreignOf(kind, param === 'id' ? unknownA : unknownB) : idsOf(ctx.own, kind)[pick % idsOf(ctx.own, kind).length]!;
+        value = useForeign ? foreignOf(kind, param === 'id' ? unknownA : unknownB) : idsOf(ctx.reserved, kind)[0]!;
         foreignInPath ||= useForeign;
       } else {
         value = 'hook';
@@ -59,7 +59,7 @@ export function crossPairArbitrary(ctx: FuzzContext): fc.Arbitrary<CrossPair> {
       if (param === 'id') pathId = value;
       path = path.replace(`{${param}}`, value);
     }
-    const folder = foreignInPath ? idsOf(ctx.own, 'folder')[0]! : foreignOf('folder', unknownB);
+    const folder = foreignInPath ? idsOf(ctx.reserved, 'folder')[0]! : foreignOf('folder', unknownB);
     const body = bodyOf(operation, pathId, folder);
     const token = readToken && operation.method === 'GET' ? ctx.tokens.read : ctx.tokens.build;
     const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: JSONAPI, 'x-request-id': 'fuzz-cross' };

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { idKindOf, type IdKind, type Operation } from './openapi-operations.js';
 import { JSONAPI, type FuzzRequest, type WorkspaceIds } from './fuzz-seed.js';
 import { ODD_SEGMENTS, oddJson, oddNumber, oddString, percentEncode } from './fuzz-values.js';
-import { bodyFor } from './fuzz-bodies.js';
+import { bodyFor, PATH_ID } from './fuzz-bodies.js';
 
 /**
  * fast-check arbitraries of whole HTTP requests, generated from the OpenAPI operations: the
@@ -15,6 +15,11 @@ export interface FuzzContext {
   own: WorkspaceIds;
   /** Another workspace's resources: never visible with `tokens`. */
   foreign: WorkspaceIds;
+  /**
+   * Resources of the fuzzing workspace that only the cross-workspace pairs use, so no concurrent
+   * fuzz request deletes one between a pair's two requests.
+   */
+  reserved: WorkspaceIds;
   /** Tokens of the fuzzing workspace (build, read) and of a workspace not on the Pro plan. */
   tokens: { build: string; read: string; free: string };
   stepTypes: string[];
@@ -121,22 +126,39 @@ function headersFor(ctx: FuzzContext, hasBody: boolean): fc.Arbitrary<Record<str
   });
 }
 
+function decodeSafe(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+/**
+ * The requests of one operation. Every part is an arbitrary built once here (no `chain` per
+ * request): building arbitraries is what costs in fast-check, and the long run draws 100,000.
+ */
+function operationRequests(ctx: FuzzContext, operation: Operation, headers: fc.Arbitrary<Record<string, string>>): fc.Arbitrary<FuzzRequest> {
+  const params = fc.tuple(...operation.pathParams.map((param) => pathValue(ctx, operation, param)));
+  const method = fc.oneof({ weight: 9, arbitrary: fc.constant(operation.method) }, { weight: 1, arbitrary: fc.constantFrom(...OTHER_METHODS) });
+  const query = fc.tuple(fc.array(queryPart(ctx, operation), { maxLength: operation.list ? 5 : 2 }), fc.nat(2));
+  return fc.tuple(method, params, query, bodyFor(ctx, operation), headers).map(([m, values, [parts, style], body, allHeaders]) => {
+    let path = operation.path;
+    operation.pathParams.forEach((param, index) => (path = path.replace(`{${param}}`, values[index] ?? '')));
+    const queryString = parts.length > 0 ? `?${encodeQuery(parts, style)}` : '';
+    const id = operation.pathParams.includes('id') ? JSON.stringify(decodeSafe(values[operation.pathParams.indexOf('id')] ?? '')) : '""';
+    const filled = typeof body === 'string' ? body.split(JSON.stringify(PATH_ID)).join(id) : body;
+    const { 'content-type': contentType, ...rest } = allHeaders;
+    const sent = filled !== undefined && contentType !== undefined ? { ...rest, 'content-type': contentType } : rest;
+    return { method: m, url: `${path}${queryString}`, headers: sent, ...(filled !== undefined ? { body: filled } : {}) };
+  });
+}
+
 /** Any request: mostly an operation of the document, sometimes another path or method. */
 export function requestArbitrary(ctx: FuzzContext): fc.Arbitrary<FuzzRequest> {
-  const documented = fc.constantFrom(...ctx.operations).chain((operation) => {
-    const params = fc.tuple(...operation.pathParams.map((param) => pathValue(ctx, operation, param)));
-    const method = fc.oneof({ weight: 9, arbitrary: fc.constant(operation.method) }, { weight: 1, arbitrary: fc.constantFrom(...OTHER_METHODS) });
-    const query = fc.tuple(fc.array(queryPart(ctx, operation), { maxLength: operation.list ? 5 : 2 }), fc.nat(2));
-    return fc.tuple(method, params, query).chain(([m, values, [parts, style]]) => {
-      let path = operation.path;
-      operation.pathParams.forEach((param, index) => (path = path.replace(`{${param}}`, values[index] ?? '')));
-      const queryString = parts.length > 0 ? `?${encodeQuery(parts, style)}` : '';
-      return bodyFor(ctx, operation, Object.fromEntries(operation.pathParams.map((p, i) => [p, values[i] ?? '']))).chain((body) =>
-        headersFor(ctx, body !== undefined).map((headers): FuzzRequest => ({ method: m, url: `${path}${queryString}`, headers, ...(body !== undefined ? { body } : {}) })),
-      );
-    });
-  });
-  const other = fc.tuple(fc.constantFrom(...OTHER_METHODS), fc.constantFrom(...OTHER_PATHS), headersFor(ctx, true), fc.option(oddJson.map((v) => JSON.stringify(v) ?? 'null'), { nil: undefined }))
-    .map(([method, url, headers, body]): FuzzRequest => ({ method, url, headers, ...(body !== undefined && method !== 'GET' && method !== 'HEAD' ? { body } : {}) }));
+  const headers = headersFor(ctx, true);
+  const documented = fc.oneof(...ctx.operations.map((operation) => operationRequests(ctx, operation, headers)));
+  const other = fc.tuple(fc.constantFrom(...OTHER_METHODS), fc.constantFrom(...OTHER_PATHS), headers, fc.option(oddJson.map((v) => JSON.stringify(v) ?? 'null'), { nil: undefined }))
+    .map(([method, url, allHeaders, body]): FuzzRequest => ({ method, url, headers: allHeaders, ...(body !== undefined && method !== 'GET' && method !== 'HEAD' ? { body } : {}) }));
   return fc.oneof({ weight: 9, arbitrary: documented }, { weight: 1, arbitrary: other });
 }

@@ -19,8 +19,13 @@ export async function prepareFuzz(send: Send, tokens: FuzzContext['tokens'], for
   };
   const document = (await read('/api/docs/openapi.json')) as Schema;
   const me = await read('/api/v1/me', foreignToken);
+  // One user may own both workspaces (the CLI gives new workspaces the first user): not theirs alone.
+  const ownUser = (await read('/api/v1/me', tokens.build)).data.id;
   const steps = await read('/api/v1/step-templates?fields[step-template]=slug&page[limit]=500', tokens.build);
-  const ctx: FuzzContext = { operations: operationsOf(document), own, foreign: other, tokens, stepTypes: steps.data.map((s: { id: string }) => s.id) };
-  const foreign: ForeignData = { marker, ids: [...other.workflow, ...other.folder, ...other.execution, ...other.webhook, me.data.id, me.data.attributes.workspace.id], sent: new Set() };
+  // The last workflow and folder are kept for the cross-workspace pairs.
+  const reserved = { workflow: own.workflow.slice(-1), folder: own.folder.slice(-1), execution: [], node: own.node, webhook: [] };
+  const general = { ...own, workflow: own.workflow.slice(0, -1), folder: own.folder.slice(0, -1) };
+  const ctx: FuzzContext = { operations: operationsOf(document), own: general, reserved, foreign: other, tokens, stepTypes: steps.data.map((s: { id: string }) => s.id) };
+  const foreign: ForeignData = { marker, ids: [...other.workflow, ...other.folder, ...other.execution, ...other.webhook, ...(me.data.id === ownUser ? [] : [me.data.id]), me.data.attributes.workspace.id], sent: new Set() };
   return { ctx, foreign };
 }
