@@ -18,7 +18,7 @@ import { freePort } from './lib/child-server.mjs';
 import { machineFacts } from './lib/machine.mjs';
 import { prepareFuzz } from '../test/support/fuzz/fuzz-setup.ts';
 import { requestArbitrary } from '../test/support/fuzz/fuzz-requests.ts';
-import { checkAnswer, describeRequest, errorDocumentViolations, recordSent } from '../test/support/fuzz/fuzz-checks.ts';
+import { checkAnswer, describeRequest, recordSent } from '../test/support/fuzz/fuzz-checks.ts';
 import { checkCrossPair, crossPairArbitrary } from '../test/support/fuzz/fuzz-cross.ts';
 import { rawCaseArbitrary, sendRaw } from '../test/support/fuzz/fuzz-raw.ts';
 
