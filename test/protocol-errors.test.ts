@@ -92,6 +92,20 @@ describeEachDialect('answers raised outside the route handlers', (dialect) => {
     });
   });
 
+  describe('error pointers', () => {
+    it('escapes ~ and / of member names in source.pointer, as JSON Pointer requires (found by the fuzz run)', async () => {
+      const flat = await t.request('POST', '/api/v1/folders', { body: { data: { name: 'x', 'a/b~c': 1 } } });
+      expectErrorDocument(flat, 422, 'validation_failed');
+      expect(flat.body.errors[0].source).toEqual({ pointer: '/data/a~1b~0c' });
+      const envelope = await t.request('POST', '/api/v1/workflows', { body: { data: { type: 'workflow', attributes: { name: 'x', '~/': 1 } } } });
+      expect(envelope.status).toBe(422);
+      expect(envelope.body.errors[0].source).toEqual({ pointer: '/data/attributes/~0~1' });
+      const member = await t.request('POST', '/api/v1/workflows', { body: { data: { type: 'workflow', 'x/y': 1 } } });
+      expect(member.status).toBe(400);
+      expect(member.body.errors[0].source).toEqual({ pointer: '/data/x~1y' });
+    });
+  });
+
   describe('router limits', () => {
     it('answers a path parameter over 8192 bytes with 414 uri_too_long and the request id', async () => {
       const res = await t.request('GET', `/api/v1/workflows/${'a'.repeat(8193)}`, { headers: { 'x-request-id': 'long-path-1' } });
@@ -206,6 +220,16 @@ describeEachDialect('answers of the HTTP parser and of timeouts, over a real soc
   it('answers CONNECT with 400 bad_request instead of dropping the connection (found by the fuzz run)', async () => {
     const exchange = await rawExchange(port, ['CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n']);
     rawErrorDocument(exchange.responses[0], 400, 'bad_request');
+    expect(exchange.ended).toBe(true);
+    expect(exchange.error).toBeNull();
+    await stillServing();
+  });
+
+  it('answers a body over the limit with 413 and lets the client finish sending before closing, so it reads the answer (found by the fuzz run)', async () => {
+    const body = JSON.stringify({ data: { name: 'x', description: 'y'.repeat(4_000_000) } });
+    const exchange = await rawExchange(port, [`POST /api/v1/workflows HTTP/1.1\r\nHost: sy.test\r\nAuthorization: Bearer ${t.tokens.build}\r\nContent-Type: ${JSONAPI}\r\nContent-Length: ${body.length}\r\n\r\n`, body]);
+    expect(exchange.responses).toHaveLength(1);
+    rawErrorDocument(exchange.responses[0], 413, 'payload_too_large');
     expect(exchange.ended).toBe(true);
     expect(exchange.error).toBeNull();
     await stillServing();
