@@ -33,8 +33,27 @@ function whole(name, fallback, min = 1) {
   return value;
 }
 
+/** The commit measured, and whether src/ differed from it (null outside a git checkout). */
+function codeVersion() {
+  try {
+    const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return { commit: git('rev-parse', '--short', 'HEAD'), srcChanged: git('status', '--porcelain', '--', 'src') !== '' };
+  } catch {
+    return null;
+  }
+}
+
+/** What earlier runs found, each fixed in src/ with a regression test (test/protocol-errors.test.ts). */
+const EARLIER_FINDS = [
+  'a parser error after pipelined requests was answered in place of their answers (now: their answers first, then 400)',
+  'CONNECT got no answer at all, the connection dropped (now: 400 bad_request)',
+  'a 422 pointed at a member name holding `~` or `/` unescaped, which the JSON:API schema refuses (now: `~0`, `~1`)',
+  'a client still sending an over-limit body saw a reset (EPIPE) instead of the 413 (now: a lingering close)',
+];
+
 const settings = {
   date: new Date().toISOString(),
+  code: codeVersion(),
   requests: whole('FUZZ_REQUESTS', 100_000),
   connections: whole('FUZZ_CONNECTIONS', 4),
   seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : randomInt(2 ** 31),
@@ -247,8 +266,10 @@ Raw cases closed uncleanly: ${list(figures.samples.rawUnclean)}
 
 Raw cases closed with no answer: ${list(figures.samples.noAnswer)}
 
+Found by earlier runs and fixed: ${list(EARLIER_FINDS)}
+
 Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB, ${m.os}, Node ${m.node}; load average before the run ${m.loadAverage.join(' / ')}.
-Run: ${s.date}; seed ${s.seed} (\`FUZZ_SEED=${s.seed} npm run bench:fuzz\` replays the generated sequence; answers
+Run: ${s.date}, code ${s.code ? `${s.code.commit}${s.code.srcChanged ? ' with uncommitted changes in src/' : ''}` : 'unknown'}; seed ${s.seed} (\`FUZZ_SEED=${s.seed} npm run bench:fuzz\` replays the generated sequence; answers
 depend on the order in which ${s.connections} connections interleave); ${s.connections} connections.
 
 ## How it was measured
