@@ -4,13 +4,16 @@ import type { Logger } from 'pino';
 import qs from 'qs';
 import type { Config } from './config.js';
 import type { ApiContext } from './api/api-context.js';
-import { AppError } from './errors/app-error.js';
 import { JSONAPI_MEDIA_TYPE, sendError } from './api/plugins/error-document.js';
 import { registerMediaType } from './api/plugins/media-type.js';
 import { registerAuthentication } from './api/plugins/authenticate.js';
 import { registerApiRateLimit } from './api/plugins/rate-limit.js';
 import { registerOpenApi } from './api/plugins/openapi.js';
 import { requestLogOptions } from './api/plugins/request-log.js';
+import { protocolOptions } from './api/plugins/protocol-options.js';
+import { MAX_PARAM_LENGTH, type HttpLimits } from './api/plugins/http-limits.js';
+import { registerUnrouted } from './api/plugins/unrouted.js';
+import { registerClosingAnswer } from './api/plugins/closing.js';
 import { healthRoutes } from './api/routes/health/health-routes.js';
 import { meRoutes } from './api/routes/me/me-routes.js';
 import { workflowRoutes } from './api/routes/workflows/workflow-routes.js';
@@ -22,6 +25,7 @@ import type { Engine } from './engine/engine.js';
 import type { Clock } from './lib/clock.js';
 import type { WebhookEndpoints } from './webhooks/webhook-endpoints.js';
 import { webhookRoutes } from './webhooks/webhook-routes.js';
+import { sendWebhookNotFound } from './webhooks/webhook-answers.js';
 import { webhookAdminRoutes } from './api/routes/webhooks/webhook-admin-routes.js';
 
 export interface AppDeps extends ApiContext {
@@ -32,6 +36,8 @@ export interface AppDeps extends ApiContext {
   webhookEndpoints: WebhookEndpoints;
   /** The process logger (lib/logger.ts), or false for none. */
   logger: Logger | false;
+  /** Node's request-head and slow-client limits (api/plugins/http-limits.ts); tests shorten them. */
+  httpLimits?: Partial<HttpLimits>;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -50,7 +56,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     trustProxy: deps.config.trustProxy.length > 0 ? deps.config.trustProxy : false,
     bodyLimit: 1024 * 1024,
+    ...protocolOptions(deps.httpLimits, { '/webhooks': sendWebhookNotFound }),
     routerOptions: {
+      maxParamLength: MAX_PARAM_LENGTH,
       ignoreTrailingSlash: true,
       querystringParser: (query) => qs.parse(query, { depth: 10, arrayLimit: 100, parameterLimit: 1000, allowDots: false }),
     },
@@ -68,7 +76,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done(null, payload);
   });
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
-  app.setNotFoundHandler((request, reply) => sendError(request, reply, new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)));
+  registerUnrouted(app);
+  registerClosingAnswer(app);
 
   await registerOpenApi(app, deps.config.baseUrl);
   await app.register(async (root) => healthRoutes(root, deps.db));

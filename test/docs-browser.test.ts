@@ -44,4 +44,37 @@ describe.skipIf(!available && !required)('API docs page in a real browser', () =
     expect(await page.locator('.opblock-tag', { hasText: 'Workflows' }).count()).toBeGreaterThan(0);
     expect(outside).toEqual([]);
   }, 60_000);
+
+  it("shows the product's own name and mark, and neither Swagger's nor the framework's logo or favicon", async () => {
+    const page = await browser.newPage();
+    const outside: string[] = [];
+    const assets: string[] = [];
+    page.on('request', (request) => {
+      if (!request.url().startsWith(base) && !request.url().startsWith('data:')) outside.push(request.url());
+      if (request.url().startsWith(base)) assets.push(new URL(request.url()).pathname);
+    });
+    await page.goto(`${base}/api/docs`);
+    const logo = page.locator('.topbar-wrapper a img');
+    await logo.waitFor({ state: 'visible', timeout: 20_000 });
+    await page.locator('.info .title', { hasText: 'Switchyard API' }).waitFor({ state: 'visible', timeout: 20_000 });
+
+    expect(await page.title()).toBe('Switchyard API');
+    const src = (await logo.getAttribute('src')) ?? '';
+    expect(src.startsWith('data:image/svg+xml;base64,')).toBe(true);
+    const svg = Buffer.from(src.slice('data:image/svg+xml;base64,'.length), 'base64').toString('utf8');
+    expect(svg).toContain('>Switchyard API</text>');
+    expect(svg.toLowerCase()).not.toContain('fastify');
+    expect(svg.toLowerCase()).not.toContain('swagger');
+    // Swagger UI's own top-bar logo is an inline <svg> in the same link: it must be gone.
+    expect(await page.locator('.topbar-wrapper a.link svg').count()).toBe(0);
+    expect(await page.locator('.topbar-wrapper a.link img').count()).toBe(1);
+
+    const icons = await page.locator('link[rel~="icon"]').evaluateAll((links) => links.map((link) => (link as unknown as { href: string }).href));
+    expect(icons).toEqual([`${base}/api/docs/static/theme/favicon.svg`]);
+    const icon = await fetch(icons[0]!);
+    expect(icon.headers.get('content-type')).toBe('image/svg+xml');
+    expect((await icon.text()).toLowerCase()).not.toContain('swagger');
+    expect(assets.filter((asset) => /favicon-(16|32)x|logo\.svg/.test(asset))).toEqual([]);
+    expect(outside).toEqual([]);
+  }, 60_000);
 });

@@ -5,12 +5,15 @@ import { isPlainObject } from '../lib/json.js';
 /**
  * The one 404 of the webhook endpoints, for an unknown id and for a workflow that is not active
  * alike: built once, with no request id in it or beside it, so the two answers are the same
- * bytes (n8n's tells an inactive workflow apart).
+ * bytes (n8n's tells an inactive workflow apart). Bytes, so no charset is appended: the router's
+ * own refusals of a malformed id (framework-errors.ts) send it without the onSend hook.
  */
-const NOT_FOUND_BODY = JSON.stringify({
-  errors: [{ status: '404', code: 'not_found', title: 'Not found', detail: 'no active webhook at this address' }],
-  jsonapi: { version: '1.0' },
-});
+const NOT_FOUND_BODY = Buffer.from(
+  JSON.stringify({
+    errors: [{ status: '404', code: 'not_found', title: 'Not found', detail: 'no active webhook at this address' }],
+    jsonapi: { version: '1.0' },
+  }),
+);
 
 export function sendWebhookNotFound(reply: FastifyReply): FastifyReply {
   reply.request.omitRequestId = true;

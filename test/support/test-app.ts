@@ -1,6 +1,7 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { expect } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import type { HttpLimits } from '../../src/api/plugins/http-limits.js';
 import { buildDeps, type Deps } from '../../src/deps.js';
 import { manualClock } from '../../src/lib/clock.js';
 import type { DialectName } from '../../src/db/dialect/dialect.js';
@@ -40,14 +41,14 @@ export interface TestApp {
  * carrying the JSON:API media type is validated against the JSON:API 1.0 response schema, so
  * no test can pass with a malformed document.
  */
-export async function createTestApp(dialect: DialectName, options: { apiRateLimit?: number; webhookRateLimit?: number; trustProxy?: string[]; sqliteFile?: boolean } = {}): Promise<TestApp> {
+export async function createTestApp(dialect: DialectName, options: { apiRateLimit?: number; webhookRateLimit?: number; trustProxy?: string[]; sqliteFile?: boolean; httpLimits?: Partial<HttpLimits> } = {}): Promise<TestApp> {
   const database = await createTestDatabase(dialect, { migrate: false, sqliteFile: options.sqliteFile });
   const clock = manualClock('2026-11-01T00:00:00.000000Z');
   const deps = await buildDeps(
     { databaseUrl: null, dataDir: '/nonexistent', secretKey: 'test-secret-key-test-secret-key-0123456789', baseUrl: 'http://sy.test', httpAllow: ['127.0.0.1', 'localhost'] },
     { clock, database, timers: false },
   );
-  const app = await buildApp({ ...deps, config: { apiRateLimit: options.apiRateLimit ?? 0, webhookRateLimit: options.webhookRateLimit ?? 0, trustProxy: options.trustProxy ?? [], baseUrl: 'http://sy.test' }, logger: false });
+  const app = await buildApp({ ...deps, config: { apiRateLimit: options.apiRateLimit ?? 0, webhookRateLimit: options.webhookRateLimit ?? 0, trustProxy: options.trustProxy ?? [], baseUrl: 'http://sy.test' }, logger: false, httpLimits: options.httpLimits });
 
   const main = await deps.identity.createWorkspace({ name: 'Main', slug: 'main', plan: 'pro', ownerEmail: 'main@example.test' });
   const other = await deps.identity.createWorkspace({ name: 'Other', slug: 'other', plan: 'pro', ownerEmail: 'other@example.test' });

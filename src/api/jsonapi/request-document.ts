@@ -1,11 +1,13 @@
 import { AppError } from '../../errors/app-error.js';
 import { isPlainObject } from '../../lib/json.js';
+import { escapePointerToken as token } from '../../graph/json-pointer.js';
 import type { AttributeInput } from '../../services/attribute-input.js';
 
 /**
  * Reads a create or update body in either form DESIGN.md allows: the JSON:API envelope
  * `{data:{type, id?, attributes, relationships}}` or the spec's flat `{data:{name, ...}}`.
- * A to-one relationship `{data:{type, id}}` (or null) becomes the attribute `<name>_id`.
+ * A to-one relationship `{data:{type, id}}` (or null) becomes the attribute `<name>_id`. Member
+ * names are the caller's, so they are escaped in pointers (RFC 6901: `~0`, `~1`).
  */
 export function readResourceDocument(body: unknown, type: string, options: { id?: string; relationships?: Record<string, string> } = {}): AttributeInput {
   if (!isPlainObject(body)) throw new AppError('invalid_document', 'the body must be a JSON object with a "data" member', { pointer: '' });
@@ -16,13 +18,13 @@ export function readResourceDocument(body: unknown, type: string, options: { id?
   if (!enveloped) {
     if (options.id !== undefined && data.id !== undefined && data.id !== options.id) throw new AppError('id_mismatch', `data.id "${String(data.id)}" does not match the id in the path`, { pointer: '/data/id' });
     const { id: _id, ...values } = data;
-    return { values, pointer: (name) => `/data/${name}` };
+    return { values, pointer: (name) => `/data/${token(name)}` };
   }
 
   if (data.type !== type) throw new AppError('type_mismatch', `data.type must be "${type}"`, { pointer: '/data/type' });
   if (options.id !== undefined && data.id !== undefined && data.id !== options.id) throw new AppError('id_mismatch', `data.id "${String(data.id)}" does not match the id in the path`, { pointer: '/data/id' });
   for (const key of Object.keys(data)) {
-    if (!['type', 'id', 'attributes', 'relationships', 'meta'].includes(key)) throw new AppError('invalid_document', `unknown member "${key}" in a resource object`, { pointer: `/data/${key}` });
+    if (!['type', 'id', 'attributes', 'relationships', 'meta'].includes(key)) throw new AppError('invalid_document', `unknown member "${key}" in a resource object`, { pointer: `/data/${token(key)}` });
   }
   if (data.attributes !== undefined && !isPlainObject(data.attributes)) throw new AppError('invalid_document', 'data.attributes must be an object', { pointer: '/data/attributes' });
   const values: Record<string, unknown> = { ...((data.attributes as Record<string, unknown>) ?? {}) };
@@ -32,7 +34,7 @@ export function readResourceDocument(body: unknown, type: string, options: { id?
     if (!isPlainObject(data.relationships)) throw new AppError('invalid_document', 'data.relationships must be an object', { pointer: '/data/relationships' });
     for (const [name, relationship] of Object.entries(data.relationships)) {
       const relatedType = options.relationships?.[name];
-      const pointer = `/data/relationships/${name}`;
+      const pointer = `/data/relationships/${token(name)}`;
       if (!relatedType) throw new AppError('validation_failed', `unknown relationship "${name}"`, { pointer });
       if (!isPlainObject(relationship) || !('data' in relationship)) throw new AppError('invalid_document', `relationship ${name} must be {"data": {"type", "id"}} or {"data": null}`, { pointer });
       const linkage = relationship.data;
@@ -46,7 +48,7 @@ export function readResourceDocument(body: unknown, type: string, options: { id?
       pointers.set(`${name}_id`, `${pointer}/data`);
     }
   }
-  return { values, pointer: (name) => pointers.get(name) ?? `/data/attributes/${name}` };
+  return { values, pointer: (name) => pointers.get(name) ?? `/data/attributes/${token(name)}` };
 }
 
 /** Action routes take `{}`, `{data:{}}`, or nothing. Returns `data` (an object) or {}. */

@@ -1,6 +1,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, titleOf, type ErrorItem } from '../../errors/app-error.js';
 import { ERROR_CODES, type ErrorCode } from '../../errors/error-codes.js';
+import { escapePointerToken } from '../../graph/json-pointer.js';
+import { lingerOnClose } from './linger-close.js';
 
 export const JSONAPI_MEDIA_TYPE = 'application/vnd.api+json';
 
@@ -31,11 +33,14 @@ const STATUS_CODES: Record<number, ErrorCode> = {
   404: 'not_found',
   405: 'method_not_allowed',
   406: 'not_acceptable',
+  408: 'request_timeout',
   409: 'conflict',
   413: 'payload_too_large',
+  414: 'uri_too_long',
   415: 'unsupported_media_type',
   422: 'validation_failed',
   429: 'rate_limited',
+  431: 'headers_too_large',
   503: 'service_unavailable',
 };
 
@@ -44,9 +49,10 @@ function validationItems(error: FastifyError): ErrorItem[] {
   const context = error.validationContext;
   return (error.validation ?? []).map((issue) => {
     const params = issue.params as Record<string, unknown>;
-    const extra = typeof params.additionalProperty === 'string' ? `/${params.additionalProperty}` : typeof params.missingProperty === 'string' ? `/${params.missingProperty}` : '';
+    const extra = typeof params.additionalProperty === 'string' ? `/${escapePointerToken(params.additionalProperty)}` : typeof params.missingProperty === 'string' ? `/${escapePointerToken(params.missingProperty)}` : '';
     const path = `${issue.instancePath}${extra}`;
-    const segments = path.split('/').filter(Boolean);
+    // Pointer segments are escaped (RFC 6901); parameter names are shown as sent.
+    const segments = path.split('/').filter(Boolean).map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
     if (context === 'querystring') {
       const parameter = segments.length === 0 ? 'query' : segments[0] + segments.slice(1).map((s) => `[${s}]`).join('');
       const detail = typeof params.additionalProperty === 'string' ? `unknown query parameter "${parameter}"` : `query parameter ${parameter} ${issue.message ?? 'is invalid'}`;
@@ -86,5 +92,9 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
   const fallbackTitle = error instanceof AppError ? ERROR_CODES[error.code].title : undefined;
   if (status >= 500) { request.log.error({ err: error }, 'request failed'); if (process.env.SY_DEBUG) console.error(error); }
   for (const [name, value] of Object.entries(headers)) reply.header(name, value);
-  return reply.code(status).type(JSONAPI_MEDIA_TYPE).send(JSON.stringify(errorDocument(status, items, request.id, fallbackTitle)));
+  // A refused body is left unread and the connection closed: let the client finish sending.
+  if (reply.getHeader('connection') === 'close' && !request.raw.complete) lingerOnClose(request.raw.socket);
+  // Bytes, not a string: Fastify appends a charset to string payloads, and replies raised by the
+  // router (framework-errors.ts) skip the onSend hook that strips it.
+  return reply.code(status).type(JSONAPI_MEDIA_TYPE).send(Buffer.from(JSON.stringify(errorDocument(status, items, request.id, fallbackTitle))));
 }

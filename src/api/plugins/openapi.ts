@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { DOCS_BRANDING } from './docs-branding.js';
 import { JSONAPI_MEDIA_TYPE } from './error-document.js';
 import { WEBHOOK_ERROR_SCHEMA, WEBHOOK_PATH_ITEM } from './openapi-webhooks.js';
 
@@ -35,7 +36,7 @@ function declareMediaTypes(schema: Schema | undefined, url: string, plainJson: b
  * The OpenAPI 3.1 document is generated from the route schemas (3.1 because its schemas are
  * plain JSON Schema, so nullable types and the resource schemas need no translation). The
  * interactive reference at /api/docs is served from the swagger-ui assets bundled in the
- * package, so it works with no internet.
+ * package, so it works with no internet, under the product's own name and mark (docs-branding.ts).
  */
 export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Promise<void> {
   await app.register(swagger, {
@@ -71,5 +72,5 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
     },
     transform: ({ schema, url, route }) => ({ schema: declareMediaTypes(schema as Schema, url, route.config?.plainJson === true) as never, url }),
   });
-  await app.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, staticCSP: true });
+  await app.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, staticCSP: true, ...DOCS_BRANDING });
 }

@@ -12,6 +12,7 @@ import { WorkflowRepository, type WorkflowRow } from '../../store/workflow-repos
 import { FreshCache } from '../../lib/fresh-cache.js';
 import type { DataStamp } from '../../db/data-stamp.js';
 import type { Actor } from '../workflows/workflow-service.js';
+import { escapePointerToken } from '../../graph/json-pointer.js';
 
 /** How long `/run` waits for room when the engine's queue is full (admission control) before 503. */
 const RUN_ADMISSION_TIMEOUT_MS = 30_000;
@@ -40,7 +41,7 @@ export class ExecutionService {
     const workflow = isUuid(workflowId) ? await repo.find(workflowId) : undefined;
     if (!workflow) throw notFound('workflow');
     for (const key of Object.keys(data)) {
-      if (key !== 'draft' && key !== 'input') throw new AppError('validation_failed', `unknown member "${key}": run takes draft and input`, { pointer: `/data/${key}` });
+      if (key !== 'draft' && key !== 'input') throw new AppError('validation_failed', `unknown member "${key}": run takes draft and input`, { pointer: `/data/${escapePointerToken(key)}` });
     }
     if (data.draft !== undefined && typeof data.draft !== 'boolean') throw new AppError('validation_failed', 'draft must be a boolean', { pointer: '/data/draft' });
     const trigger = { method: 'RUN', headers: {}, query: {}, body: data.input === undefined ? null : data.input };

@@ -15,6 +15,7 @@ import { placeAmong } from '../ordering.js';
 import { readString, rejectUnknown, Violations, type AttributeInput } from '../attribute-input.js';
 import { WebhookRepository } from '../../store/webhook-repository.js';
 import { syncWebhooks } from '../webhooks/webhook-sync.js';
+import { escapePointerToken } from '../../graph/json-pointer.js';
 
 export interface Actor {
   workspaceId: string;
@@ -199,7 +200,7 @@ export class WorkflowService {
     const current = await this.get(actor, id);
     if (!isPlainObject(data)) throw new AppError('invalid_document', 'the body must be {"data": {"graph": {...}, "layout": true|false}}', { pointer: '/data' });
     const unknown = Object.keys(data).filter((key) => key !== 'graph' && key !== 'layout');
-    if (unknown.length > 0) throw new AppError('validation_failed', `unknown member "${unknown[0]}": the body takes graph and layout`, { pointer: `/data/${unknown[0]}` });
+    if (unknown.length > 0) throw new AppError('validation_failed', `unknown member "${unknown[0]}": the body takes graph and layout`, { pointer: `/data/${escapePointerToken(unknown[0]!)}` });
     if (data.layout !== undefined && typeof data.layout !== 'boolean') throw new AppError('validation_failed', 'layout must be a boolean', { pointer: '/data/layout' });
     if (data.graph === undefined) throw new AppError('validation_failed', 'graph is required', { pointer: '/data/graph' });
     const result = validateGraph(data.graph, '/data/graph');
