@@ -26,7 +26,7 @@ import { RunSlots } from './run-slots.js';
 import { NonRetriableError } from './step-errors.js';
 import { WriteBatcher } from './write-batcher.js';
 import { Admission, ADMISSION_QUEUE_LIMIT } from './admission.js';
-import type { EngineOptions, ExecutionObserver, StartRun } from './engine-options.js';
+import type { EngineOptions, StartRun } from './engine-options.js';
 import { isTerminal } from './statuses.js';
 import { Answers } from './answers.js';
 import { Cluster, type ClusterHost } from './cluster.js';
