@@ -13,23 +13,40 @@ function assertClean(label, phase, result) {
   }
 }
 
+/** One request description whose path walks through `paths` in turn, across all connections. */
+function cyclingPaths(paths) {
+  let next = 0;
+  return [
+    {
+      setupRequest: (request) => {
+        const path = paths[next % paths.length];
+        next += 1;
+        return { ...request, path };
+      },
+    },
+  ];
+}
+
 /**
  * Returns the measured run's summary and autocannon's own latency, request and throughput stats.
- * `method` and `body` (a string) are optional: a GET without a body by default.
+ * `method` and `body` (a string) are optional: a GET without a body by default. `paths`, when
+ * given, replaces the URL's path and query request after request, in turn.
  */
-export async function measure({ label, url, headers, connections, duration, warmup, method, body }) {
+export async function measure({ label, url, headers, connections, duration, warmup, method, body, paths }) {
   // Only the options given: autocannon merges its defaults with Object.assign, so an undefined
   // `method` would replace its GET.
   const request = { url, connections, headers, ...(method ? { method } : {}), ...(body !== undefined ? { body } : {}) };
-  const warm = warmup > 0 ? await autocannon({ ...request, duration: warmup }) : null;
+  const requests = () => (paths ? { requests: cyclingPaths(paths) } : {});
+  const warm = warmup > 0 ? await autocannon({ ...request, ...requests(), duration: warmup }) : null;
   if (warm) assertClean(label, 'warm-up', warm);
-  const result = await autocannon({ ...request, duration });
+  const result = await autocannon({ ...request, ...requests(), duration });
   assertClean(label, 'measured', result);
   return {
     requestsPerSecond: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     requests: result.requests.total,
+    warmupRequests: warm?.requests.total ?? 0,
     ...failuresOf(result),
     raw: { latency: result.latency, requests: result.requests, throughput: result.throughput, warmupRequestsPerSecond: warm?.requests.average ?? null },
   };
