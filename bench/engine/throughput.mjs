@@ -141,7 +141,7 @@ export async function measureThroughput(session, { rounds, warmup, duration, con
     const rate = median(baseline.phases.map((phase) => phase.requestsPerSecond));
     const share = median(on.phases.map((phase, i) => phase.completedPerSecond / baseline.phases[i].requestsPerSecond));
     return [
-      { benchmark: `${baseline.label}, same rounds, ${connections} connections`, goal: 'informational', measured: `${perSecond(rate)} (requests)`, verdict: 'INFO' },
+      { process: 'bare', benchmark: `${baseline.label}, same rounds, ${connections} connections`, goal: 'informational', measured: `${perSecond(rate)} (requests)`, verdict: 'INFO' },
       { benchmark: `Completed executions per second (saving on) / ${baseline.label} requests per second (median of the rounds' ratios)`, goal: 'informational', measured: percent(share), verdict: 'INFO' },
     ];
   });

@@ -51,7 +51,7 @@ function logTable(results) {
   for (const [id, r] of Object.entries(results)) {
     if (!r.log) continue;
     const levels = Object.entries(r.log.byLevel).map(([level, n]) => `${level} ${whole(n)}`).join(', ');
-    lines.push(`| \`${id}\` | ${megabytes(r.log.bytes)} | ${whole(r.log.lines)} | ${levels || 'none'}${r.log.errors ? `; **${r.log.errors} errors**` : ''} | ${whole(r.requestsServed)} | ${whole(r.log.bytesPerRequest)} bytes | ${whole(r.shutdownMs)} ms, exit code 0 |`);
+    lines.push(`| \`${id}\` | ${megabytes(r.log.bytes)} | ${whole(r.log.lines)} | ${levels || 'none'}${r.log.errors ? `; **${r.log.errors} errors**` : ''}${r.log.afterStart ? `; ${r.log.afterStart} plain lines after the start` : ''} | ${whole(r.requestsServed)} | ${whole(r.log.bytesPerRequest)} bytes | ${whole(r.shutdownMs)} ms, exit code 0 |`);
   }
   return lines.join('\n');
 }

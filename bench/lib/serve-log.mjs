@@ -51,10 +51,12 @@ export function tail(file, count = 20) {
 const LEVELS = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
 
 /**
- * Reads the whole log once: `{bytes, lines, byLevel: {info: n, ...}, text, errors, errorSamples}`.
- * An error is a pino line at level error or fatal (a 5xx answer, a failed background job), or a
- * plain line the server wrote to stderr about an error (`engine error: ...`; a stack's
- * `at` lines are not counted again).
+ * Reads the whole log once: `{bytes, lines, byLevel: {info: n, ...}, text, errors, errorSamples,
+ * afterStart, afterStartSamples}`. An error is a pino line at level error or fatal (a 5xx answer,
+ * a failed background job), or a plain line the server wrote about an error (`engine error:
+ * ...`; a stack's `at` lines are not counted again). `afterStart` counts the plain (not pino)
+ * lines written after serve's "listening on" line: nothing should write there but pino, so the
+ * suites print them (e.g. a native library's assertion message on stderr).
  */
 export async function logStats(file) {
   const bytes = fs.statSync(file).size;
@@ -63,6 +65,9 @@ export async function logStats(file) {
   let lines = 0;
   let text = 0;
   let errors = 0;
+  let started = false;
+  let afterStart = 0;
+  const afterStartSamples = [];
   const error = (line) => {
     errors += 1;
     if (errorSamples.length < 5) errorSamples.push(line.slice(0, 500));
@@ -78,7 +83,12 @@ export async function logStats(file) {
     } else if (line !== '') {
       text += 1;
       if (/^(engine error|error|Error|TypeError|RangeError)\b/.test(line)) error(line);
+      if (started) {
+        afterStart += 1;
+        if (afterStartSamples.length < 5) afterStartSamples.push(line.slice(0, 300));
+      }
+      if (LISTENING.test(line)) started = true;
     }
   }
-  return { bytes, lines, byLevel, text, errors, errorSamples };
+  return { bytes, lines, byLevel, text, errors, errorSamples, afterStart, afterStartSamples };
 }

@@ -124,6 +124,7 @@ export async function spawnServe({ id, env = {}, seed = null, probe = false, pro
         await exited;
       }
       const log = await logStats(logFile);
+      if (log.afterStart > 0) console.warn(`NOTE: ${what} wrote ${log.afterStart} plain lines to stdout/stderr after it started, e.g.\n${log.afterStartSamples.join('\n')}`);
       const logTail = end?.code === 0 ? '' : tail(logFile);
       const profiles = profile ? collectCpuProfiles(profile.threadDir, profileDir, id) : [];
       fs.rmSync(dataDir, { recursive: true, force: true });

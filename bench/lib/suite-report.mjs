@@ -18,5 +18,5 @@ export function describeServeRun(server) {
   const levels = Object.entries(log.byLevel).map(([level, n]) => `${level} ${n.toLocaleString('en-US')}`).join(', ');
   return `\`switchyard serve\` wrote its stdout and stderr to \`serve.log\` in its temporary data dir
 (removed afterwards): ${megabytes(log.bytes)}, ${log.lines.toLocaleString('en-US')} lines over the whole run (pino lines by level: ${levels || 'none'};
-${log.errors} errors). On SIGTERM it exited with code 0 after ${server.shutdownMs.toLocaleString('en-US')} ms.`;
+${log.errors} errors; ${log.afterStart} plain lines after its start line${log.afterStart ? `, e.g. \`${log.afterStartSamples[0].replaceAll('`', "'")}\`` : ''}). On SIGTERM it exited with code 0 after ${server.shutdownMs.toLocaleString('en-US')} ms.`;
 }
