@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { machineFacts } from './lib/machine.mjs';
 import { codeVersion } from './lib/code-version.mjs';
 import { wholeNumber } from './lib/env-number.mjs';
+import { monotonicMicros } from './lib/hrtime.mjs';
 import { writeEngineReport } from './lib/engine-report.mjs';
 import { startEngineServers, stopEngineServers, targetsOf } from './lib/engine-servers.mjs';
 import { engineSession } from './engine/session.mjs';
@@ -62,7 +63,11 @@ try {
   // Benchmark by benchmark, serve first and the in-process extra right after, so the two meet
   // the machine in about the same state.
   for (const [number, title, measureIt] of BENCHMARKS) {
-    for (const target of targets) await bench.section(number, title, () => measureIt(target), target);
+    for (const target of targets) {
+      const from = monotonicMicros();
+      await bench.section(number, title, () => measureIt(target), target);
+      target.server.loadSpans.push([from, monotonicMicros()]);
+    }
   }
 } finally {
   stopped = await stopEngineServers(servers, targets);

@@ -117,6 +117,7 @@ try {
       process.stdout.write(`round ${round}/${ROUNDS} ${target.id}: ${round === 1 ? `warm-up ${WARMUP} s, ` : ''}measured ${DURATION} s ... `);
       const result = await measure({ label: target.id, url, headers, connections: CONNECTIONS, duration: DURATION, warmup: round === 1 ? WARMUP : 0, paths: target.paths });
       server.target.served += result.requests + result.warmupRequests;
+      server.loadSpans.push(result.span);
       measured[target.id] = result;
       console.log(`${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms`);
     }

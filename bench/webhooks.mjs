@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { machineFacts } from './lib/machine.mjs';
 import { codeVersion } from './lib/code-version.mjs';
 import { wholeNumber } from './lib/env-number.mjs';
+import { monotonicMicros } from './lib/hrtime.mjs';
 import { writeWebhooksReport } from './lib/webhooks-report.mjs';
 import { startEngineServers, stopEngineServers, targetsOf } from './lib/engine-servers.mjs';
 import { DELIVERY_BODY, RESPOND_STEP_ANSWER, immediateGraph, respondStepGraph } from './lib/webhook-graphs.mjs';
@@ -66,7 +67,11 @@ try {
   // Benchmark by benchmark, serve first and the in-process extra right after, so the two meet
   // the machine in about the same state.
   for (const [number, title, measureIt] of BENCHMARKS) {
-    for (const target of targets) await bench.section(number, title, () => measureIt(target), target);
+    for (const target of targets) {
+      const from = monotonicMicros();
+      await bench.section(number, title, () => measureIt(target), target);
+      target.server.loadSpans.push([from, monotonicMicros()]);
+    }
   }
   http = await servers.serve.probe('http');
 } finally {

@@ -15,8 +15,15 @@ function ownerOf(url) {
 const isAppCode = (url) => url.includes('/dist/') && !url.includes('/node_modules/');
 const keyOf = ({ functionName, url, lineNumber }) => `${functionName || '(anonymous)'}  ${ownerOf(url)}:${lineNumber + 1}`;
 
-/** Self time per node id within [fromS, toS) seconds of the profile, and the busy share per second. */
-function sampleTimes(profile, fromS, toS) {
+const IDLE = '(idle)';
+
+/**
+ * Self time per node id of the samples kept, and the busy share per second. A sample is kept
+ * when it lies within [fromS, toS) seconds of the profile's start and, if `spans` is given,
+ * within one of them: `[from, to]` in microseconds of the monotonic clock, the time base of a
+ * profile's `startTime` and of `process.hrtime` in every process of the machine.
+ */
+function sampleTimes(profile, fromS, toS, spans) {
   const nodeById = new Map(profile.nodes.map((node) => [node.id, node]));
   const selfUs = new Map();
   const busyBySecond = [];
@@ -27,8 +34,10 @@ function sampleTimes(profile, fromS, toS) {
     const second = Math.floor(elapsedUs / 1e6);
     busyBySecond[second] ??= { busy: 0, all: 0 };
     busyBySecond[second].all += delta;
-    if (nodeById.get(id)?.callFrame.functionName !== '(idle)') busyBySecond[second].busy += delta;
+    if (nodeById.get(id)?.callFrame.functionName !== IDLE) busyBySecond[second].busy += delta;
     if (elapsedUs < fromS * 1e6 || elapsedUs >= toS * 1e6) return;
+    const at = profile.startTime + elapsedUs;
+    if (spans && !spans.some(([from, to]) => at >= from && at < to)) return;
     selfUs.set(id, (selfUs.get(id) ?? 0) + delta);
   });
   return { selfUs, busyBySecond };
@@ -41,12 +50,16 @@ export function busyTimeline(profile) {
 }
 
 /**
- * The summary as lines of text: the `top` entries of each table. `window` ([from, to] seconds
- * since the profile started) keeps only the samples in it, e.g. one load phase.
+ * The summary as lines of text: the `top` entries of each table, as shares of the busy (not
+ * idle) time. `window` ([from, to] seconds since the profile started) keeps only the samples in
+ * it, e.g. one load phase; `spans` (see sampleTimes) only those inside the spans given.
  */
-export function summarizeProfile(profile, { top = 25, window = null } = {}) {
+export function summarizeProfile(profile, { top = 25, window = null, spans = null } = {}) {
   const [fromS, toS] = window ?? [0, Infinity];
-  const { selfUs } = sampleTimes(profile, fromS, toS);
+  const { selfUs } = sampleTimes(profile, fromS, toS, spans);
+  const nodeById = new Map(profile.nodes.map((node) => [node.id, node]));
+  const sampled = [...selfUs.values()].reduce((a, b) => a + b, 0);
+  for (const id of selfUs.keys()) if (nodeById.get(id)?.callFrame.functionName === IDLE) selfUs.delete(id);
   const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
   const parentOf = new Map();
   for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node);
@@ -66,7 +79,8 @@ export function summarizeProfile(profile, { top = 25, window = null } = {}) {
     for (const key of seen) inclusive.set(key, (inclusive.get(key) ?? 0) + us);
   }
 
-  const lines = [`${(total / 1000).toFixed(0)} ms sampled${window ? ` between ${fromS} s and ${toS} s` : ''}`];
+  const where = [window ? `between ${fromS} s and ${toS} s` : '', spans ? `inside ${spans.length} measured spans` : ''].filter(Boolean).join(', ');
+  const lines = [`${(sampled / 1000).toFixed(0)} ms sampled${where ? ` ${where}` : ''}, ${(total / 1000).toFixed(0)} ms of them busy (${sampled ? ((total / sampled) * 100).toFixed(1) : '0.0'}%); shares below are of the busy time`];
   const table = (title, map) => {
     lines.push('', title);
     for (const [key, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top)) {

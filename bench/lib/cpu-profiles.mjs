@@ -23,8 +23,10 @@ export function cpuProfileFlags(profileDir, name) {
 /**
  * After the child exited: names its profiles after `name` in `profileDir`, writes a summary of
  * each, removes the thread directory, and returns the profiles' paths (main thread first).
+ * `spans` (`[from, to]` µs of the monotonic clock, see lib/hrtime.mjs): the measured loads; the
+ * summary then covers them alone, and the whole profile after.
  */
-export function collectCpuProfiles(threadDir, profileDir, name) {
+export function collectCpuProfiles(threadDir, profileDir, name, spans = []) {
   const written = [];
   for (const file of fs.readdirSync(threadDir)) {
     const thread = NODE_NAME.exec(file)?.[1];
@@ -35,20 +37,22 @@ export function collectCpuProfiles(threadDir, profileDir, name) {
   }
   fs.rmSync(threadDir, { recursive: true, force: true });
   written.sort((a, b) => a.length - b.length || a.localeCompare(b));
-  for (const file of written) writeSummary(file);
+  for (const file of written) writeSummary(file, spans);
   return written;
 }
 
-function writeSummary(file) {
+function writeSummary(file, spans) {
   const profile = JSON.parse(fs.readFileSync(file, 'utf8'));
   const name = path.basename(file);
+  const section = (title, summary) => ['', `## ${title}: ${summary[0]}`, ...summary.slice(1)];
   const lines = [
-    `${name}: ${summarizeProfile(profile, { top: SUMMARY_TOP })[0]}`,
-    `(written by the benchmark run; the whole profile, set-up, warm-ups and drains included; the file itself: node bench/profile-summary.mjs ${path.relative(process.cwd(), file)} [top] [from-to | timeline])`,
+    `# ${name}`,
+    `Written by the benchmark run; the profile itself: node bench/profile-summary.mjs ${path.relative(process.cwd(), file)} [top] [from-to | timeline].`,
     '',
-    'Busy share of the thread per second:',
+    'Busy share of the thread per second since the process started:',
     busyTimeline(profile),
-    ...summarizeProfile(profile, { top: SUMMARY_TOP }).slice(1),
+    ...(spans.length > 0 ? section('The measured loads only', summarizeProfile(profile, { top: SUMMARY_TOP, spans })) : []),
+    ...section('The whole profile (start-up, set-up, warm-ups and drains included)', summarizeProfile(profile, { top: SUMMARY_TOP })),
   ];
   fs.writeFileSync(file.replace(/\.cpuprofile$/, '.txt'), `${lines.join('\n')}\n`);
 }

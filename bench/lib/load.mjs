@@ -1,6 +1,7 @@
 // One target under load: a warm-up run (discarded: JIT, SQLite page cache, connection setup),
 // then the measured run. Any error, timeout or non-2xx answer stops the benchmark.
 import autocannon from 'autocannon';
+import { monotonicMicros } from './hrtime.mjs';
 
 function failuresOf(result) {
   return { errors: result.errors, timeouts: result.timeouts, non2xx: result.non2xx };
@@ -39,7 +40,9 @@ export async function measure({ label, url, headers, connections, duration, warm
   const requests = () => (paths ? { requests: cyclingPaths(paths) } : {});
   const warm = warmup > 0 ? await autocannon({ ...request, ...requests(), duration: warmup }) : null;
   if (warm) assertClean(label, 'warm-up', warm);
+  const from = monotonicMicros();
   const result = await autocannon({ ...request, ...requests(), duration });
+  const span = [from, monotonicMicros()];
   assertClean(label, 'measured', result);
   return {
     requestsPerSecond: result.requests.average,
@@ -47,6 +50,8 @@ export async function measure({ label, url, headers, connections, duration, warm
     p99: result.latency.p99,
     requests: result.requests.total,
     warmupRequests: warm?.requests.total ?? 0,
+    /** When the measured run ran ([from, to] µs, lib/hrtime.mjs). */
+    span,
     ...failuresOf(result),
     raw: { latency: result.latency, requests: result.requests, throughput: result.throughput, warmupRequestsPerSecond: warm?.requests.average ?? null },
   };

@@ -69,7 +69,8 @@ async function seedDataDir(dataDir, workflows) {
 
 /**
  * Starts `switchyard serve` and resolves once it printed its "listening on" line:
- * `{id, port, baseUrl, token, databaseFile, logFile, seeded, env, command, probe, stop}`.
+ * `{id, port, baseUrl, token, databaseFile, logFile, seeded, env, command, probe, loadSpans, stop}`.
+ * A suite pushes `[from, to]` (lib/hrtime.mjs) onto `loadSpans` for every load it measures.
  * - `env`: the only variables set beyond the clean environment, SWITCHYARD_DATA_DIR, PORT and
  *   HOST (e.g. `{SWITCHYARD_API_RATE_LIMIT: '0'}`).
  * - `seed`: a number of workflows to insert before the server starts (then the token is the one
@@ -112,6 +113,8 @@ export async function spawnServe({ id, env = {}, seed = null, probe = false, pro
     throw new Error(`${what} ${error.message}`);
   }
 
+  /** `[from, to]` (lib/hrtime.mjs) of the loads the suite measured: what the profile summaries cover. */
+  const loadSpans = [];
   let stopping = null;
   const stop = () =>
     (stopping ??= (async () => {
@@ -126,7 +129,7 @@ export async function spawnServe({ id, env = {}, seed = null, probe = false, pro
       const log = await logStats(logFile);
       if (log.afterStart > 0) console.warn(`NOTE: ${what} wrote ${log.afterStart} plain lines to stdout/stderr after it started, e.g.\n${log.afterStartSamples.join('\n')}`);
       const logTail = end?.code === 0 ? '' : tail(logFile);
-      const profiles = profile ? collectCpuProfiles(profile.threadDir, profileDir, id) : [];
+      const profiles = profile ? collectCpuProfiles(profile.threadDir, profileDir, id, loadSpans) : [];
       fs.rmSync(dataDir, { recursive: true, force: true });
       if (!end) throw new Error(`${what} did not exit within ${STOP_TIMEOUT_MS / 1000} s of SIGTERM (killed); its log ends:\n${logTail}`);
       if (end.code !== 0) throw new Error(`${what} ended with code ${end.code} (signal ${end.signal}) on SIGTERM, not 0; its log ends:\n${logTail}`);
@@ -145,6 +148,7 @@ export async function spawnServe({ id, env = {}, seed = null, probe = false, pro
     env: { ...env },
     command: `node ${[...execArgv.map((flag) => (flag === PROBE ? 'bench/lib/serve-probe.mjs' : flag)), 'dist/main.js', 'serve'].join(' ')}`,
     probe: ask,
+    loadSpans,
     stop,
   };
 }

@@ -12,7 +12,7 @@ const READY_TIMEOUT_MS = 180_000;
 /**
  * Starts `script` and resolves with what it announced (`port`, ...), `id`, a `stop()` (resolves
  * with `{profiles}`, throws unless the child exits 0) and, with `probe`, `probe(op)` (the script
- * installs probe.mjs). `profileDir` set: the child runs under `node --cpu-prof`
+ * installs probe.mjs), `loadSpans` (as spawn-serve.mjs's). `profileDir` set: the child runs under `node --cpu-prof`
  * (cpu-profiles.mjs), its profiles named after `id`.
  */
 export function spawnServer(script, args, { id, profileDir, probe = false } = {}) {
@@ -34,17 +34,18 @@ export function spawnServer(script, args, { id, profileDir, probe = false } = {}
     child.on('message', (message) => {
       if (message?.type !== 'ready') return;
       clearTimeout(timer);
+      const loadSpans = [];
       let stopping = null;
       const stop = () =>
         (stopping ??= (async () => {
           if (child.connected) child.send('stop');
           const { code } = await exited;
-          const profiles = profile ? collectCpuProfiles(profile.threadDir, profileDir, id) : [];
+          const profiles = profile ? collectCpuProfiles(profile.threadDir, profileDir, id, loadSpans) : [];
           if (code !== 0) throw new Error(`${script} exited with code ${code} on stop`);
           return { profiles };
         })());
       const { type: _type, ...announced } = message;
-      resolve({ ...announced, id, kind: 'bench-script', baseUrl: `http://127.0.0.1:${announced.port}`, probe: ask, stop });
+      resolve({ ...announced, id, kind: 'bench-script', baseUrl: `http://127.0.0.1:${announced.port}`, probe: ask, loadSpans, stop });
     });
   });
 }
