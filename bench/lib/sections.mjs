@@ -15,8 +15,9 @@ export function createSections() {
    * Runs one benchmark against one server. `target`: `{process, label, judged}`; its `process`
    * goes on every row that names none, and the rows of a target that is not judged are extras.
    */
+  /** Resolves true when the section ran (BENCH_ONLY may skip it). */
   state.section = async (number, title, measureIt, target = { process: 'serve', label: '', judged: true }) => {
-    if (only && !only.has(number)) return;
+    if (only && !only.has(number)) return false;
     console.log(`\n${number}. ${title}${target.label ? ` (${target.label})` : ''}`);
     const mark = (result) => {
       const marked = target.judged ? result : asExtra(result);
@@ -29,6 +30,7 @@ export function createSections() {
       console.error(`ERROR in ${title} (${target.process}):`, error);
       state.sections.push({ number, title, process: target.process, rows: [{ process: target.process, benchmark: title, goal: '', measured: `error: ${error.message}`, verdict: 'ERROR' }], details: [`Error: ${error.message}`], raw: { error: String(error.stack ?? error) } });
     }
+    return true;
   };
   return state;
 }

@@ -139,6 +139,7 @@ export async function spawnServe({ id, env = {}, seed = null, probe = false, pro
   return {
     id,
     kind: 'serve',
+    pid: child.pid,
     port,
     baseUrl: `http://127.0.0.1:${port}`,
     token: seeded?.token ?? started.token,
