@@ -1,12 +1,16 @@
 // `npm run bench:engine`: the execution-engine benchmarks of issue 3. Builds nothing itself (the
-// npm script runs `npm run build` first); starts one Switchyard server in a child process and
+// npm script runs `npm run build` first); starts `switchyard serve` at its defaults (the judged
+// rows), the in-process wiring (extra rows) and the bare baselines, each in a child process, and
 // measures, in turn: per-step overhead, flatness over 1,000 steps, commits per execution,
 // call_workflow overhead and throughput. Writes bench/results/engine.{md,json}. See bench/README.md.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawnServer } from './lib/spawn-server.mjs';
 import { machineFacts } from './lib/machine.mjs';
+import { codeVersion } from './lib/code-version.mjs';
+import { wholeNumber } from './lib/env-number.mjs';
+import { monotonicMicros } from './lib/hrtime.mjs';
 import { writeEngineReport } from './lib/engine-report.mjs';
+import { startEngineServers, stopEngineServers, targetsOf } from './lib/engine-servers.mjs';
 import { engineSession } from './engine/session.mjs';
 import { measureStepOverhead } from './engine/step-overhead.mjs';
 import { measureFlatness } from './engine/flatness.mjs';
@@ -16,23 +20,16 @@ import { createSections } from './lib/sections.mjs';
 import { measureThroughput } from './engine/throughput.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-/** BENCH_CPU_PROF=1: the server runs under `node --cpu-prof`; results are then not written. */
+/** BENCH_CPU_PROF=1: the Switchyard servers run under `node --cpu-prof`; results are then not written. */
 const PROFILE_DIR = process.env.BENCH_CPU_PROF === '1' ? path.join(here, 'results', 'profiles') : undefined;
-
-function whole(name, fallback, min = 1) {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be a whole number (at least ${min}), got "${raw}"`);
-  return value;
-}
 
 const settings = {
   date: new Date().toISOString(),
-  durationSeconds: whole('BENCH_DURATION', 5),
-  warmupSeconds: whole('BENCH_WARMUP', 2),
-  rounds: whole('BENCH_ROUNDS', 3),
-  connections: whole('BENCH_CONNECTIONS', 32),
+  code: codeVersion(),
+  durationSeconds: wholeNumber('BENCH_DURATION', 5),
+  warmupSeconds: wholeNumber('BENCH_WARMUP', 2),
+  rounds: wholeNumber('BENCH_ROUNDS', 3),
+  connections: wholeNumber('BENCH_CONNECTIONS', 32),
   overheadRuns: 200,
   overheadWarmup: 20,
   flatnessRuns: 5,
@@ -46,38 +43,51 @@ const bench = createSections();
 const machine = machineFacts();
 const log = (line) => console.log(line);
 
-const { section, sections } = bench;
+const BENCHMARKS = [
+  [1, 'Per-step orchestration overhead', ({ session }) => measureStepOverhead(session, { runs: settings.overheadRuns, warmup: settings.overheadWarmup, log })],
+  [2, 'Flatness over 1,000 steps', ({ session }) => measureFlatness(session, { runs: settings.flatnessRuns, warmup: settings.flatnessWarmup, log })],
+  [3, 'Database commits per execution', ({ session }) => measureCommits(session, { executions: settings.commitRuns, warmup: settings.commitWarmup, log })],
+  [4, 'call_workflow overhead', ({ session }) => measureCallWorkflow(session, { runs: settings.callRuns, warmup: settings.callWarmup, log })],
+  [
+    5,
+    'Throughput',
+    ({ session, baselines }) => measureThroughput(session, { rounds: settings.rounds, warmup: settings.warmupSeconds, duration: settings.durationSeconds, connections: settings.connections, baselines, log }),
+  ],
+];
 
-const server = await spawnServer(path.join(here, 'servers', 'engine-server.mjs'), [], { name: 'engine', profileDir: PROFILE_DIR });
-const session = engineSession(server);
+const servers = await startEngineServers('engine', { profileDir: PROFILE_DIR });
+let targets = [];
+let stopped;
 try {
-  await section(1, 'Per-step orchestration overhead', () => measureStepOverhead(session, { runs: settings.overheadRuns, warmup: settings.overheadWarmup, log }));
-  await section(2, 'Flatness over 1,000 steps', () => measureFlatness(session, { runs: settings.flatnessRuns, warmup: settings.flatnessWarmup, log }));
-  await section(3, 'Database commits per execution', () => measureCommits(session, { executions: settings.commitRuns, warmup: settings.commitWarmup, log }));
-  await section(4, 'call_workflow overhead', () => measureCallWorkflow(session, { runs: settings.callRuns, warmup: settings.callWarmup, log }));
-  await section(5, 'Throughput', () => measureThroughput(session, { rounds: settings.rounds, warmup: settings.warmupSeconds, duration: settings.durationSeconds, connections: settings.connections, log }));
-  const { backgroundErrors } = await session.state();
-  if (backgroundErrors > 0) {
-    bench.failed = true;
-    console.error(`ERROR: the engine reported ${backgroundErrors} background errors (see above)`);
+  targets = targetsOf(servers, engineSession);
+  // Benchmark by benchmark, serve first and the in-process extra right after, so the two meet
+  // the machine in about the same state.
+  for (const [number, title, measureIt] of BENCHMARKS) {
+    for (const target of targets) {
+      const from = monotonicMicros();
+      if (await bench.section(number, title, () => measureIt(target), target)) target.server.loadSpans.push([from, monotonicMicros()]);
+    }
   }
 } finally {
-  session.close();
-  await server.stop();
+  stopped = await stopEngineServers(servers, targets);
 }
+if (stopped.errors > 0) bench.failed = true;
 
 // The table: each benchmark's rows in order, the commits-under-load row beside the sequential one.
-const throughput = sections.find((s) => s.number === 5);
-const rows = sections.flatMap((s) => (s.number === 3 && throughput?.commitsRow ? [...s.rows, throughput.commitsRow] : s.rows));
+const throughputOf = (process) => bench.sections.find((s) => s.number === 5 && s.process === process);
+const rows = bench.sections.flatMap((s) => (s.number === 3 && throughputOf(s.process)?.commitsRow ? [...s.rows, throughputOf(s.process).commitsRow] : s.rows));
 console.log('');
-for (const row of rows) console.log(`${row.verdict.padEnd(7)} ${row.benchmark ? `${row.benchmark}: ` : ''}${row.goal ? `${row.goal} ` : ''}(measured ${row.measured})`);
+for (const row of rows) console.log(`${row.verdict.padEnd(7)} [${row.process}] ${row.benchmark ? `${row.benchmark}: ` : ''}${row.goal ? `${row.goal} ` : ''}(measured ${row.measured})`);
+console.log(`\nswitchyard serve logged ${stopped.serve.log.lines.toLocaleString('en-US')} lines (${(stopped.serve.log.bytes / 1e6).toFixed(1)} MB) and exited 0 on SIGTERM after ${stopped.serve.shutdownMs} ms`);
 
 if (PROFILE_DIR || bench.only) {
-  // A profiled server is slower, and a partial run is not the whole report: keep both out of the results.
-  if (PROFILE_DIR) console.log(`\nCPU profile in ${path.relative(process.cwd(), PROFILE_DIR)}/engine.cpuprofile (summarise: node bench/profile-summary.mjs <file>)`);
+  // A profiled server is slower, and a partial run is not the whole report: keep both out of the
+  // results, but show the details the report would have held.
+  for (const s of bench.sections) console.log(`\n${s.number}. ${s.title} [${s.process}]\n${s.details.map((line) => `- ${line}`).join('\n')}`);
+  if (PROFILE_DIR) console.log(`\nCPU profiles and their summaries (.txt) in ${path.relative(process.cwd(), PROFILE_DIR)}: ${stopped.profiles.map((file) => path.basename(file)).join(', ')}`);
   console.log('Results not written (BENCH_CPU_PROF or BENCH_ONLY set).');
 } else {
-  const report = { machine, settings, rows, sections: sections.map(({ number, title, details, raw }) => ({ number, title, details, raw })) };
+  const report = { machine, settings, server: stopped.serve, rows, sections: bench.sections.map(({ number, title, process, details, raw }) => ({ number, title, process, details, raw })) };
   const written = writeEngineReport(path.join(here, 'results'), report);
   console.log(`\nWrote ${written.map((file) => path.relative(process.cwd(), file)).join(' and ')}`);
 }

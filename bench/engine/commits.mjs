@@ -1,7 +1,9 @@
 // Benchmark 3: database commits per completed 3-step execution (webhook -> set -> set), run one
-// at a time: the engine's group-commit counter over N executions, divided by N. The SQLite
-// commit count (every COMMIT and every autocommit write in the server process) is reported
-// beside it, so a write that bypasses the batcher shows. Under load: see throughput.mjs.
+// at a time: every SQLite commit the server process made over N executions (each COMMIT and
+// each autocommit write, counted by the probe's wrapper of better-sqlite3), divided by N. The
+// engine's own group-commit counter (`engine.batcher.commits`) cannot be read from outside
+// `switchyard serve`; SQLite's count is what a commit really costs, and it also sees writes that
+// bypass the batcher. The in-process server reports both. Under load: see throughput.mjs.
 import { chainGraph } from '../lib/engine-graphs.mjs';
 import { assertCompleted } from './session.mjs';
 
@@ -13,20 +15,24 @@ export async function measureCommits(session, { executions, warmup, log }) {
   for (let i = 0; i < executions; i += 1) assertCompleted(await session.runToEnd(workflowId, { run: i }), 'commits');
   const after = await session.state();
 
-  const perExecution = (after.commits - before.commits) / executions;
-  const sqlitePerExecution = (after.sqliteCommits - before.sqliteCommits) / executions;
-  log(`commits per 3-step execution, sequential: ${perExecution.toFixed(2)} group commits (${sqlitePerExecution.toFixed(2)} SQLite commits)`);
+  const sqliteCommits = after.sqliteCommits - before.sqliteCommits;
+  const perExecution = sqliteCommits / executions;
+  const groupCommits = after.groupCommits === undefined ? null : after.groupCommits - before.groupCommits;
+  const group = groupCommits === null ? '' : ` (engine group commits: ${(groupCommits / executions).toFixed(2)})`;
+  log(`SQLite commits per 3-step execution, sequential: ${perExecution.toFixed(2)}${group}`);
   return {
     perExecution,
     rows: [
       {
-        benchmark: `Database commits per completed 3-step execution, ${executions} sequential runs`,
+        benchmark: `SQLite commits per completed 3-step execution, ${executions} sequential runs`,
         goal: 'at most 3',
-        measured: `${perExecution.toFixed(2)} (SQLite: ${sqlitePerExecution.toFixed(2)})`,
+        measured: `${perExecution.toFixed(2)}${group}`,
         verdict: perExecution <= 3 ? 'PASS' : 'FAIL',
       },
     ],
-    details: [`Group commits (\`engine.batcher.commits\`): ${after.commits - before.commits} for ${executions} executions; SQLite commits in the server process over the same runs: ${after.sqliteCommits - before.sqliteCommits}.`],
-    raw: { executions, warmup, groupCommits: after.commits - before.commits, sqliteCommits: after.sqliteCommits - before.sqliteCommits, perExecution, sqlitePerExecution },
+    details: [
+      `SQLite commits in the server process over the ${executions} runs (every COMMIT and every write outside a transaction): ${sqliteCommits}${groupCommits === null ? '' : `; the engine's group commits over the same runs: ${groupCommits}`}.`,
+    ],
+    raw: { executions, warmup, sqliteCommits, groupCommits, perExecution },
   };
 }

@@ -1,49 +1,55 @@
-// What every engine benchmark works with: the API client, the read-only database, the bench
-// child's state and idle routes, and "run this workflow and wait until it has finished".
-import { setTimeout as sleep } from 'node:timers/promises';
+// What every engine and webhook benchmark works with: the API client, the server's database
+// read straight from its file (read-only), the server's probe (SQLite commits, clock, accepted
+// connections, event-loop windows; lib/probe.mjs over IPC), and "run this workflow and wait
+// until it has finished". Nothing polls the server over HTTP while it runs: the parent reads the
+// database file, woken by the server's commits (lib/wal-watch.mjs).
+//
+// Runs start with `POST /workflows/:id/run`, as before, rather than a `last_step` webhook: a
+// synchronous delivery launches its run before the admission commit and lets the two share a
+// group commit (src/engine/engine.ts, `early`), so it would measure 1 commit per 3-step
+// execution where `/run` makes 2, and a different start for the per-step figures.
 import { apiClient } from '../lib/api-client.mjs';
 import { openEngineDb, TERMINAL } from '../lib/engine-db.mjs';
+import { watchWal } from '../lib/wal-watch.mjs';
 
 const WAIT_TIMEOUT_MS = 60_000;
+/** The longest a wait trusts the WAL watcher before reading again anyway. */
+const RECHECK_MS = 20;
 
+/** `server`: a spawn-serve.mjs or spawn-server.mjs child with a probe, a token and a database file. */
 export function engineSession(server) {
-  const api = apiClient(`http://127.0.0.1:${server.port}`, server.token);
+  if (!server.probe) throw new Error(`${server.id}: the engine benchmarks need the server's probe`);
+  const api = apiClient(server.baseUrl, server.token);
   const db = openEngineDb(server.databaseFile);
-  /** `{commits, sqliteCommits, now, backgroundErrors}` from the server process. */
-  const state = () => api.bench('GET', '/bench/state');
+  const wal = watchWal(server.databaseFile);
+  /** `{sqliteCommits, commitMs, now, connections}`; the in-process servers add `groupCommits` and `backgroundErrors`. */
+  const state = () => server.probe('state');
+  const eventLoop = { start: () => server.probe('loop-start'), stop: () => server.probe('loop-stop') };
 
-  /**
-   * Waits for one execution to end: the server answers /bench/idle once its engine has nothing
-   * in flight (no polling load while it runs); the row is then read, and polled briefly only if
-   * it is not terminal yet (a parent waiting on a child between two runs of the engine).
-   */
-  async function waitForExecution(id) {
-    await api.bench('GET', '/bench/idle');
-    const deadline = Date.now() + WAIT_TIMEOUT_MS;
+  /** Reads `read()` after every commit of the server until `done(value)`; resolves with that value. */
+  async function untilCommitted(read, done, timeoutMs, what) {
+    const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const row = db.execution(id);
-      if (row && TERMINAL.has(row.status)) return row;
-      if (Date.now() > deadline) throw new Error(`execution ${id} did not finish within ${WAIT_TIMEOUT_MS / 1000} s (status ${row?.status})`);
-      await sleep(2);
+      const changed = wal.changed(RECHECK_MS);
+      const value = read();
+      if (done(value)) return value;
+      if (Date.now() > deadline) throw new Error(`${what} (after ${timeoutMs / 1000} s: ${JSON.stringify(value)})`);
+      await changed;
     }
   }
+
+  /** The execution's row once it is terminal. */
+  const waitForExecution = (id) => untilCommitted(() => db.execution(id), (row) => row && TERMINAL.has(row.status), WAIT_TIMEOUT_MS, `execution ${id} did not finish`);
 
   /** Waits until no execution of the workflow inserted since `since` is pending, running or waiting. */
-  async function waitForBacklog(workflowId, since) {
-    const deadline = Date.now() + 5 * WAIT_TIMEOUT_MS;
-    for (;;) {
-      await api.bench('GET', '/bench/idle');
-      const counts = db.statuses(workflowId, since);
-      if (!counts.pending && !counts.running && !counts.waiting) return counts;
-      if (Date.now() > deadline) throw new Error(`the backlog did not drain: ${JSON.stringify(counts)}`);
-      await sleep(20);
-    }
-  }
+  const waitForBacklog = (workflowId, since) =>
+    untilCommitted(() => db.statuses(workflowId, since), (counts) => !counts.pending && !counts.running && !counts.waiting, 5 * WAIT_TIMEOUT_MS, 'the backlog did not drain');
 
   return {
     api,
     db,
     state,
+    eventLoop,
     waitForExecution,
     waitForBacklog,
     /** Creates a workflow, pushes its graph and activates it; returns its id. */
@@ -58,7 +64,10 @@ export function engineSession(server) {
       const { execution_id: id } = await api.run(workflowId, input);
       return waitForExecution(id);
     },
-    close: () => db.close(),
+    close: () => {
+      wal.close();
+      db.close();
+    },
   };
 }
 

@@ -1,7 +1,9 @@
 // Benchmark 5: throughput. A 3-step workflow (webhook -> set -> set), active, started through
 // POST /run by autocannon; what counts is executions COMPLETED per second, read from the
 // database (finished_at inside a window timed by the server's own clock), not HTTP answers.
-// The same again with step payload saving off; rounds interleave the two variants.
+// The same again with step payload saving off; rounds interleave the two variants, and the
+// bare baselines (node:http, Fastify) answer their hello world at the same connection count in
+// every round, back to back with them.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError } from '../lib/api-client.mjs';
@@ -73,27 +75,46 @@ async function loadPhase(session, variant, { warmup, duration, connections }) {
     httpP99Ms: load.p99,
     backlogAtLoadEnd: (atLoadEnd.pending ?? 0) + (atLoadEnd.running ?? 0),
     drainMs: Math.round(drainMs),
-    groupCommits: after.commits - before.commits,
     sqliteCommits: after.sqliteCommits - before.sqliteCommits,
+    groupCommits: after.groupCommits === undefined ? null : after.groupCommits - before.groupCommits,
     stepRows: steps.steps,
     stepRowsWithPayload: Math.max(steps.with_input, steps.with_output),
   };
 }
 
-export async function measureThroughput(session, { rounds, warmup, duration, connections, log }) {
+/** A bare baseline's hello world for `duration` s at the same connection count (after a warm-up the first time). */
+async function baselinePhase(baseline, { warmup, duration, connections }) {
+  return measure({ label: baseline.id, url: baseline.url, connections, duration, warmup });
+}
+
+/**
+ * `baselines`: `[{id, label, url}]` measured in every round beside the variants (informational
+ * rows); empty for the in-process extra, whose rows sit beside serve's anyway.
+ */
+export async function measureThroughput(session, { rounds, warmup, duration, connections, baselines = [], log }) {
   const on = { id: 'on', label: 'step payload saving on', workflowId: await session.activeWorkflow('bench: throughput', chainGraph(2)), phases: [] };
   const off = { id: 'off', label: 'step payload saving off', ...(await payloadsOffWorkflow(session)), phases: [] };
   if (off.missing) log(`${PAYLOADS_OFF_MISSING} (${off.missing})`);
   const variants = off.missing ? [on] : [on, off];
+  const bare = baselines.map((baseline) => ({ ...baseline, phases: [] }));
 
   for (let round = 1; round <= rounds; round += 1) {
-    // Alternate the order, so neither variant always runs on the warmer (or bigger) database.
-    for (const variant of round % 2 === 1 ? variants : [...variants].reverse()) {
+    // Alternate the order, so neither variant always runs on the warmer (or bigger) database,
+    // and the baselines run before the variants in one round and after them in the next.
+    const steps = [...variants.map((variant) => ({ variant })), ...bare.map((baseline) => ({ baseline }))];
+    for (const { variant, baseline } of round % 2 === 1 ? steps : [...steps].reverse()) {
+      if (baseline) {
+        process.stdout.write(`  round ${round}/${rounds}, ${baseline.label}: ${round === 1 ? `${warmup} s warm-up + ` : ''}${duration} s, ${connections} connections ... `);
+        const phase = await baselinePhase(baseline, { warmup: round === 1 ? warmup : 0, duration, connections });
+        baseline.phases.push(phase);
+        console.log(`${Math.round(phase.requestsPerSecond)} req/s`);
+        continue;
+      }
       process.stdout.write(`  round ${round}/${rounds}, ${variant.label}: ${warmup} s warm-up + ${duration} s measured, ${connections} connections ... `);
       const phase = await loadPhase(session, variant, { warmup, duration, connections });
       variant.phases.push(phase);
       console.log(
-        `${Math.round(phase.completedPerSecond)} completed/s (HTTP ${Math.round(phase.httpRequestsPerSecond)} req/s, backlog ${phase.backlogAtLoadEnd} drained in ${phase.drainMs} ms, ${(phase.groupCommits / phase.executions).toFixed(2)} commits/execution)`,
+        `${Math.round(phase.completedPerSecond)} completed/s (HTTP ${Math.round(phase.httpRequestsPerSecond)} req/s, backlog ${phase.backlogAtLoadEnd} drained in ${phase.drainMs} ms, ${(phase.sqliteCommits / phase.executions).toFixed(2)} SQLite commits/execution)`,
       );
     }
   }
@@ -109,23 +130,35 @@ export async function measureThroughput(session, { rounds, warmup, duration, con
   const ratio = off.missing ? null : median(roundRatios);
   const sum = (phases, key) => phases.reduce((total, phase) => total + phase[key], 0);
   const loaded = [...on.phases, ...off.phases];
-  const commitsUnderLoad = sum(loaded, 'groupCommits') / sum(loaded, 'executions');
-  const sqliteUnderLoad = sum(loaded, 'sqliteCommits') / sum(loaded, 'executions');
+  const commitsUnderLoad = sum(loaded, 'sqliteCommits') / sum(loaded, 'executions');
+  const groupUnderLoad = loaded.every((phase) => phase.groupCommits !== null) ? sum(loaded, 'groupCommits') / sum(loaded, 'executions') : null;
+  const group = groupUnderLoad === null ? '' : ` (engine group commits: ${groupUnderLoad.toFixed(2)})`;
   const perSecond = (value) => `${Math.round(value).toLocaleString('en-US')}/s`;
-  log(`throughput: ${perSecond(rateOn)} completed with payloads saved${rateOff === null ? '' : `, ${perSecond(rateOff)} without (ratio ${ratio.toFixed(2)})`}; ${commitsUnderLoad.toFixed(2)} commits per execution under load`);
+  const percent = (value) => `${(value * 100).toFixed(1)}%`;
+  log(`throughput: ${perSecond(rateOn)} completed with payloads saved${rateOff === null ? '' : `, ${perSecond(rateOff)} without (ratio ${ratio.toFixed(2)})`}; ${commitsUnderLoad.toFixed(2)} SQLite commits per execution under load`);
+  // Each baseline ran in the same rounds as the variants: per round, completed/s over its req/s.
+  const bareRows = bare.flatMap((baseline) => {
+    const rate = median(baseline.phases.map((phase) => phase.requestsPerSecond));
+    const share = median(on.phases.map((phase, i) => phase.completedPerSecond / baseline.phases[i].requestsPerSecond));
+    return [
+      { process: 'bare', benchmark: `${baseline.label}, same rounds, ${connections} connections`, goal: 'informational', measured: `${perSecond(rate)} (requests)`, verdict: 'INFO' },
+      { benchmark: `Completed executions per second (saving on) / ${baseline.label} requests per second (median of the rounds' ratios)`, goal: 'informational', measured: percent(share), verdict: 'INFO' },
+    ];
+  });
 
   const title = `Throughput: 3-step executions completed per second (\`POST /run\`, ${connections} connections, median of ${rounds} rounds)`;
   return {
     commitsRow: {
-      benchmark: `Database commits per completed 3-step execution under load (the throughput runs)`,
+      benchmark: `SQLite commits per completed 3-step execution under load (the throughput runs)`,
       goal: 'at most 3',
-      measured: `${commitsUnderLoad.toFixed(2)} (SQLite: ${sqliteUnderLoad.toFixed(2)})`,
+      measured: `${commitsUnderLoad.toFixed(2)}${group}`,
       verdict: commitsUnderLoad <= 3 ? 'PASS' : 'FAIL',
     },
     rows: [
       { benchmark: `${title}, ${on.label}`, goal: 'at least 1,000 per second', measured: perSecond(rateOn), verdict: rateOn >= 1000 ? 'PASS' : 'FAIL' },
       { benchmark: `The same, ${off.label}`, goal: 'informational', measured: off.missing ? PAYLOADS_OFF_MISSING : perSecond(rateOff), verdict: off.missing ? 'NOT YET' : 'INFO' },
       { benchmark: 'Throughput ratio, saving on / saving off (median of the rounds\' ratios)', goal: 'at least 0.9', measured: ratio === null ? PAYLOADS_OFF_MISSING : ratio.toFixed(2), verdict: ratio === null ? 'NOT YET' : ratio >= 0.9 ? 'PASS' : 'FAIL' },
+      ...bareRows,
     ],
     details: [
       ...variants.map((variant) =>
@@ -134,8 +167,23 @@ export async function measureThroughput(session, { rounds, warmup, duration, con
       ...(off.missing
         ? [`${PAYLOADS_OFF_MISSING}: ${off.missing}.`]
         : [`Ratio on/off per round: ${roundRatios.map((r) => r.toFixed(2)).join(', ')} (median ${ratio.toFixed(2)}); the ratio of the two medians is ${(rateOn / rateOff).toFixed(2)}.`]),
-      `Commits under load: ${sum(loaded, 'groupCommits')} group commits and ${sum(loaded, 'sqliteCommits')} SQLite commits for ${sum(loaded, 'executions')} executions (all created during the throughput runs, counted after the backlog drained).`,
+      `Commits under load: ${sum(loaded, 'sqliteCommits')} SQLite commits${groupUnderLoad === null ? '' : ` (${sum(loaded, 'groupCommits')} engine group commits)`} for ${sum(loaded, 'executions')} executions (all created during the throughput runs, counted after the backlog drained).`,
+      ...bare.map((baseline) => `${baseline.label}, per round: ${baseline.phases.map((p) => `${perSecond(p.requestsPerSecond)} (p99 ${p.p99} ms)`).join('; ')}.`),
     ],
-    raw: { connections, rounds, warmupSeconds: warmup, durationSeconds: duration, rateOn, rateOff, ratio, roundRatios, payloadsOff: off.missing ? { available: false, reason: off.missing } : { available: true }, commitsUnderLoad, sqliteCommitsUnderLoad: sqliteUnderLoad, phases: { on: on.phases, off: off.phases } },
+    raw: {
+      connections,
+      rounds,
+      warmupSeconds: warmup,
+      durationSeconds: duration,
+      rateOn,
+      rateOff,
+      ratio,
+      roundRatios,
+      payloadsOff: off.missing ? { available: false, reason: off.missing } : { available: true },
+      sqliteCommitsUnderLoad: commitsUnderLoad,
+      groupCommitsUnderLoad: groupUnderLoad,
+      phases: { on: on.phases, off: off.phases },
+      baselines: Object.fromEntries(bare.map((baseline) => [baseline.id, baseline.phases.map(({ requestsPerSecond, p50, p99, requests }) => ({ requestsPerSecond, p50, p99, requests }))])),
+    },
   };
 }

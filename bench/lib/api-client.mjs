@@ -40,13 +40,5 @@ export function apiClient(baseUrl, token) {
     activate: (id) => call('POST', `/api/v1/workflows/${id}/activate`),
     /** Starts an execution of the active workflow; resolves with `{execution_id, status}`. */
     run: (id, input = {}) => call('POST', `/api/v1/workflows/${id}/run`, { data: { input } }),
-    /** The bench child's own routes (servers/engine-server.mjs), outside the API. */
-    bench: (method, path, body) => {
-      const init = body === undefined ? { method } : { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
-      return fetch(`${baseUrl}${path}`, init).then(async (response) => {
-        if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${(await response.text()).slice(0, 400)}`);
-        return response.json();
-      });
-    },
   };
 }

@@ -1,6 +1,7 @@
 // One target under load: a warm-up run (discarded: JIT, SQLite page cache, connection setup),
 // then the measured run. Any error, timeout or non-2xx answer stops the benchmark.
 import autocannon from 'autocannon';
+import { monotonicMicros } from './hrtime.mjs';
 
 function failuresOf(result) {
   return { errors: result.errors, timeouts: result.timeouts, non2xx: result.non2xx };
@@ -13,23 +14,44 @@ function assertClean(label, phase, result) {
   }
 }
 
+/** One request description whose path walks through `paths` in turn, across all connections. */
+function cyclingPaths(paths) {
+  let next = 0;
+  return [
+    {
+      setupRequest: (request) => {
+        const path = paths[next % paths.length];
+        next += 1;
+        return { ...request, path };
+      },
+    },
+  ];
+}
+
 /**
  * Returns the measured run's summary and autocannon's own latency, request and throughput stats.
- * `method` and `body` (a string) are optional: a GET without a body by default.
+ * `method` and `body` (a string) are optional: a GET without a body by default. `paths`, when
+ * given, replaces the URL's path and query request after request, in turn.
  */
-export async function measure({ label, url, headers, connections, duration, warmup, method, body }) {
+export async function measure({ label, url, headers, connections, duration, warmup, method, body, paths }) {
   // Only the options given: autocannon merges its defaults with Object.assign, so an undefined
   // `method` would replace its GET.
   const request = { url, connections, headers, ...(method ? { method } : {}), ...(body !== undefined ? { body } : {}) };
-  const warm = warmup > 0 ? await autocannon({ ...request, duration: warmup }) : null;
+  const requests = () => (paths ? { requests: cyclingPaths(paths) } : {});
+  const warm = warmup > 0 ? await autocannon({ ...request, ...requests(), duration: warmup }) : null;
   if (warm) assertClean(label, 'warm-up', warm);
-  const result = await autocannon({ ...request, duration });
+  const from = monotonicMicros();
+  const result = await autocannon({ ...request, ...requests(), duration });
+  const span = [from, monotonicMicros()];
   assertClean(label, 'measured', result);
   return {
     requestsPerSecond: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     requests: result.requests.total,
+    warmupRequests: warm?.requests.total ?? 0,
+    /** When the measured run ran ([from, to] µs, lib/hrtime.mjs). */
+    span,
     ...failuresOf(result),
     raw: { latency: result.latency, requests: result.requests, throughput: result.throughput, warmupRequestsPerSecond: warm?.requests.average ?? null },
   };

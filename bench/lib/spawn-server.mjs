@@ -1,24 +1,26 @@
-// The parent side: fork one server script per target, so autocannon (here) and the server
-// (there) never share an event loop.
+// The parent side of the bench's own server scripts (servers/: the bare baselines and the
+// in-process Switchyard wirings): fork one per target, so the load generator (here) and the
+// server (there) never share an event loop. `switchyard serve` itself: spawn-serve.mjs.
 import { fork } from 'node:child_process';
 import { clearTimeout } from 'node:timers';
-import path from 'node:path';
+import { probeClient } from './probe-client.mjs';
+import { collectCpuProfiles, cpuProfileFlags } from './cpu-profiles.mjs';
+import { benchNodeFlags, cleanEnvironment } from './spawn-serve.mjs';
 
 const READY_TIMEOUT_MS = 180_000;
 
 /**
- * Starts `script` and resolves with what it announced (`port`, ...) and a `stop()`.
- * `profileDir` set: the child runs under `node --cpu-prof` and writes `<name>.cpuprofile` there.
- * With `perThread`, Node's own names are kept instead (`CPU.<date>.<time>.<pid>.<thread>.<seq>`):
- * every worker thread writes a profile too, and one fixed name would have them overwrite the
- * main thread's.
+ * Starts `script` and resolves with what it announced (`port`, ...), `id`, a `stop()` (resolves
+ * with `{profiles}`, throws unless the child exits 0) and, with `probe`, `probe(op)` (the script
+ * installs probe.mjs), `loadSpans` (as spawn-serve.mjs's). `profileDir` set: the child runs under `node --cpu-prof`
+ * (cpu-profiles.mjs), its profiles named after `id`.
  */
-export function spawnServer(script, args, { name, profileDir, perThread = false } = {}) {
-  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`, ...(perThread ? [] : [`--cpu-prof-name=${name}.cpuprofile`])] : [];
-  // BENCH_NODE_FLAGS: extra V8/Node flags for the server children (e.g. --trace-gc), which NODE_OPTIONS refuses.
-  const execArgv = [...profile, ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
-  const child = fork(script, args, { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+export function spawnServer(script, args, { id, profileDir, probe = false } = {}) {
+  const profile = profileDir ? cpuProfileFlags(profileDir, id) : null;
+  const execArgv = [...(profile?.flags ?? []), ...benchNodeFlags()];
+  const child = fork(script, args, { execArgv, env: cleanEnvironment(), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const ask = probe ? probeClient(child, `${script} (${id})`) : null;
 
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -32,12 +34,18 @@ export function spawnServer(script, args, { name, profileDir, perThread = false 
     child.on('message', (message) => {
       if (message?.type !== 'ready') return;
       clearTimeout(timer);
-      const stop = async () => {
-        child.send('stop');
-        const { code } = await exited;
-        if (code !== 0) throw new Error(`${script} exited with code ${code} on stop`);
-      };
-      resolve({ ...message, stop });
+      const loadSpans = [];
+      let stopping = null;
+      const stop = () =>
+        (stopping ??= (async () => {
+          if (child.connected) child.send('stop');
+          const { code } = await exited;
+          const profiles = profile ? collectCpuProfiles(profile.threadDir, profileDir, id, loadSpans) : [];
+          if (code !== 0) throw new Error(`${script} exited with code ${code} on stop`);
+          return { profiles };
+        })());
+      const { type: _type, ...announced } = message;
+      resolve({ ...announced, id, kind: 'bench-script', baseUrl: `http://127.0.0.1:${announced.port}`, probe: ask, loadSpans, stop });
     });
   });
 }

@@ -1,7 +1,8 @@
-// The real Switchyard app from dist/, wired as `switchyard serve` wires it (config, buildDeps,
-// first-start bootstrap, buildApp), on embedded SQLite in a temporary data dir, logger off and
-// the API rate limit off. argv[2]: how many workflows to seed into the default workspace;
-// argv[3] `uncached`: run without the in-process list cache (to show what it saves).
+// In-process, logger off (not what users run): the Switchyard app from dist/ wired by hand for
+// the foundation benchmark's extra rows (config, buildDeps, first-start bootstrap, buildApp with
+// `logger: false`, the API rate limit off, the engine not started), on embedded SQLite in a
+// temporary data dir. The judged rows measure `switchyard serve` (lib/spawn-serve.mjs).
+// argv[2]: how many workflows to seed into the default workspace.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,8 +23,7 @@ const first = await deps.identity.bootstrap();
 if (!first) throw new Error('bootstrap did not create the first token on a fresh data dir');
 const seeded = workflowCount > 0 ? await seedWorkflows(deps, first.workspace, workflowCount) : { count: 0, ms: 0 };
 
-const listCache = process.argv[3] === 'uncached' ? null : deps.listCache;
-const app = await buildApp({ ...deps, listCache, config, logger: false });
+const app = await buildApp({ ...deps, config, logger: false });
 await app.listen({ port, host: config.host });
 announceReady({ port, token: first.token, seeded }, async () => {
   await app.close();

@@ -1,8 +1,8 @@
 // Benchmark 1: `immediate` webhook deliveries, webhook -> code, bearer verification. autocannon
 // posts to the endpoint; what counts is executions COMPLETED per second, read from the database
 // (finished_at inside a window timed by the server's clock), not the 202 answers, which only say
-// that the execution row was committed. Each round also measures bare Fastify's hello world at
-// the same connection count, back to back, for the informational ratio.
+// that the execution row was committed. Each round also measures the bare baselines' hello world
+// (node:http, Fastify) at the same connection count, back to back, for the informational ratios.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { micros } from '../lib/engine-db.mjs';
@@ -26,9 +26,9 @@ async function immediatePhase(session, target, { warmup, duration, connections }
   const mark = async (name, seconds) => {
     await sleep(seconds * 1000);
     marks[name] = await session.state();
-    // The main thread's busy share and turn length over the window (see servers/engine-server.mjs).
-    if (name === 'start') await session.api.bench('GET', '/bench/event-loop/start');
-    else loop = await session.api.bench('GET', '/bench/event-loop/stop');
+    // The main thread's busy share and turn length over the window (lib/probe.mjs).
+    if (name === 'start') await session.eventLoop.start();
+    else loop = await session.eventLoop.stop();
   };
   const window = Promise.all([mark('start', warmup), mark('end', warmup + duration)]);
   // If the load fails first, its error is the one reported; a mark failing afterwards is moot.
@@ -71,32 +71,33 @@ async function immediatePhase(session, target, { warmup, duration, connections }
     httpP99Ms: http.p99,
     backlogAtLoadEnd: (atLoadEnd.pending ?? 0) + (atLoadEnd.running ?? 0),
     drainMs: Math.round(drainMs),
-    groupCommitsPerSecond: (marks.end.commits - marks.start.commits) / windowSeconds,
+    sqliteCommitsPerSecond: (marks.end.sqliteCommits - marks.start.sqliteCommits) / windowSeconds,
     eventLoop: loop,
     stretches: immediateStretches(inWindow),
   };
 }
 
-function barePhase(bare, { duration, connections }) {
-  return measure({ label: 'bare Fastify', url: bare.url, connections, duration, warmup: 0 });
+function barePhase(baseline, { duration, connections }) {
+  return measure({ label: baseline.id, url: baseline.url, connections, duration, warmup: 0 });
 }
 
-export async function measureImmediateThroughput(session, target, bare, { rounds, warmup, duration, connections, log }) {
-  process.stdout.write(`  warm-up: bare Fastify ${warmup} s, immediate webhook ${warmup} s ... `);
-  await barePhase(bare, { duration: warmup, connections });
+/** `baselines`: `[{id, label, url}]` measured in every round (informational rows); empty for an extra target. */
+export async function measureImmediateThroughput(session, target, baselines, { rounds, warmup, duration, connections, log }) {
+  process.stdout.write(`  warm-up: ${[...baselines.map((b) => b.id), 'immediate webhook'].join(', ')}, ${warmup} s each ... `);
+  for (const baseline of baselines) await barePhase(baseline, { duration: warmup, connections });
   const warm = await immediatePhase(session, target, { warmup: 0, duration: warmup, connections });
   console.log(`done (${Math.round(warm.completedPerSecond)} completed/s)`);
 
   const webhookPhases = [];
-  const barePhases = [];
+  const barePhases = Object.fromEntries(baselines.map((baseline) => [baseline.id, []]));
   for (let round = 1; round <= rounds; round += 1) {
     // Alternate the order, so neither always runs first in its round (the machine drifts).
-    const order = round % 2 === 1 ? ['bare', 'webhook'] : ['webhook', 'bare'];
-    for (const which of order) {
-      if (which === 'bare') {
-        process.stdout.write(`  round ${round}/${rounds}, bare Fastify GET /: ${duration} s, ${connections} connections ... `);
-        const phase = await barePhase(bare, { duration, connections });
-        barePhases.push(phase);
+    const steps = [...baselines, null];
+    for (const baseline of round % 2 === 1 ? steps : [...steps].reverse()) {
+      if (baseline) {
+        process.stdout.write(`  round ${round}/${rounds}, ${baseline.label}: ${duration} s, ${connections} connections ... `);
+        const phase = await barePhase(baseline, { duration, connections });
+        barePhases[baseline.id].push(phase);
         console.log(`${Math.round(phase.requestsPerSecond)} req/s`);
       } else {
         process.stdout.write(`  round ${round}/${rounds}, immediate webhook -> code: ${RAMP_SECONDS} s + ${duration} s measured + ${TAIL_SECONDS} s, ${connections} connections ... `);
@@ -108,13 +109,15 @@ export async function measureImmediateThroughput(session, target, bare, { rounds
   }
 
   const rate = median(webhookPhases.map((p) => p.completedPerSecond));
-  const bareRate = median(barePhases.map((p) => p.requestsPerSecond));
-  // Each round's pair ran back to back, so its ratio is not moved by the drift between rounds.
-  const roundRatios = webhookPhases.map((p, i) => p.completedPerSecond / barePhases[i].requestsPerSecond);
-  const ratio = median(roundRatios);
   const perSecond = (value) => `${Math.round(value).toLocaleString('en-US')}/s`;
   const percent = (value) => `${(value * 100).toFixed(1)}%`;
-  log(`immediate webhook: ${perSecond(rate)} completed; bare Fastify ${perSecond(bareRate)}; ratio ${percent(ratio)}`);
+  // Each round's pair ran back to back, so its ratio is not moved by the drift between rounds.
+  const bare = baselines.map((baseline) => {
+    const phases = barePhases[baseline.id];
+    const roundRatios = webhookPhases.map((p, i) => p.completedPerSecond / phases[i].requestsPerSecond);
+    return { ...baseline, phases, rate: median(phases.map((p) => p.requestsPerSecond)), roundRatios, ratio: median(roundRatios) };
+  });
+  log(`immediate webhook: ${perSecond(rate)} completed${bare.map((b) => `; ${b.id} ${perSecond(b.rate)}, ratio ${percent(b.ratio)}`).join('')}`);
 
   return {
     rows: [
@@ -124,17 +127,27 @@ export async function measureImmediateThroughput(session, target, bare, { rounds
         measured: perSecond(rate),
         verdict: rate >= 1000 ? 'PASS' : 'FAIL',
       },
-      { benchmark: `Bare Fastify 5 hello world (\`GET /\`), same run, ${connections} connections`, goal: 'informational', measured: `${perSecond(bareRate)} (requests)`, verdict: 'INFO' },
-      { benchmark: 'Ratio: completed webhook executions per second / bare Fastify requests per second (median of the rounds\' ratios)', goal: 'informational', measured: percent(ratio), verdict: 'INFO' },
+      ...bare.flatMap((b) => [
+        { process: 'bare', benchmark: `${b.label}, same rounds, ${connections} connections`, goal: 'informational', measured: `${perSecond(b.rate)} (requests)`, verdict: 'INFO' },
+        { benchmark: `Ratio: completed webhook executions per second / ${b.label} requests per second (median of the rounds' ratios)`, goal: 'informational', measured: percent(b.ratio), verdict: 'INFO' },
+      ]),
     ],
     details: [
       `Per round, completed executions: ${webhookPhases.map((p) => `${perSecond(p.completedPerSecond)} (${p.completedInWindow} in ${p.windowSeconds.toFixed(2)} s; whole run incl. drain ${perSecond(p.wholeRunPerSecond)}; HTTP 202 answers ${perSecond(p.httpRequestsPerSecond)}, p50 ${p.httpP50Ms} ms, p99 ${p.httpP99Ms} ms; backlog at load end ${p.backlogAtLoadEnd}, drained in ${p.drainMs} ms)`).join('; ')}.`,
-      `Per round, bare Fastify: ${barePhases.map((p) => `${perSecond(p.requestsPerSecond)} (p99 ${p.p99} ms)`).join('; ')}; ratios ${roundRatios.map(percent).join(', ')}.`,
-      `Inside the measured windows (per round): ${webhookPhases.map((p) => `main thread busy ${(p.eventLoop.utilization * 100).toFixed(0)}%, event-loop delay p50 ${p.eventLoop.delayMs.p50} ms (p99 ${p.eventLoop.delayMs.p99} ms), ${Math.round(p.groupCommitsPerSecond)} group commits/s`).join('; ')}.`,
+      ...bare.map((b) => `Per round, ${b.label}: ${b.phases.map((p) => `${perSecond(p.requestsPerSecond)} (p99 ${p.p99} ms)`).join('; ')}; ratios ${b.roundRatios.map(percent).join(', ')}.`),
+      `Inside the measured windows (per round): ${webhookPhases.map((p) => `main thread busy ${(p.eventLoop.utilization * 100).toFixed(0)}%, event-loop delay p50 ${p.eventLoop.delayMs.p50} ms (p99 ${p.eventLoop.delayMs.p99} ms), ${Math.round(p.sqliteCommitsPerSecond)} SQLite commits/s`).join('; ')}.`,
       `Executions that completed inside the window, median round: ${describeStretches(webhookPhases.find((p) => p.completedPerSecond === rate)?.stretches ?? webhookPhases[0].stretches)}.`,
       `HTTP answers vs completions: the 202 is sent once the execution row is committed, so answers can run ahead of completions; the difference is the backlog the engine still had when the load stopped (median answers/s ${perSecond(median(webhookPhases.map((p) => p.httpRequestsPerSecond)))}).`,
       `Every execution created in these runs (${webhookPhases.reduce((sum, p) => sum + p.executions, 0)}) completed with its ${STEPS_PER_EXECUTION} step rows, checked after the backlog drained.`,
     ],
-    raw: { connections, rounds, warmupSeconds: warmup, durationSeconds: duration, completedPerSecond: rate, bareRequestsPerSecond: bareRate, ratio, roundRatios, webhookPhases, barePhases: barePhases.map(({ requestsPerSecond, p50, p99, requests }) => ({ requestsPerSecond, p50, p99, requests })) },
+    raw: {
+      connections,
+      rounds,
+      warmupSeconds: warmup,
+      durationSeconds: duration,
+      completedPerSecond: rate,
+      webhookPhases,
+      baselines: Object.fromEntries(bare.map((b) => [b.id, { requestsPerSecond: b.rate, ratio: b.ratio, roundRatios: b.roundRatios, phases: b.phases.map(({ requestsPerSecond, p50, p99, requests }) => ({ requestsPerSecond, p50, p99, requests })) }])),
+    },
   };
 }

@@ -13,13 +13,13 @@ export const MANY = 200;
 const failuresOf = (phase) => phase.errors + phase.non2xx + phase.mismatches + phase.reconnections;
 
 async function phase(session, target, connections, duration) {
-  await session.api.bench('GET', '/bench/event-loop/start');
+  await session.eventLoop.start();
   const before = await session.state();
   const result = await load({ url: target.url, headers: target.headers, method: 'POST', body: target.body, connections, duration, expectBody: target.expect.body });
   const after = await session.state();
-  const eventLoop = await session.api.bench('GET', '/bench/event-loop/stop');
+  const eventLoop = await session.eventLoop.stop();
   // Deliveries still running when the load stopped end in the background: let them, before the next load.
-  await session.api.bench('GET', '/bench/idle');
+  await session.waitForBacklog(target.workflowId, before.now);
   const connectionsAccepted = after.connections - before.connections;
   return { connections, ...result, connectionsAccepted, reconnections: Math.max(0, connectionsAccepted - connections), eventLoop };
 }

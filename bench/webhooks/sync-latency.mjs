@@ -9,7 +9,7 @@ import { describeStretches, respondStepStretches } from './timeline.mjs';
 
 const CONNECTIONS = [1, 8];
 
-/** SQLite commits between two `/bench/state` readings: how many, their total time, how many took over 1 and 5 ms. */
+/** SQLite commits between two probe readings (`state`): how many, their total time, how many took over 1 and 5 ms. */
 function commitsBetween(before, after) {
   return { count: after.count - before.count, totalMs: after.totalMs - before.totalMs, over1ms: after.over1ms - before.over1ms, over5ms: after.over5ms - before.over5ms };
 }
@@ -18,8 +18,10 @@ async function phase(session, target, connections, duration) {
   const before = await session.state();
   const from = before.now;
   const result = await latencyLoop({ origin: target.origin, path: target.path, headers: target.headers, body: target.body, connections, duration, expectStatus: target.expect.status, expectBody: target.expect.body });
-  // The run goes on after the answer (here only its final commit): let it end before the next phase.
-  const after = await session.api.bench('GET', '/bench/idle');
+  // The run goes on after the answer (here only its final commit): let it end before the next
+  // phase, read from the database file, then read the counters.
+  await session.waitForBacklog(target.workflowId, from);
+  const after = await session.state();
   const to = after.now;
   if (result.failures > 0) throw new Error(`respond_step latency, ${connections} connections: ${result.failures} failed requests (${result.failureSamples.join('; ')})`);
   if (result.connectionsOpened !== connections) throw new Error(`respond_step latency: ${result.connectionsOpened} connections opened for ${connections} (the server closed some)`);

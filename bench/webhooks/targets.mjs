@@ -10,6 +10,7 @@ import { DELIVERY_BODY, TRIGGER } from '../lib/webhook-graphs.mjs';
  */
 export async function webhookTarget(session, name, graph, expect) {
   const { api } = session;
+  const since = (await session.state()).now;
   const workflowId = await api.createWorkflow(name);
   const saved = await api.putGraph(workflowId, graph);
   await api.activate(workflowId);
@@ -36,6 +37,6 @@ export async function webhookTarget(session, name, graph, expect) {
   const refused = await fetch(target.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: target.body });
   await refused.text();
   if (refused.status !== 401) throw new Error(`${name}: a delivery without the bearer token answered ${refused.status}, expected 401`);
-  await api.bench('GET', '/bench/idle');
+  await session.waitForBacklog(workflowId, since);
   return target;
 }
