@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from './config.js';
 describe('configuration', () => {
   it('applies the documented defaults', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', databaseUrl: null, baseUrl: 'http://127.0.0.1:8080', secretKey: null, apiRateLimit: 600, webhookRateLimit: 6000, trustProxy: [], httpAllow: [], executionRetentionDays: 14 });
+    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', databaseUrl: null, baseUrl: 'http://127.0.0.1:8080', secretKey: null, apiRateLimit: 600, webhookRateLimit: 6000, trustProxy: [], httpAllow: [], executionRetentionDays: 14, storeMaxRowCap: 10_000_000 });
     expect(config.dataDir.endsWith('/data')).toBe(true);
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -26,6 +26,8 @@ describe('configuration', () => {
     ['SWITCHYARD_TRUST_PROXY', '10.0.0.0/99', 'SWITCHYARD_TRUST_PROXY:'],
     ['SWITCHYARD_HTTP_ALLOW', 'bad host!', 'SWITCHYARD_HTTP_ALLOW:'],
     ['SWITCHYARD_EXECUTION_RETENTION_DAYS', 'two weeks', 'SWITCHYARD_EXECUTION_RETENTION_DAYS:'],
+    ['SWITCHYARD_STORE_MAX_ROW_CAP', '0', 'SWITCHYARD_STORE_MAX_ROW_CAP: must be between 1 and 2000000000'],
+    ['SWITCHYARD_STORE_MAX_ROW_CAP', '1e6', 'SWITCHYARD_STORE_MAX_ROW_CAP: must be a whole number'],
   ])('stops on a bad %s naming the variable', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);
@@ -36,5 +38,9 @@ describe('configuration', () => {
     expect(config.trustProxy).toEqual(['10.0.0.1', '192.168.0.0/16']);
     expect(config.httpAllow).toEqual(['localhost', '127.0.0.1']);
     expect(config.apiRateLimit).toBe(0);
+  });
+
+  it('reads the server maximum of a store row cap', () => {
+    expect(loadConfig({ SWITCHYARD_STORE_MAX_ROW_CAP: '250000' }).storeMaxRowCap).toBe(250_000);
   });
 });
