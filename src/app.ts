@@ -21,6 +21,9 @@ import type { Clock } from './lib/clock.js';
 import type { WebhookEndpoints } from './webhooks/webhook-endpoints.js';
 import { webhookRoutes } from './webhooks/webhook-routes.js';
 import { webhookAdminRoutes } from './api/routes/webhooks/webhook-admin-routes.js';
+import { storeRoutes } from './api/routes/stores/store-routes.js';
+import { storeRowRoutes } from './api/routes/stores/store-row-routes.js';
+import { answerRouterError } from './api/plugins/router-errors.js';
 
 export interface AppDeps extends ApiContext {
   config: Pick<Config, 'apiRateLimit' | 'trustProxy' | 'baseUrl'> & Partial<Pick<Config, 'webhookRateLimit'>>;
@@ -53,8 +56,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: 1024 * 1024,
     routerOptions: {
       ignoreTrailingSlash: true,
+      // A store row key is up to 512 characters, percent-encoded up to 12 bytes each.
+      maxParamLength: 8192,
       querystringParser: (query) => qs.parse(query, { depth: 10, arrayLimit: 100, parameterLimit: 1000, allowDots: false }),
     },
+    frameworkErrors: answerRouterError,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
   });
 
@@ -93,6 +99,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await stepTemplateRoutes(api, deps);
       await executionRoutes(api, deps);
       await webhookAdminRoutes(api, deps);
+      await storeRoutes(api, deps);
+      await storeRowRoutes(api, deps);
     },
     { prefix: '/api/v1' },
   );

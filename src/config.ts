@@ -25,6 +25,9 @@ export interface Config {
   logLevel: string;
 }
 
+/** `SWITCHYARD_STORE_MAX_ROW_CAP` when unset. */
+export const DEFAULT_STORE_MAX_ROW_CAP = 10_000_000;
+
 export class ConfigError extends Error {
   constructor(readonly variable: string, message: string) {
     super(`${variable}: ${message}`);
@@ -106,7 +109,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     httpAllow: overrides.httpAllow ?? list(env, 'SWITCHYARD_HTTP_ALLOW', (item) => isAddressOrCidr(item) || HOSTNAME.test(item), 'a host name, IP address or CIDR'),
     executionRetentionDays: overrides.executionRetentionDays ?? integer(env, 'SWITCHYARD_EXECUTION_RETENTION_DAYS', 14, 0, 36_500),
     // Row counts are kept in 32-bit integer columns on PostgreSQL, hence the upper bound.
-    storeMaxRowCap: overrides.storeMaxRowCap ?? integer(env, 'SWITCHYARD_STORE_MAX_ROW_CAP', 10_000_000, 1, 2_000_000_000),
+    storeMaxRowCap: overrides.storeMaxRowCap ?? integer(env, 'SWITCHYARD_STORE_MAX_ROW_CAP', DEFAULT_STORE_MAX_ROW_CAP, 1, 2_000_000_000),
     logLevel,
   });
 }
