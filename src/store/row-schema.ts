@@ -24,6 +24,8 @@ const ajv = new Ajv2020({
   logger: false,
 });
 addFormats.default(ajv);
+// ajv resolves `$anchor` references but does not list the keyword, so strict mode would refuse it.
+ajv.addKeyword({ keyword: '$anchor', schemaType: 'string' });
 
 export const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 /** Bounds the work a schema costs to check and compile; real row schemas are far smaller. */
