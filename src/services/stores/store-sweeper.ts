@@ -103,6 +103,11 @@ export class StoreSweeper {
       });
   }
 
+  /** Resolves once no sweep is running or queued. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
   /** Stops after the batch in progress; a later start resumes where it stopped. */
   async stop(): Promise<void> {
     this.halted = true;
