@@ -157,7 +157,7 @@ describeEachDialect('store deletions', (dialect) => {
       const doomed = (await stores.create({ name: 'Interrupted' })).id;
       for (let i = 0; i < 5; i++) await stores.putOk(doomed, `k${i}`, {});
       await t.request('DELETE', `/api/v1/stores/${doomed}`);
-      const first = new StoreSweeper(t.deps.db, { batchSize: 2, onBatch: () => first.stop() });
+      const first = new StoreSweeper(t.deps.db, { batchSize: 2, onBatch: (): Promise<void> => first.stop() });
       expect(await first.runOnce()).toBe(2);
       expect(await rowsOf(doomed)).toBe(3);
       // The API still hides it while its rows wait.

@@ -43,4 +43,4 @@ export function relative(link: string): string {
   return link.replace('http://sy.test', '');
 }
 
-export const keysOf = (entries: { id?: string; key?: string; attributes?: { key: string } }[]) => entries.map((e) => e.attributes?.key ?? e.key);
+export const keysOf = (entries: { id?: string; key?: string; attributes?: { key: string } }[]): string[] => entries.map((e) => String(e.attributes?.key ?? e.key));
