@@ -27,6 +27,8 @@ import type { WebhookEndpoints } from './webhooks/webhook-endpoints.js';
 import { webhookRoutes } from './webhooks/webhook-routes.js';
 import { sendWebhookNotFound } from './webhooks/webhook-answers.js';
 import { webhookAdminRoutes } from './api/routes/webhooks/webhook-admin-routes.js';
+import { storeRoutes } from './api/routes/stores/store-routes.js';
+import { storeRowRoutes } from './api/routes/stores/store-row-routes.js';
 
 export interface AppDeps extends ApiContext {
   config: Pick<Config, 'apiRateLimit' | 'trustProxy' | 'baseUrl'> & Partial<Pick<Config, 'webhookRateLimit'>>;
@@ -103,6 +105,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await stepTemplateRoutes(api, deps);
       await executionRoutes(api, deps);
       await webhookAdminRoutes(api, deps);
+      await storeRoutes(api, deps);
+      await storeRowRoutes(api, deps);
     },
     { prefix: '/api/v1' },
   );

@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from './config.js';
 describe('configuration', () => {
   it('applies the documented defaults', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', databaseUrl: null, baseUrl: 'http://127.0.0.1:8080', secretKey: null, apiRateLimit: 600, webhookRateLimit: 6000, trustProxy: [], httpAllow: [], executionRetentionDays: 14, logLevel: 'info', logFormat: 'json', role: 'all', leaseMs: 30_000, heartbeatMs: 10_000, pollMs: 1_000, shutdownGraceMs: 30_000, maxRunning: 64, workerConcurrency: 64 });
+    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', databaseUrl: null, baseUrl: 'http://127.0.0.1:8080', secretKey: null, apiRateLimit: 600, webhookRateLimit: 6000, trustProxy: [], httpAllow: [], executionRetentionDays: 14, logLevel: 'info', logFormat: 'json', role: 'all', leaseMs: 30_000, heartbeatMs: 10_000, pollMs: 1_000, shutdownGraceMs: 30_000, maxRunning: 64, workerConcurrency: 64, storeMaxRowCap: 10_000_000 });
     expect(config.dataDir.endsWith('/data')).toBe(true);
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -32,6 +32,8 @@ describe('configuration', () => {
     ['SWITCHYARD_LEASE_MS', '10', 'SWITCHYARD_LEASE_MS: must be between 1000 and 3600000'],
     ['SWITCHYARD_HEARTBEAT_MS', '20000', 'SWITCHYARD_HEARTBEAT_MS: must be at most half of SWITCHYARD_LEASE_MS (30000)'],
     ['SWITCHYARD_MAX_RUNNING', '0', 'SWITCHYARD_MAX_RUNNING: must be between 1'],
+    ['SWITCHYARD_STORE_MAX_ROW_CAP', '0', 'SWITCHYARD_STORE_MAX_ROW_CAP: must be between 1 and 2000000000'],
+    ['SWITCHYARD_STORE_MAX_ROW_CAP', '1e6', 'SWITCHYARD_STORE_MAX_ROW_CAP: must be a whole number'],
   ])('stops on a bad %s naming the variable', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);
@@ -45,5 +47,9 @@ describe('configuration', () => {
     expect(loadConfig({ SWITCHYARD_LOG_FORMAT: 'pretty', SWITCHYARD_LOG_LEVEL: 'debug' })).toMatchObject({ logFormat: 'pretty', logLevel: 'debug' });
     expect(loadConfig({ SWITCHYARD_ROLE: 'worker', SWITCHYARD_MAX_RUNNING: '200' })).toMatchObject({ role: 'worker', maxRunning: 200, workerConcurrency: 200 });
     expect(loadConfig({ SWITCHYARD_MAX_RUNNING: '200', SWITCHYARD_WORKER_CONCURRENCY: '20' })).toMatchObject({ maxRunning: 200, workerConcurrency: 20 });
+  });
+
+  it('reads the server maximum of a store row cap', () => {
+    expect(loadConfig({ SWITCHYARD_STORE_MAX_ROW_CAP: '250000' }).storeMaxRowCap).toBe(250_000);
   });
 });

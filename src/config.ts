@@ -25,6 +25,8 @@ export interface Config {
   httpAllow: string[];
   /** Finished executions older than this many days are pruned; 0 keeps them forever. */
   executionRetentionDays: number;
+  /** The highest `row_cap` a store may be given. */
+  storeMaxRowCap: number;
   logLevel: string;
   /** `json` lines (default), or `pretty` for humans at a terminal. */
   logFormat: LogFormat;
@@ -42,6 +44,9 @@ export interface Config {
   /** Executions one worker process runs at once. */
   workerConcurrency: number;
 }
+
+/** `SWITCHYARD_STORE_MAX_ROW_CAP` when unset. */
+export const DEFAULT_STORE_MAX_ROW_CAP = 10_000_000;
 
 export class ConfigError extends Error {
   constructor(readonly variable: string, message: string) {
@@ -134,6 +139,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     trustProxy: overrides.trustProxy ?? list(env, 'SWITCHYARD_TRUST_PROXY', isAddressOrCidr, 'an IP address or CIDR'),
     httpAllow: overrides.httpAllow ?? list(env, 'SWITCHYARD_HTTP_ALLOW', (item) => isAddressOrCidr(item) || HOSTNAME.test(item), 'a host name, IP address or CIDR'),
     executionRetentionDays: overrides.executionRetentionDays ?? integer(env, 'SWITCHYARD_EXECUTION_RETENTION_DAYS', 14, 0, 36_500),
+    // Row counts are kept in 32-bit integer columns on PostgreSQL, hence the upper bound.
+    storeMaxRowCap: overrides.storeMaxRowCap ?? integer(env, 'SWITCHYARD_STORE_MAX_ROW_CAP', DEFAULT_STORE_MAX_ROW_CAP, 1, 2_000_000_000),
     logLevel,
     logFormat: logFormat as LogFormat,
     role: role as ServeRole,

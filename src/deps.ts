@@ -1,4 +1,4 @@
-import type { Config } from './config.js';
+import { DEFAULT_STORE_MAX_ROW_CAP, type Config } from './config.js';
 import type { ApiContext } from './api/api-context.js';
 import type { DatabaseHandle } from './db/dialect/dialect.js';
 import { openDatabase } from './db/open-database.js';
@@ -18,6 +18,10 @@ import { Engine } from './engine/engine.js';
 import { ExecutionService } from './services/executions/execution-service.js';
 import { WebhookService } from './services/webhooks/webhook-service.js';
 import { WebhookEndpoints } from './webhooks/webhook-endpoints.js';
+import { StoreService } from './services/stores/store-service.js';
+import { StoreRowService } from './services/stores/store-row-service.js';
+import { StoreSweeper } from './services/stores/store-sweeper.js';
+import { FeedCursors } from './api/routes/stores/feed-cursor.js';
 
 /** Everything the process runs on, built once and passed explicitly (no container). */
 export interface Deps extends ApiContext {
@@ -28,6 +32,8 @@ export interface Deps extends ApiContext {
   authenticator: Authenticator;
   engine: Engine;
   webhookEndpoints: WebhookEndpoints;
+  /** Removes deleted stores' rows in the background; `serve` starts it. */
+  storeSweeper: StoreSweeper;
   close(): Promise<void>;
 }
 
@@ -36,7 +42,7 @@ export interface Deps extends ApiContext {
  * loads the secret key and wires the services.
  */
 export async function buildDeps(
-  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'secretKey' | 'baseUrl'> & Partial<Pick<Config, 'httpAllow'>>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'secretKey' | 'baseUrl'> & Partial<Pick<Config, 'httpAllow' | 'storeMaxRowCap'>>,
   options: { clock?: Clock; database?: DatabaseHandle; onBackgroundError?: (error: unknown) => void; timers?: boolean } = {},
 ): Promise<Deps> {
   const database = options.database ?? openDatabase(config);
@@ -61,6 +67,8 @@ export async function buildDeps(
     onError: (error) => options.onBackgroundError?.(error),
   });
   executions = new ExecutionService(database.db, clock, engine, stamp);
+  const storeSweeper = new StoreSweeper(database.db, { onError: (error) => options.onBackgroundError?.(error) });
+  const stores = new StoreService(database.db, database.dialect, clock, { maxRowCap: config.storeMaxRowCap ?? DEFAULT_STORE_MAX_ROW_CAP }, () => storeSweeper.wake());
   return {
     database,
     db: database.db,
@@ -77,7 +85,12 @@ export async function buildDeps(
     executions,
     webhooks: new WebhookService(database.db, clock, config.baseUrl),
     webhookEndpoints: new WebhookEndpoints(database.db, secretKey, stamp, options.onBackgroundError),
+    stores,
+    storeRows: new StoreRowService(database.db, database.dialect, clock, stores),
+    feedCursors: new FeedCursors(secretKey),
+    storeSweeper,
     close: async () => {
+      await storeSweeper.stop();
       await engine.stop();
       await database.close();
     },

@@ -6,7 +6,7 @@ import { createTestApp, type TestApp } from './support/test-app.js';
 
 const UNKNOWN = '0190f2a0-0000-7000-8000-000000000000';
 
-type Ids = { workflow: string; folder: string; execution: string };
+type Ids = { workflow: string; folder: string; execution: string; store: string; key: string };
 
 interface RouteCase {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -41,13 +41,24 @@ const ROUTES: RouteCase[] = [
   { method: 'POST', path: (i) => `/api/v1/workflows/${i.workflow}/run`, body: () => ({ data: { draft: true, input: { hello: 'matrix' } } }), byId: true },
   { method: 'POST', path: (i) => `/api/v1/executions/${i.execution}/cancel`, byId: true },
   { method: 'GET', path: () => '/api/v1/open_api', byId: false },
+  { method: 'GET', path: () => '/api/v1/stores', byId: false },
+  { method: 'POST', path: () => '/api/v1/stores', body: () => ({ data: { type: 'store', attributes: { name: 'matrix' } } }), byId: false },
+  { method: 'GET', path: (i) => `/api/v1/stores/${i.store}`, byId: true },
+  { method: 'PATCH', path: (i) => `/api/v1/stores/${i.store}`, body: (i) => ({ data: { type: 'store', id: i.store, attributes: { name: 'renamed', row_cap: 50 } } }), byId: true },
+  { method: 'PUT', path: (i) => `/api/v1/stores/${i.store}/rows/${encodeURIComponent(i.key)}`, body: () => ({ data: { row: { n: 2 } } }), byId: true },
+  { method: 'GET', path: (i) => `/api/v1/stores/${i.store}/rows/${encodeURIComponent(i.key)}`, byId: true },
+  { method: 'GET', path: (i) => `/api/v1/stores/${i.store}/rows`, byId: true },
+  { method: 'GET', path: (i) => `/api/v1/stores/${i.store}/deletions`, byId: true },
   // Deletes last: they remove the fixtures.
+  { method: 'DELETE', path: (i) => `/api/v1/stores/${i.store}/rows/${encodeURIComponent(i.key)}`, byId: true },
+  { method: 'DELETE', path: (i) => `/api/v1/stores/${i.store}`, byId: true },
   { method: 'DELETE', path: (i) => `/api/v1/folders/${i.folder}`, byId: true },
   { method: 'DELETE', path: (i) => `/api/v1/workflows/${i.workflow}`, byId: true },
 ];
 
-const label = (r: RouteCase) => `${r.method} ${r.path({ workflow: ':id', folder: ':id', execution: ':id' })}`;
-const NO_IDS: Ids = { workflow: UNKNOWN, folder: UNKNOWN, execution: UNKNOWN };
+const label = (r: RouteCase) => `${r.method} ${r.path({ workflow: ':id', folder: ':id', execution: ':id', store: ':id', key: ':key' })}`;
+// An unknown store id, with the same key as the owner's row.
+const NO_IDS: Ids = { workflow: UNKNOWN, folder: UNKNOWN, execution: UNKNOWN, store: UNKNOWN, key: 'order/1 😀' };
 const stripIds = (body: { errors: { id?: string }[] }) => body.errors.map(({ id: _id, ...rest }) => rest);
 
 describeEachDialect('isolation matrix', (dialect) => {
@@ -66,7 +77,9 @@ describeEachDialect('isolation matrix', (dialect) => {
       parent_execution_id: null, call_depth: 0, retry_of_execution_id: null, user_id: null, started_at: now, finished_at: null, inserted_at: now, updated_at: now,
       context: null, inputs: null, output: null, error: null, step_count: 0, run_at: '2099-01-01T00:00:00.000000Z', lease_owner: null, lease_expires_at: null, response: null,
     }).execute();
-    ids = { workflow, folder, execution };
+    const store = (await t.request('POST', '/api/v1/stores', { body: { data: { type: 'store', attributes: { name: 'Owned' } } } })).body.data.id;
+    expect((await t.request('PUT', `/api/v1/stores/${store}/rows/${encodeURIComponent('order/1 😀')}`, { body: { data: { row: { n: 1 } } } })).status).toBe(201);
+    ids = { workflow, folder, execution, store, key: 'order/1 😀' };
   });
   afterAll(() => t.close());
 
@@ -119,6 +132,8 @@ describeEachDialect('isolation matrix', (dialect) => {
       const workflows = await t.request('GET', '/api/v1/workflows', { token: t.tokens.other });
       const folders = await t.request('GET', '/api/v1/folders', { token: t.tokens.other });
       const executions = await t.request('GET', '/api/v1/executions', { token: t.tokens.other });
+      const stores = await t.request('GET', '/api/v1/stores', { token: t.tokens.other });
+      expect(stores.body.data).toEqual([]);
       expect(workflows.body.data).toEqual([]);
       expect(folders.body.data).toEqual([]);
       expect(executions.body.data).toEqual([]);

@@ -31,6 +31,16 @@ const ROUTES = [
   'get /api/v1/workflows/{workflow_id}/executions',
   'get /api/v1/executions/{workflow_execution_id}/steps',
   'get /api/v1/open_api',
+  'get /api/v1/stores',
+  'post /api/v1/stores',
+  'get /api/v1/stores/{id}',
+  'patch /api/v1/stores/{id}',
+  'delete /api/v1/stores/{id}',
+  'get /api/v1/stores/{id}/deletions',
+  'get /api/v1/stores/{store_id}/rows',
+  'put /api/v1/stores/{store_id}/rows/{key}',
+  'get /api/v1/stores/{store_id}/rows/{key}',
+  'delete /api/v1/stores/{store_id}/rows/{key}',
   'get /healthz',
   'get /readyz',
 ];
@@ -68,6 +78,14 @@ describeEachDialect('OpenAPI document', (dialect) => {
     const inbound = doc.paths['/webhooks/{webhook_id}'].post;
     expect(inbound.security).toEqual([]);
     expect(Object.keys(inbound.responses)).toEqual(expect.arrayContaining(['202', '401', '404', '504']));
+    // Stores: the row write is an action route (plain JSON), the row list a JSON:API list.
+    const put = doc.paths['/api/v1/stores/{store_id}/rows/{key}'].put;
+    expect(Object.keys(put.responses)).toEqual(expect.arrayContaining(['200', '201', '404', '409', '422']));
+    expect(put.responses['201'].content).toHaveProperty(['application/json']);
+    expect(put.tags).toEqual(['Stores']);
+    expect(doc.paths['/api/v1/stores/{store_id}/rows'].get.responses['200'].content['application/vnd.api+json'].schema.properties.data.items.properties.attributes.properties).toHaveProperty('row');
+    expect(doc.paths['/api/v1/stores/{store_id}/rows'].put).toBeUndefined();
+    expect(doc.paths['/api/v1/stores/{id}/deletions'].get.responses['200'].content).toHaveProperty(['application/json']);
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 

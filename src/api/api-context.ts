@@ -7,6 +7,9 @@ import type { FreshCache } from '../lib/fresh-cache.js';
 import type { FolderService } from '../services/folders/folder-service.js';
 import type { WorkflowService } from '../services/workflows/workflow-service.js';
 import type { ExecutionService } from '../services/executions/execution-service.js';
+import type { StoreService } from '../services/stores/store-service.js';
+import type { StoreRowService } from '../services/stores/store-row-service.js';
+import type { FeedCursors } from './routes/stores/feed-cursor.js';
 
 /** What the routes get from the composition root; passed explicitly, no container. */
 export interface ApiContext {
@@ -17,6 +20,10 @@ export interface ApiContext {
   folders: FolderService;
   executions: ExecutionService;
   webhooks: WebhookService;
+  stores: StoreService;
+  storeRows: StoreRowService;
+  /** Signs and checks the cursors of the store feeds. */
+  feedCursors: FeedCursors;
   /**
    * Serialised list answers by workspace and URL, fresh while the listed tables are unchanged;
    * null where the database offers no cheap change probe (PostgreSQL).

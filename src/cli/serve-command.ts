@@ -22,6 +22,7 @@ export async function serve(config: Config, role: ServeRole, out: (line: string)
   await deps.engine.start();
   const pruner = new RetentionPruner(deps.db, deps.clock, config.executionRetentionDays, (error) => logger.error({ err: error }, 'execution retention pruning failed'));
   pruner.start();
+  deps.storeSweeper.start();
   if (first) {
     out('');
     out('First start: created the Pro workspace "default" and a build-scoped API token.');
@@ -35,6 +36,7 @@ export async function serve(config: Config, role: ServeRole, out: (line: string)
   out(`Switchyard (${role}) listening on ${address}; API at ${config.baseUrl}/api/v1, docs at ${config.baseUrl}/api/docs; database: ${deps.dialect.name}`);
   return async () => {
     pruner.stop();
+    await deps.storeSweeper.stop();
     await app.close();
     await deps.close();
     logger.info('stopped');

@@ -5,6 +5,7 @@ import * as stepTemplates from './migrations/0002-step-templates.js';
 import * as executions from './migrations/0003-executions.js';
 import * as webhooks from './migrations/0004-webhooks.js';
 import * as leanExecutionIndexes from './migrations/0005-lean-execution-indexes.js';
+import * as stores from './migrations/0006-stores.js';
 import * as scaleOut from './migrations/0007-scale-out.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
@@ -16,6 +17,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0003-executions': executions,
   '0004-webhooks': webhooks,
   '0005-lean-execution-indexes': leanExecutionIndexes,
+  '0006-stores': stores,
   '0007-scale-out': scaleOut,
 };
 

@@ -221,7 +221,57 @@ export interface WebhookDeliveriesTable {
   created_at: string;
 }
 
+/**
+ * Stores: workspace data tables. Terminology:
+ * - store: a table of one workspace with a JSON Schema for its rows (`schema`, bumped
+ *   `schema_version` on every change) and a row cap;
+ * - row: one keyed JSON object of a store (`store_rows`, primary key (store_id, key));
+ * - tombstone: the record of a deleted key (`store_deletions`), removed when the key is written
+ *   again, so the rows feed and the deletions feed never contradict each other;
+ * - last write time (`last_write_at`): the time given to the store's latest row write or delete;
+ *   writers hold the store's row lock and take a time strictly after it (store/store-write.ts).
+ * A deleted store keeps its row (`deleted_at` set) until the sweeper has removed its rows.
+ */
+export interface StoresTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  slug: string;
+  description: string | null;
+  /** JSON text of the row schema (JSON Schema 2020-12, an object schema). */
+  schema: string;
+  schema_version: number;
+  row_count: number;
+  row_cap: number;
+  last_write_at: string | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export interface StoreRowsTable {
+  store_id: string;
+  key: string;
+  /** JSON text of the row object. */
+  row: string;
+  created_at: string;
+  updated_at: string;
+  /** The workflow and execution of the last write; null for API writes. */
+  workflow_id: string | null;
+  execution_id: string | null;
+}
+
+export interface StoreDeletionsTable {
+  store_id: string;
+  key: string;
+  deleted_at: string;
+  workflow_id: string | null;
+}
+
 export interface Database {
+  stores: StoresTable;
+  store_rows: StoreRowsTable;
+  store_deletions: StoreDeletionsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   executions: ExecutionsTable;

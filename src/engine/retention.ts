@@ -4,6 +4,7 @@ import type { Clock } from '../lib/clock.js';
 import { formatMicros } from '../lib/clock.js';
 import { TERMINAL_EXECUTION_STATUSES } from './statuses.js';
 import { pruneDeliveries } from '../store/webhook-repository.js';
+import { pruneStoreDeletions } from '../store/store-row-repository.js';
 
 /** How long a webhook delivery's idempotency key is remembered (docs/webhooks.md). */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -55,10 +56,18 @@ export class RetentionPruner {
     return formatMicros((this.clock.nowMs() - this.retentionDays * 86_400_000) * 1000);
   }
 
-  /** Prunes old executions (unless kept forever) and webhook idempotency keys past their 24 hours. */
+  /**
+   * Prunes old executions and store tombstones (unless kept forever: the deletions feed keeps
+   * a deleted key as long as executions are kept) and webhook idempotency keys past their 24
+   * hours. Returns the executions deleted.
+   */
   async runOnce(): Promise<number> {
     await pruneDeliveries(this.db, formatMicros((this.clock.nowMs() - IDEMPOTENCY_WINDOW_MS) * 1000));
-    return this.retentionDays === 0 ? 0 : pruneExecutions(this.db, this.cutoff());
+    if (this.retentionDays === 0) return 0;
+    const cutoff = this.cutoff();
+    const executions = await pruneExecutions(this.db, cutoff);
+    await pruneStoreDeletions(this.db, cutoff);
+    return executions;
   }
 
   start(): void {

@@ -7,6 +7,8 @@ export interface ErrorItem {
   code: ErrorCode | string;
   detail: string;
   source?: ErrorSource;
+  /** Machine-readable facts about the error (JSON:API error `meta`), e.g. counts. */
+  meta?: Record<string, unknown>;
 }
 
 /**
@@ -19,12 +21,12 @@ export class AppError extends Error {
   readonly items: ErrorItem[];
   readonly headers: Record<string, string>;
 
-  constructor(code: ErrorCode, detail: string, source?: ErrorSource, options: { items?: ErrorItem[]; headers?: Record<string, string> } = {}) {
+  constructor(code: ErrorCode, detail: string, source?: ErrorSource, options: { items?: ErrorItem[]; headers?: Record<string, string>; meta?: Record<string, unknown> } = {}) {
     super(detail);
     this.name = 'AppError';
     this.code = code;
     this.status = ERROR_CODES[code].status;
-    this.items = options.items ?? [{ code, detail, ...(source ? { source } : {}) }];
+    this.items = options.items ?? [{ code, detail, ...(source ? { source } : {}), ...(options.meta ? { meta: options.meta } : {}) }];
     this.headers = options.headers ?? {};
   }
 

@@ -94,7 +94,7 @@ function compileRelation(relation: string, filter: FilterNode, definition: Resou
 function compileComparison(node: ComparisonNode, definition: ResourceDefinition, context: Context): RawBuilder<SqlBool> {
   const spec = findAttribute(definition, node.attribute);
   if (!spec) throw new Error(`${definition.type} has no attribute '${node.attribute}'`);
-  const column = reference(context.alias, columnOf(definition, node.attribute));
+  const column = spec.expression ? spec.expression(context.alias) : reference(context.alias, columnOf(definition, node.attribute));
   const { dialect } = context;
   if (node.operator === 'is_nil') return node.value ? sql<SqlBool>`${column} IS NULL` : sql<SqlBool>`${column} IS NOT NULL`;
   if (node.operator === 'in') {

@@ -85,7 +85,7 @@ function parseEntry(key: string, value: unknown, definition: ResourceDefinition,
   if (spec && spec.filterable !== false) return parseAttribute(key, spec, value, path);
   const relation = definition.relationFilters && Object.hasOwn(definition.relationFilters, key) ? definition.relationFilters[key] : undefined;
   if (relation) return { type: 'relation', relation: key, filter: parseObject(value, relation.resource(), path) };
-  throw invalidParameter(path, `'${key}' is not a filterable attribute or relation of ${definition.type}`);
+  throw invalidParameter(path, definition.filterHint?.(key) ?? `'${key}' is not a filterable attribute or relation of ${definition.type}`);
 }
 
 function parseAttribute(attribute: string, spec: AttributeSpec, value: unknown, path: string): FilterNode {

@@ -1,3 +1,5 @@
+import type { RawBuilder } from 'kysely';
+
 /**
  * How a JSON:API resource maps onto its table: the attribute kinds decide which filter
  * operators and operand types apply, which attributes are returned by default and which only
@@ -22,6 +24,11 @@ export interface AttributeSpec {
   filterable?: boolean;
   /** JSON Schema of the value in responses and OpenAPI, when the kind alone says too little (arrays). */
   schema?: Record<string, unknown>;
+  /**
+   * Filters compare this SQL expression instead of the column: a value inside a JSON column
+   * (a store row's declared field). The table alias is the list's, when it has one.
+   */
+  expression?: (tableAlias: string | undefined) => RawBuilder<unknown>;
 }
 
 /** A related resource a filter can reach: `filter[workflow][name][eq]=x`. */
@@ -38,6 +45,8 @@ export interface ResourceDefinition {
   relationFilters?: Record<string, RelationFilterSpec>;
   /** JSON:API sort string used when the request has none, e.g. `-created_at`. */
   defaultSort: string;
+  /** Explains why a name is not filterable, when the generic message would not say enough. */
+  filterHint?: (name: string) => string | undefined;
 }
 
 export function defaultFields(definition: ResourceDefinition): string[] {

@@ -124,6 +124,7 @@ export const ERROR_RESPONSE_SCHEMA = {
           title: { type: 'string' },
           detail: { type: 'string' },
           source: { type: 'object', properties: { pointer: { type: 'string' }, parameter: { type: 'string' }, header: { type: 'string' } } },
+          meta: { type: 'object', additionalProperties: true },
         },
       },
     },

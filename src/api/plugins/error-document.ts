@@ -7,7 +7,7 @@ import { lingerOnClose } from './linger-close.js';
 export const JSONAPI_MEDIA_TYPE = 'application/vnd.api+json';
 
 export interface ErrorDocument {
-  errors: { id?: string; status: string; code: string; title: string; detail: string; source?: Record<string, string> }[];
+  errors: { id?: string; status: string; code: string; title: string; detail: string; source?: Record<string, string>; meta?: Record<string, unknown> }[];
   jsonapi: { version: '1.0' };
 }
 
@@ -21,6 +21,7 @@ export function errorDocument(status: number, items: ErrorItem[], requestId?: st
       title: titleOf(item.code, fallbackTitle),
       detail: item.detail,
       ...(item.source ? { source: item.source as Record<string, string> } : {}),
+      ...(item.meta ? { meta: item.meta } : {}),
     })),
     jsonapi: { version: '1.0' },
   };

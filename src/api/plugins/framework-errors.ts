@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/app-error.js';
 import { sendError } from './error-document.js';
 import { MAX_PARAM_LENGTH } from './http-limits.js';
+import { rowKeyError } from './router-errors.js';
 
 /** Paths answered by a scope of its own (by prefix), with its answer for a path it cannot route. */
 export type OwnAnswers = Record<string, (reply: FastifyReply) => FastifyReply>;
@@ -35,7 +36,11 @@ export function frameworkErrorHandler(ownAnswers: OwnAnswers) {
       return;
     }
     reply.header('x-request-id', request.id);
-    if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    // A store row's key the router refused is answered as the key's error (400 `invalid_key`).
+    const keyError = rowKeyError(error, request.url);
+    if (keyError) {
+      sendError(request, reply, keyError);
+    } else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
       sendError(request, reply, new AppError('uri_too_long', `a segment of the path is too long for any route (at most ${MAX_PARAM_LENGTH} bytes as sent)`));
     } else if (error.code === 'FST_ERR_BAD_URL') {
       sendError(request, reply, new AppError('bad_request', 'the path holds a percent-escape that is not valid UTF-8'));

@@ -59,6 +59,7 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
         { name: 'Workflows' },
         { name: 'Folders' },
         { name: 'Executions' },
+        { name: 'Stores', description: 'workspace data tables: the store resource, its rows, the change feed and the deletions feed (docs/stores.md)' },
         { name: 'Step templates' },
         { name: 'Webhooks', description: 'webhook endpoint actions of the API: bearer rotation, sample capture' },
         { name: 'Inbound webhooks', description: 'the endpoints senders deliver to (docs/webhooks.md)' },

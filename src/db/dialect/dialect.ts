@@ -28,7 +28,23 @@ export interface SqlDialect {
   distinctFrom(left: RawBuilder<unknown>, right: unknown, negate: boolean): RawBuilder<boolean>;
   /** Unicode-aware lower-casing, identical on both dialects, for `ilike`. */
   lower(expression: RawBuilder<unknown>): RawBuilder<string>;
+  /**
+   * The top-level member `name` of a JSON text column as an SQL value of `type`: NULL when the
+   * member is absent or null, strings comparing by code point, numbers numerically, booleans as
+   * the dialect's booleans. Store row filters compare it.
+   */
+  jsonMember(column: RawBuilder<unknown>, name: string, type: JsonScalarType): RawBuilder<unknown>;
+  /**
+   * Whether `SELECT … FOR UPDATE` locks rows (PostgreSQL). SQLite has one writer at a time and
+   * this process one connection, so a transaction's reads are already serialised.
+   */
+  readonly rowLocks: boolean;
+  /** The error a unique index raised (a taken slug, say). */
+  isUniqueViolation(error: unknown): boolean;
 }
+
+export const JSON_SCALAR_TYPES = ['string', 'integer', 'number', 'boolean'] as const;
+export type JsonScalarType = (typeof JSON_SCALAR_TYPES)[number];
 
 export interface DatabaseHandle {
   db: Kysely<Database>;

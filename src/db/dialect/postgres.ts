@@ -17,6 +17,22 @@ export const postgresDialect: SqlDialect = {
   // JavaScript's toLowerCase on the SQLite side (PostgreSQL must be built with ICU, as the
   // Debian, Ubuntu and official container builds are).
   lower: (expression) => sql<string>`lower((${expression}) collate "und-x-icu")`,
+  // ->> yields text in the database's default collation, so strings get "C" like every text
+  // column here. Numbers go through numeric, which holds any JSON number a row can carry
+  // (bigint would fail on 1e20).
+  jsonMember: (column, name, type) => {
+    const member = sql`(${column}::jsonb ->> CAST(${name} AS text))`;
+    switch (type) {
+      case 'string':
+        return sql`(${member} collate "C")`;
+      case 'boolean':
+        return sql`(${member})::boolean`;
+      default:
+        return sql`(${member})::numeric`;
+    }
+  },
+  rowLocks: true,
+  isUniqueViolation: (error) => (error as { code?: unknown } | null)?.code === '23505',
 };
 
 export function openPostgres(url: string, options: { max?: number } = {}): DatabaseHandle {

@@ -19,7 +19,22 @@ export const sqliteDialect: SqlDialect = {
   bool: (value) => (value ? 1 : 0),
   distinctFrom: (left, right, negate) => (negate ? sql<boolean>`${left} IS ${right}` : sql<boolean>`${left} IS NOT ${right}`),
   lower: (expression) => sql<string>`sy_lower(${expression})`,
+  jsonMember: (column, name) => sql`json_extract(${column}, ${jsonMemberPath(name)})`,
+  rowLocks: false,
+  isUniqueViolation: (error) => {
+    const code = (error as { code?: unknown } | null)?.code;
+    return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+  },
 };
+
+/**
+ * A JSON path naming one top-level member. The label is quoted and JSON-escaped: SQLite's path
+ * parser takes `\"` and `\\` inside a quoted label, so any member name works, dots and spaces
+ * included. json_extract already answers SQL values (text, integer, real, 1/0 for booleans).
+ */
+export function jsonMemberPath(name: string): string {
+  return `$."${JSON.stringify(name).slice(1, -1)}"`;
+}
 
 /**
  * Opens the embedded database. WAL lets readers proceed during a write; `synchronous=NORMAL`

@@ -1,0 +1,73 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { SqlDialect } from '../db/dialect/dialect.js';
+import type { Database, StoresTable } from '../db/schema.js';
+
+export type StoreRow = StoresTable;
+type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * Live stores of one workspace. A deleted store (`deleted_at` set, rows still being swept) is
+ * invisible here: it answers exactly like an id that never existed.
+ */
+export class StoreRepository {
+  constructor(private readonly db: Db, readonly workspaceId: string) {}
+
+  withTransaction(trx: Transaction<Database>): StoreRepository {
+    return new StoreRepository(trx, this.workspaceId);
+  }
+
+  /** The scoped base query for the list route. */
+  selectBase() {
+    return this.db.selectFrom('stores').where('stores.workspace_id', '=', this.workspaceId).where('stores.deleted_at', 'is', null);
+  }
+
+  find(id: string): Promise<StoreRow | undefined> {
+    return this.db.selectFrom('stores').selectAll().where('workspace_id', '=', this.workspaceId).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+  }
+
+  /**
+   * Reads the store and, on PostgreSQL, locks its row until the transaction ends: every writer
+   * of the store's rows and every schema or cap change starts here, so they run one at a time
+   * per store (SQLite runs one write transaction at a time anyway).
+   */
+  lock(dialect: SqlDialect, id: string): Promise<StoreRow | undefined> {
+    const query = this.db.selectFrom('stores').selectAll().where('workspace_id', '=', this.workspaceId).where('id', '=', id).where('deleted_at', 'is', null);
+    return (dialect.rowLocks ? query.forUpdate() : query).executeTakeFirst();
+  }
+
+  /**
+   * Live slugs equal to `base` or of the form `base-…`, for deriving a free one. Slugs hold only
+   * lower-case letters, digits and dashes, so `base` carries no LIKE wildcard.
+   */
+  async slugsLike(base: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('stores')
+      .select('slug')
+      .where('workspace_id', '=', this.workspaceId)
+      .where('deleted_at', 'is', null)
+      .where((eb) => eb.or([eb('slug', '=', base), eb('slug', 'like', `${base}-%`)]))
+      .execute();
+    return rows.map((row) => row.slug);
+  }
+
+  async insert(row: StoreRow): Promise<void> {
+    if (row.workspace_id !== this.workspaceId) throw new Error('store row of another workspace');
+    await this.db.insertInto('stores').values(row).execute();
+  }
+
+  async update(id: string, changes: Partial<Omit<StoreRow, 'id' | 'workspace_id' | 'deleted_at'>>): Promise<void> {
+    await this.db.updateTable('stores').set(changes).where('workspace_id', '=', this.workspaceId).where('id', '=', id).where('deleted_at', 'is', null).execute();
+  }
+
+  /** Hides the store at once; the sweeper removes its rows later. False when it was not live. */
+  async markDeleted(id: string, now: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('stores')
+      .set({ deleted_at: now, updated_at: now })
+      .where('workspace_id', '=', this.workspaceId)
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+}
