@@ -9,6 +9,8 @@ import { JSONAPI_MEDIA_TYPE, sendError } from './api/plugins/error-document.js';
 import { registerMediaType } from './api/plugins/media-type.js';
 import { registerAuthentication } from './api/plugins/authenticate.js';
 import { registerApiRateLimit } from './api/plugins/rate-limit.js';
+import { SharedRateLimits } from './api/plugins/shared-rate-limits.js';
+import { RateLimitCounters } from './store/rate-limit-counters.js';
 import { registerOpenApi } from './api/plugins/openapi.js';
 import { requestLogOptions } from './api/plugins/request-log.js';
 import { healthRoutes } from './api/routes/health/health-routes.js';
@@ -70,13 +72,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
   app.setNotFoundHandler((request, reply) => sendError(request, reply, new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)));
 
+  // On PostgreSQL several API processes may serve: they count rate limits in the database.
+  const limited = deps.config.apiRateLimit > 0 || (deps.config.webhookRateLimit ?? 0) > 0;
+  const sharedRateLimits = limited && deps.dialect.name === 'postgres' ? new SharedRateLimits(new RateLimitCounters(deps.db), (error) => app.log.warn({ err: error }, 'sweeping expired rate-limit counters failed')) : null;
+  if (sharedRateLimits) {
+    sharedRateLimits.start();
+    app.addHook('onClose', async () => sharedRateLimits.stop());
+  }
+
   await registerOpenApi(app, deps.config.baseUrl);
   await app.register(async (root) => healthRoutes(root, deps.db));
   app.get('/api/docs/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(
     async (hooks) =>
-      webhookRoutes(hooks, { db: deps.db, engine: deps.engine, clock: deps.clock, endpoints: deps.webhookEndpoints, rateLimit: deps.config.webhookRateLimit ?? 0 }),
+      webhookRoutes(hooks, { db: deps.db, engine: deps.engine, clock: deps.clock, endpoints: deps.webhookEndpoints, rateLimit: deps.config.webhookRateLimit ?? 0, sharedRateLimits }),
     { prefix: '/webhooks' },
   );
 
@@ -84,7 +94,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     async (api) => {
       registerMediaType(api);
       registerAuthentication(api, deps.authenticator);
-      await registerApiRateLimit(api, deps.config.apiRateLimit);
+      await registerApiRateLimit(api, deps.config.apiRateLimit, sharedRateLimits);
       api.get('/open_api', { schema: { tags: ['Token'], summary: 'This OpenAPI document (the same as /api/docs/openapi.json), with a token' }, config: { plainJson: true, anyPlan: true } }, async (_request, reply) =>
         reply.type('application/json').send(app.swagger()),
       );

@@ -11,7 +11,7 @@ import { WorkflowService } from './services/workflows/workflow-service.js';
 import { FolderService } from './services/folders/folder-service.js';
 import { syncStepTemplates } from './store/step-template-repository.js';
 import { TokenStore } from './store/token-repository.js';
-import { dataStampOf } from './db/data-stamp.js';
+import { startDataStamp, type DataStamp } from './db/data-stamp.js';
 import { FreshCache } from './lib/fresh-cache.js';
 import { stepDefinitions } from './steps/registry.js';
 import { Engine } from './engine/engine.js';
@@ -41,15 +41,16 @@ export async function buildDeps(
 ): Promise<Deps> {
   const database = options.database ?? openDatabase(config);
   const clock = options.clock ?? systemClock;
+  let stamp: DataStamp | null;
   try {
     await migrateOrThrow(database);
     await syncStepTemplates(database.db, database.dialect, stepDefinitions);
+    stamp = await startDataStamp(database);
   } catch (error) {
     await database.close();
     throw error;
   }
   const secretKey = loadOrCreateSecretKey(config.dataDir, config.secretKey);
-  const stamp = dataStampOf(database);
   // The engine resolves call_workflow targets through the execution service, which needs the engine.
   let executions: ExecutionService | null = null;
   const engine = new Engine({
