@@ -40,7 +40,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: WebhookRouteConte
   if (ctx.rateLimit > 0) {
     await app.register(rateLimit, {
       global: true,
-      ...(ctx.sharedRateLimits ? { store: ctx.sharedRateLimits.storeFor('webhook') } : {}),
+      store: ctx.sharedRateLimits ? ctx.sharedRateLimits.storeFor('webhook') : undefined,
       max: ctx.rateLimit,
       timeWindow: 60_000,
       hook: 'onRequest',

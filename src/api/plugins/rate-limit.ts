@@ -13,7 +13,7 @@ export async function registerApiRateLimit(app: FastifyInstance, perMinute: numb
   await app.register(rateLimit, {
     global: true,
     // Counted in PostgreSQL when several processes may serve (shared-rate-limits.ts).
-    ...(shared ? { store: shared.storeFor('api') } : {}),
+    store: shared ? shared.storeFor('api') : undefined,
     max: perMinute,
     timeWindow: 60_000,
     hook: 'preParsing',
