@@ -14,6 +14,7 @@ import { RateLimitCounters } from './store/rate-limit-counters.js';
 import { registerOpenApi } from './api/plugins/openapi.js';
 import { requestLogOptions } from './api/plugins/request-log.js';
 import { healthRoutes } from './api/routes/health/health-routes.js';
+import { metricsRoutes } from './api/routes/metrics/metrics-routes.js';
 import { meRoutes } from './api/routes/me/me-routes.js';
 import { workflowRoutes } from './api/routes/workflows/workflow-routes.js';
 import { folderRoutes } from './api/routes/folders/folder-routes.js';
@@ -21,19 +22,22 @@ import { stepTemplateRoutes } from './api/routes/step-templates/step-template-ro
 import { executionRoutes } from './api/routes/executions/execution-routes.js';
 import type { Authenticator } from './services/identity/authenticator.js';
 import type { Engine } from './engine/engine.js';
+import type { Metrics } from './observability/metrics.js';
 import type { Clock } from './lib/clock.js';
 import type { WebhookEndpoints } from './webhooks/webhook-endpoints.js';
 import { webhookRoutes } from './webhooks/webhook-routes.js';
 import { webhookAdminRoutes } from './api/routes/webhooks/webhook-admin-routes.js';
 
 export interface AppDeps extends ApiContext {
-  config: Pick<Config, 'apiRateLimit' | 'trustProxy' | 'baseUrl'> & Partial<Pick<Config, 'webhookRateLimit'>>;
+  config: Pick<Config, 'apiRateLimit' | 'trustProxy' | 'baseUrl'> & Partial<Pick<Config, 'webhookRateLimit' | 'metricsToken'>>;
   authenticator: Authenticator;
   engine: Engine;
   clock: Clock;
   webhookEndpoints: WebhookEndpoints;
   /** The process logger (lib/logger.ts), or false for none. */
   logger: Logger | false;
+  /** The process metrics, served at /metrics and fed by every answer; none: no /metrics. */
+  metrics?: Metrics | null;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -45,7 +49,7 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
  */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    ...requestLogOptions(deps.logger),
+    ...requestLogOptions(deps.logger, deps.metrics ?? null),
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -82,6 +86,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await registerOpenApi(app, deps.config.baseUrl);
   await app.register(async (root) => healthRoutes(root, deps.db));
+  const metrics = deps.metrics;
+  if (metrics) await app.register(async (root) => metricsRoutes(root, { metrics, token: deps.config.metricsToken ?? null }));
   app.get('/api/docs/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(

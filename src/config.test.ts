@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from './config.js';
 describe('configuration', () => {
   it('applies the documented defaults', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', databaseUrl: null, baseUrl: 'http://127.0.0.1:8080', secretKey: null, apiRateLimit: 600, webhookRateLimit: 6000, trustProxy: [], httpAllow: [], executionRetentionDays: 14, logLevel: 'info', logFormat: 'json' });
+    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', databaseUrl: null, baseUrl: 'http://127.0.0.1:8080', secretKey: null, apiRateLimit: 600, webhookRateLimit: 6000, trustProxy: [], httpAllow: [], executionRetentionDays: 14, logLevel: 'info', logFormat: 'json', metricsToken: null });
     expect(config.dataDir.endsWith('/data')).toBe(true);
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -28,9 +28,15 @@ describe('configuration', () => {
     ['SWITCHYARD_EXECUTION_RETENTION_DAYS', 'two weeks', 'SWITCHYARD_EXECUTION_RETENTION_DAYS:'],
     ['SWITCHYARD_LOG_LEVEL', 'verbose', 'SWITCHYARD_LOG_LEVEL: "verbose" is not one of fatal, error, warn, info, debug, trace, silent'],
     ['SWITCHYARD_LOG_FORMAT', 'xml', 'SWITCHYARD_LOG_FORMAT: "xml" is not one of json, pretty'],
+    ['SWITCHYARD_METRICS_TOKEN', 'short', 'SWITCHYARD_METRICS_TOKEN: must be at least 16 printable characters'],
+    ['SWITCHYARD_METRICS_TOKEN', 'sixteen chars but spaced', 'SWITCHYARD_METRICS_TOKEN: must be at least 16 printable characters'],
   ])('stops on a bad %s naming the variable', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+
+  it('takes a metrics token', () => {
+    expect(loadConfig({ SWITCHYARD_METRICS_TOKEN: ' scrape-token-0123456789 ' }).metricsToken).toBe('scrape-token-0123456789');
   });
 
   it('parses lists and zero limits', () => {

@@ -24,6 +24,8 @@ export interface Config {
   logLevel: string;
   /** `json` lines (default), or `pretty` for humans at a terminal. */
   logFormat: LogFormat;
+  /** When set, GET /metrics requires `Authorization: Bearer <it>`; unset, it is open on the listen address. */
+  metricsToken: string | null;
 }
 
 export class ConfigError extends Error {
@@ -98,6 +100,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     throw new ConfigError('SWITCHYARD_LOG_FORMAT', `"${logFormat}" is not one of ${LOG_FORMATS.join(', ')}`);
   }
 
+  const metricsToken = overrides.metricsToken !== undefined ? overrides.metricsToken : env.SWITCHYARD_METRICS_TOKEN?.trim() || null;
+  if (metricsToken !== null && !/^[\x21-\x7e]{16,}$/.test(metricsToken)) {
+    throw new ConfigError('SWITCHYARD_METRICS_TOKEN', 'must be at least 16 printable characters without spaces (unset it to leave /metrics open on the listen address)');
+  }
+
   return Object.freeze({
     port,
     host,
@@ -112,5 +119,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     executionRetentionDays: overrides.executionRetentionDays ?? integer(env, 'SWITCHYARD_EXECUTION_RETENTION_DAYS', 14, 0, 36_500),
     logLevel,
     logFormat: logFormat as LogFormat,
+    metricsToken,
   });
 }

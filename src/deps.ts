@@ -18,6 +18,8 @@ import { Engine } from './engine/engine.js';
 import { ExecutionService } from './services/executions/execution-service.js';
 import { WebhookService } from './services/webhooks/webhook-service.js';
 import { WebhookEndpoints } from './webhooks/webhook-endpoints.js';
+import { Metrics } from './observability/metrics.js';
+import { countQueue } from './store/queue-depth.js';
 
 /** Everything the process runs on, built once and passed explicitly (no container). */
 export interface Deps extends ApiContext {
@@ -28,6 +30,8 @@ export interface Deps extends ApiContext {
   authenticator: Authenticator;
   engine: Engine;
   webhookEndpoints: WebhookEndpoints;
+  /** The process's Prometheus metrics; the engine reports through its EngineMetrics side. */
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -78,6 +82,7 @@ export async function buildDeps(
     executions,
     webhooks: new WebhookService(database.db, clock, config.baseUrl),
     webhookEndpoints: new WebhookEndpoints(database.db, secretKey, stamp, options.onBackgroundError),
+    metrics: new Metrics({ queueDepth: () => countQueue(database.db), onError: options.onBackgroundError }),
     close: async () => {
       await engine.stop();
       await database.close();

@@ -46,6 +46,7 @@ export interface AppOptions {
   apiRateLimit?: number;
   webhookRateLimit?: number;
   trustProxy?: string[];
+  metricsToken?: string;
 }
 
 const TEST_SECRET_KEY = 'test-secret-key-test-secret-key-0123456789';
@@ -56,7 +57,7 @@ async function buildTestApp(database: DatabaseHandle, clock: Clock, options: App
     { databaseUrl: null, dataDir: '/nonexistent', secretKey: TEST_SECRET_KEY, baseUrl: 'http://sy.test', httpAllow: ['127.0.0.1', 'localhost'] },
     { clock, database, timers: false },
   );
-  const app = await buildApp({ ...deps, config: { apiRateLimit: options.apiRateLimit ?? 0, webhookRateLimit: options.webhookRateLimit ?? 0, trustProxy: options.trustProxy ?? [], baseUrl: 'http://sy.test' }, logger: false });
+  const app = await buildApp({ ...deps, config: { apiRateLimit: options.apiRateLimit ?? 0, webhookRateLimit: options.webhookRateLimit ?? 0, trustProxy: options.trustProxy ?? [], baseUrl: 'http://sy.test', metricsToken: options.metricsToken ?? null }, logger: false });
   return { deps, app };
 }
 
