@@ -33,6 +33,7 @@ const ROUTES = [
   'get /api/v1/open_api',
   'get /healthz',
   'get /readyz',
+  'get /metrics',
 ];
 
 describeEachDialect('OpenAPI document', (dialect) => {

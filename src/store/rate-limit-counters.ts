@@ -16,17 +16,9 @@ export class RateLimitCounters {
   private readonly hit: CompiledQuery<{ hits: number; ttl_ms: number }>;
 
   constructor(private readonly db: Kysely<Database>) {
-    // One statement a counted request: a key's first hit inserts it; a later one adds to it, or
-    // starts a new window when the stored one has ended. The row lock orders concurrent hits
-    // on one key. Compiled once, as the token look-up is: it runs on every API request.
-    this.hit = sql<{ hits: number; ttl_ms: number }>`
-      insert into rate_limits as r (key, hits, window_ends_at)
-      values (${''}, 1, now() + make_interval(secs => ${0}::double precision / 1000))
-      on conflict (key) do update set
-        hits = case when r.window_ends_at <= now() then 1 else r.hits + 1 end,
-        window_ends_at = case when r.window_ends_at <= now() then excluded.window_ends_at else r.window_ends_at end
-      returning r.hits, ceil(extract(epoch from r.window_ends_at - now()) * 1000)::integer as ttl_ms
-    `.compile(db);
+    // One statement a counted request (the upsert is `sy_count_hit` of migration 0010). Compiled
+    // once, as the token look-up is: it runs on every API request.
+    this.hit = sql<{ hits: number; ttl_ms: number }>`select hits, ttl_ms from sy_count_hit(${''}, ${0})`.compile(db);
   }
 
   /** Counts one request for `key` in a window of `windowMs`. */
