@@ -8,6 +8,8 @@ import { JSONAPI_MEDIA_TYPE, sendError } from './api/plugins/error-document.js';
 import { registerMediaType } from './api/plugins/media-type.js';
 import { registerAuthentication } from './api/plugins/authenticate.js';
 import { registerApiRateLimit } from './api/plugins/rate-limit.js';
+import { SharedRateLimits } from './api/plugins/shared-rate-limits.js';
+import { RateLimitCounters } from './store/rate-limit-counters.js';
 import { registerOpenApi } from './api/plugins/openapi.js';
 import { requestLogOptions } from './api/plugins/request-log.js';
 import { protocolOptions } from './api/plugins/protocol-options.js';
@@ -15,6 +17,7 @@ import { MAX_PARAM_LENGTH, type HttpLimits } from './api/plugins/http-limits.js'
 import { registerUnrouted } from './api/plugins/unrouted.js';
 import { registerClosingAnswer } from './api/plugins/closing.js';
 import { healthRoutes } from './api/routes/health/health-routes.js';
+import { metricsRoutes } from './api/routes/metrics/metrics-routes.js';
 import { meRoutes } from './api/routes/me/me-routes.js';
 import { workflowRoutes } from './api/routes/workflows/workflow-routes.js';
 import { folderRoutes } from './api/routes/folders/folder-routes.js';
@@ -22,6 +25,7 @@ import { stepTemplateRoutes } from './api/routes/step-templates/step-template-ro
 import { executionRoutes } from './api/routes/executions/execution-routes.js';
 import type { Authenticator } from './services/identity/authenticator.js';
 import type { Engine } from './engine/engine.js';
+import type { Metrics } from './observability/metrics.js';
 import type { Clock } from './lib/clock.js';
 import type { WebhookEndpoints } from './webhooks/webhook-endpoints.js';
 import { webhookRoutes } from './webhooks/webhook-routes.js';
@@ -31,7 +35,7 @@ import { storeRoutes } from './api/routes/stores/store-routes.js';
 import { storeRowRoutes } from './api/routes/stores/store-row-routes.js';
 
 export interface AppDeps extends ApiContext {
-  config: Pick<Config, 'apiRateLimit' | 'trustProxy' | 'baseUrl'> & Partial<Pick<Config, 'webhookRateLimit'>>;
+  config: Pick<Config, 'apiRateLimit' | 'trustProxy' | 'baseUrl'> & Partial<Pick<Config, 'webhookRateLimit' | 'metricsToken'>>;
   authenticator: Authenticator;
   engine: Engine;
   clock: Clock;
@@ -40,6 +44,8 @@ export interface AppDeps extends ApiContext {
   logger: Logger | false;
   /** Node's request-head and slow-client limits (api/plugins/http-limits.ts); tests shorten them. */
   httpLimits?: Partial<HttpLimits>;
+  /** The process metrics, served at /metrics and fed by every answer; none: no /metrics. */
+  metrics?: Metrics | null;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -51,7 +57,7 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
  */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    ...requestLogOptions(deps.logger),
+    ...requestLogOptions(deps.logger, deps.metrics ?? null),
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -81,13 +87,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerUnrouted(app);
   registerClosingAnswer(app);
 
+  // On PostgreSQL several API processes may serve: they count rate limits in the database.
+  const limited = deps.config.apiRateLimit > 0 || (deps.config.webhookRateLimit ?? 0) > 0;
+  const sharedRateLimits = limited && deps.dialect.name === 'postgres' ? new SharedRateLimits(new RateLimitCounters(deps.db), (error) => app.log.warn({ err: error }, 'sweeping expired rate-limit counters failed')) : null;
+  if (sharedRateLimits) {
+    sharedRateLimits.start();
+    app.addHook('onClose', async () => sharedRateLimits.stop());
+  }
+
   await registerOpenApi(app, deps.config.baseUrl);
   await app.register(async (root) => healthRoutes(root, deps.db));
+  const metrics = deps.metrics;
+  if (metrics) await app.register(async (root) => metricsRoutes(root, { metrics, token: deps.config.metricsToken ?? null }));
   app.get('/api/docs/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(
     async (hooks) =>
-      webhookRoutes(hooks, { db: deps.db, engine: deps.engine, clock: deps.clock, endpoints: deps.webhookEndpoints, rateLimit: deps.config.webhookRateLimit ?? 0 }),
+      webhookRoutes(hooks, { db: deps.db, engine: deps.engine, clock: deps.clock, endpoints: deps.webhookEndpoints, rateLimit: deps.config.webhookRateLimit ?? 0, sharedRateLimits }),
     { prefix: '/webhooks' },
   );
 
@@ -95,7 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     async (api) => {
       registerMediaType(api);
       registerAuthentication(api, deps.authenticator);
-      await registerApiRateLimit(api, deps.config.apiRateLimit);
+      await registerApiRateLimit(api, deps.config.apiRateLimit, sharedRateLimits);
       api.get('/open_api', { schema: { tags: ['Token'], summary: 'This OpenAPI document (the same as /api/docs/openapi.json), with a token' }, config: { plainJson: true, anyPlan: true } }, async (_request, reply) =>
         reply.type('application/json').send(app.swagger()),
       );

@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from './config.js';
 describe('configuration', () => {
   it('applies the documented defaults', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', databaseUrl: null, baseUrl: 'http://127.0.0.1:8080', secretKey: null, apiRateLimit: 600, webhookRateLimit: 6000, trustProxy: [], httpAllow: [], executionRetentionDays: 14, logLevel: 'info', logFormat: 'json', role: 'all', leaseMs: 30_000, heartbeatMs: 10_000, pollMs: 1_000, shutdownGraceMs: 30_000, maxRunning: 64, workerConcurrency: 64, storeMaxRowCap: 10_000_000 });
+    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', databaseUrl: null, baseUrl: 'http://127.0.0.1:8080', secretKey: null, apiRateLimit: 600, webhookRateLimit: 6000, trustProxy: [], httpAllow: [], executionRetentionDays: 14, logLevel: 'info', logFormat: 'json', role: 'all', leaseMs: 30_000, heartbeatMs: 10_000, pollMs: 1_000, shutdownGraceMs: 30_000, maxRunning: 64, workerConcurrency: 64, storeMaxRowCap: 10_000_000, metricsToken: null });
     expect(config.dataDir.endsWith('/data')).toBe(true);
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -34,9 +34,15 @@ describe('configuration', () => {
     ['SWITCHYARD_MAX_RUNNING', '0', 'SWITCHYARD_MAX_RUNNING: must be between 1'],
     ['SWITCHYARD_STORE_MAX_ROW_CAP', '0', 'SWITCHYARD_STORE_MAX_ROW_CAP: must be between 1 and 2000000000'],
     ['SWITCHYARD_STORE_MAX_ROW_CAP', '1e6', 'SWITCHYARD_STORE_MAX_ROW_CAP: must be a whole number'],
+    ['SWITCHYARD_METRICS_TOKEN', 'short', 'SWITCHYARD_METRICS_TOKEN: must be at least 16 printable characters'],
+    ['SWITCHYARD_METRICS_TOKEN', 'sixteen chars but spaced', 'SWITCHYARD_METRICS_TOKEN: must be at least 16 printable characters'],
   ])('stops on a bad %s naming the variable', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+
+  it('takes a metrics token', () => {
+    expect(loadConfig({ SWITCHYARD_METRICS_TOKEN: ' scrape-token-0123456789 ' }).metricsToken).toBe('scrape-token-0123456789');
   });
 
   it('parses lists and zero limits', () => {

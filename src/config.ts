@@ -43,6 +43,8 @@ export interface Config {
   maxRunning: number;
   /** Executions one worker process runs at once. */
   workerConcurrency: number;
+  /** When set, GET /metrics requires `Authorization: Bearer <it>`; unset, it is open on the listen address. */
+  metricsToken: string | null;
 }
 
 /** `SWITCHYARD_STORE_MAX_ROW_CAP` when unset. */
@@ -126,6 +128,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const heartbeatMs = overrides.heartbeatMs ?? integer(env, 'SWITCHYARD_HEARTBEAT_MS', 10_000, 100, 3_600_000);
   if (heartbeatMs * 2 > leaseMs) throw new ConfigError('SWITCHYARD_HEARTBEAT_MS', `must be at most half of SWITCHYARD_LEASE_MS (${leaseMs}), got ${heartbeatMs}: a lease must survive one missed renewal`);
   const maxRunning = overrides.maxRunning ?? integer(env, 'SWITCHYARD_MAX_RUNNING', 64, 1, 100_000);
+  const metricsToken = overrides.metricsToken !== undefined ? overrides.metricsToken : env.SWITCHYARD_METRICS_TOKEN?.trim() || null;
+  if (metricsToken !== null && !/^[\x21-\x7e]{16,}$/.test(metricsToken)) {
+    throw new ConfigError('SWITCHYARD_METRICS_TOKEN', 'must be at least 16 printable characters without spaces (unset it to leave /metrics open on the listen address)');
+  }
 
   return Object.freeze({
     port,
@@ -150,5 +156,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     shutdownGraceMs: overrides.shutdownGraceMs ?? integer(env, 'SWITCHYARD_SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
     maxRunning,
     workerConcurrency: overrides.workerConcurrency ?? integer(env, 'SWITCHYARD_WORKER_CONCURRENCY', maxRunning, 1, 100_000),
+    metricsToken,
   });
 }

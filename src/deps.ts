@@ -11,7 +11,7 @@ import { WorkflowService } from './services/workflows/workflow-service.js';
 import { FolderService } from './services/folders/folder-service.js';
 import { syncStepTemplates } from './store/step-template-repository.js';
 import { TokenStore } from './store/token-repository.js';
-import { dataStampOf } from './db/data-stamp.js';
+import { startDataStamp, type DataStamp } from './db/data-stamp.js';
 import { FreshCache } from './lib/fresh-cache.js';
 import { stepDefinitions } from './steps/registry.js';
 import { Engine } from './engine/engine.js';
@@ -22,6 +22,8 @@ import { StoreService } from './services/stores/store-service.js';
 import { StoreRowService } from './services/stores/store-row-service.js';
 import { StoreSweeper } from './services/stores/store-sweeper.js';
 import { FeedCursors } from './api/routes/stores/feed-cursor.js';
+import { Metrics } from './observability/metrics.js';
+import { countQueue } from './store/queue-depth.js';
 
 /** Everything the process runs on, built once and passed explicitly (no container). */
 export interface Deps extends ApiContext {
@@ -34,6 +36,8 @@ export interface Deps extends ApiContext {
   webhookEndpoints: WebhookEndpoints;
   /** Removes deleted stores' rows in the background; `serve` starts it. */
   storeSweeper: StoreSweeper;
+  /** The process's Prometheus metrics; the engine reports through its EngineMetrics side. */
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -47,15 +51,16 @@ export async function buildDeps(
 ): Promise<Deps> {
   const database = options.database ?? openDatabase(config);
   const clock = options.clock ?? systemClock;
+  let stamp: DataStamp | null;
   try {
     await migrateOrThrow(database);
     await syncStepTemplates(database.db, database.dialect, stepDefinitions);
+    stamp = await startDataStamp(database);
   } catch (error) {
     await database.close();
     throw error;
   }
   const secretKey = loadOrCreateSecretKey(config.dataDir, config.secretKey);
-  const stamp = dataStampOf(database);
   // The engine resolves call_workflow targets through the execution service, which needs the engine.
   let executions: ExecutionService | null = null;
   const engine = new Engine({
@@ -89,6 +94,7 @@ export async function buildDeps(
     storeRows: new StoreRowService(database.db, database.dialect, clock, stores),
     feedCursors: new FeedCursors(secretKey),
     storeSweeper,
+    metrics: new Metrics({ queueDepth: () => countQueue(database.db), onError: options.onBackgroundError }),
     close: async () => {
       await storeSweeper.stop();
       await engine.stop();

@@ -7,10 +7,12 @@ import { describeEachDialect } from './support/dialects.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 /**
- * Token look-ups and list answers are cached in the process where the database has a change
- * probe (SQLite). These scenarios write through the app and through a second connection, as the
- * CLI does, and require every answer to reflect the write: at once for the app's own writes,
- * within the probe's 1 ms for another connection's, on both dialects.
+ * Token look-ups and list answers are cached in the process, on both dialects (SQLite: its change
+ * probe; PostgreSQL: the database's write announcements). These scenarios write through the app
+ * and through a second connection, as the CLI does, and require every answer to reflect the
+ * write: at once for the app's own writes and, for another connection's, within the probe's 1 ms
+ * on SQLite and on the next request on PostgreSQL (test/shared-state*.test.ts prove the
+ * PostgreSQL caches are on).
  */
 describeEachDialect('cached reads stay fresh', (dialect) => {
   let t: TestApp;

@@ -43,6 +43,7 @@ const ROUTES = [
   'delete /api/v1/stores/{store_id}/rows/{key}',
   'get /healthz',
   'get /readyz',
+  'get /metrics',
 ];
 
 describeEachDialect('OpenAPI document', (dialect) => {

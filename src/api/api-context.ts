@@ -25,8 +25,8 @@ export interface ApiContext {
   /** Signs and checks the cursors of the store feeds. */
   feedCursors: FeedCursors;
   /**
-   * Serialised list answers by workspace and URL, fresh while the listed tables are unchanged;
-   * null where the database offers no cheap change probe (PostgreSQL).
+   * Serialised list answers by workspace and URL, fresh while the listed tables are unchanged
+   * (db/data-stamp.ts); null where the database cannot tell (no stamp).
    */
   listCache: { bodies: FreshCache<Buffer>; stamp: DataStamp } | null;
 }

@@ -1,18 +1,33 @@
 import type { DatabaseHandle } from './dialect/dialect.js';
+import { TableNotices } from './table-notices.js';
 
 /**
- * Where the database can tell cheaply whether another connection committed (SQLite), a stamp
- * function for tables: it changes when this process writes one of them or any other process
- * commits anything. Where it cannot (PostgreSQL, several processes), null: callers do not cache.
+ * A stamp for a set of tables: a string that changes whenever one of them is written, by this
+ * process or any other. A cache entry stored under a stamp is served only while the stamp is
+ * unchanged. Null means "do not cache now". PostgreSQL answers through a promise (it first makes
+ * sure every change notice committed before the call has arrived); SQLite answers at once.
  *
- * The stamp must be taken before the read it guards. On SQLite one connection serves the
- * process and a transaction holds it to its end, so a read that starts after a write's stamp
- * change also runs after that write commits.
+ * The stamp must be taken before the read it guards: a write that lands between the two then
+ * changes the stamp after the entry was stored under the old one, so the entry is never served.
  */
-export type DataStamp = (tables: readonly string[]) => string;
+export type DataStamp = (tables: readonly string[]) => string | null | Promise<string | null>;
 
-export function dataStampOf(handle: DatabaseHandle): DataStamp | null {
+/**
+ * SQLite: this process's writes (TableWrites) and SQLite's `data_version`, which changes when any
+ * other connection commits. PostgreSQL: this process's writes and the tables' versions heard
+ * through LISTEN/NOTIFY (TableNotices); null for any set of tables the database does not announce.
+ * Null where neither exists.
+ */
+export async function startDataStamp(handle: DatabaseHandle): Promise<DataStamp | null> {
   const external = handle.externalChanges;
-  if (!external) return null;
-  return (tables) => `${handle.writes.version(tables)}:${external()}`;
+  if (external) return (tables) => `${handle.writes.version(tables)}:${external()}`;
+  if (!handle.notifier) return null;
+  const notices = await TableNotices.start(handle.db, handle.notifier);
+  return (tables) => {
+    if (!notices.covers(tables)) return null;
+    // This process's own writes count at once, before their commit is announced.
+    const own = handle.writes.version(tables);
+    return notices.version(tables).then((heard) => (heard === null ? null : `${own}:${heard}`));
+  };
 }
+

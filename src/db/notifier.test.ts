@@ -51,6 +51,39 @@ describe.skipIf(!TEST_DATABASE_URL)('PgNotifier [postgres]', () => {
     expect(await again).toBe('after');
   });
 
+  it('sync resolves only after every message committed before it has reached its handler', async () => {
+    const received: string[] = [];
+    await notifier.listen('sy_test_sync', (payload) => received.push(payload));
+    // Another connection of the pool commits, then sync: no waiting between the two, every time.
+    for (let i = 0; i < 200; i += 1) {
+      await notifier.notify(database.db, 'sy_test_sync', String(i));
+      expect(await notifier.sync()).toBe(true);
+      expect(received.at(-1)).toBe(String(i));
+    }
+    // Callers arriving together share round trips, and each still sees what committed before it.
+    const sent = Array.from({ length: 20 }, (_, i) => `together-${i}`);
+    await Promise.all(sent.map(async (payload) => {
+      await notifier.notify(database.db, 'sy_test_sync', payload);
+      expect(await notifier.sync()).toBe(true);
+      expect(received).toContain(payload);
+    }));
+  });
+
+  it('says so when its connection is lost, and sync answers false until it is back', async () => {
+    let lost = 0;
+    let reconnects = 0;
+    notifier.onLost(() => (lost += 1));
+    notifier.onReconnect(() => (reconnects += 1));
+    await notifier.listen('sy_test_lost', () => {});
+    await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and (query like 'LISTEN%' or query = 'select 1')`.execute(database.db);
+    for (let i = 0; i < 100 && lost === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(lost).toBe(1);
+    if (reconnects === 0) expect(await notifier.sync()).toBe(false);
+    for (let i = 0; i < 100 && reconnects === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(reconnects).toBe(1);
+    expect(await notifier.sync()).toBe(true);
+  });
+
   it('refuses payloads PostgreSQL would refuse, and channel names that are not identifiers', async () => {
     await expect(notifier.notify(database.db, 'sy_test_big', 'x'.repeat(MAX_NOTIFY_PAYLOAD + 1))).rejects.toThrow(/exceeds/);
     await expect(notifier.notify(database.db, 'Robert"); drop table x; --', 'x')).rejects.toThrow(/not a valid notification channel/);

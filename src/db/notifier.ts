@@ -20,11 +20,26 @@ export interface Notifier {
   notify(db: Db, channel: string, payload: string): Promise<void>;
   /** Called after the listening connection was lost and made again (messages may have been missed). */
   onReconnect(handler: () => void): void;
+  /** Called when the listening connection is lost, before it is made again: messages may go missing from now on. */
+  onLost(handler: () => void): void;
+  /**
+   * Resolves true once every message committed before the call has reached its handlers; false
+   * when that cannot be known (no listening connection, or it did not answer in time: it is then
+   * dropped and made again). Used where "a write shows on the next request" must hold.
+   */
+  sync(): Promise<boolean>;
   close(): Promise<void>;
 }
 
 /** PostgreSQL refuses payloads of 8,000 bytes or more; larger messages go through a table and carry its key. */
 export const MAX_NOTIFY_PAYLOAD = 7_900;
+
+/**
+ * How long `sync` waits for the listening connection's answer to a `select 1` (normally
+ * ~0.1 ms). A connection that takes longer is treated as lost: its messages cannot be trusted
+ * to arrive, and every request waiting on it would wait as long again.
+ */
+export const SYNC_TIMEOUT_MS = 1_000;
 
 /** Channel names are identifiers: ours are lower-case ASCII, digits and underscores, under 63 bytes. */
 const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -49,8 +64,12 @@ export class PgNotifier implements Notifier {
   private connecting: Promise<pg.Client> | null = null;
   private readonly handlers = new Map<string, Set<NotificationHandler>>();
   private readonly reconnectHandlers: (() => void)[] = [];
+  private readonly lostHandlers: (() => void)[] = [];
   private closed = false;
   private retryMs = 50;
+  /** The sync round trip in flight, and the one that starts when it ends (see sync). */
+  private syncing: Promise<boolean> | null = null;
+  private nextSync: Promise<boolean> | null = null;
 
   constructor(private readonly url: string) {}
 
@@ -83,6 +102,51 @@ export class PgNotifier implements Notifier {
     this.reconnectHandlers.push(handler);
   }
 
+  onLost(handler: () => void): void {
+    this.lostHandlers.push(handler);
+  }
+
+  /**
+   * A `select 1` on the listening connection. PostgreSQL signals the listening sessions while
+   * the notifying transaction commits, before that commit's answer leaves for its client, and a
+   * session sends what it was signalled for before it reports ready for the next query: so the
+   * answer to a query sent after a commit comes after that commit's messages, which pg hands to
+   * the handlers in order as it reads them. Callers waiting at the same time share round trips:
+   * one is in flight at a time, and a caller that arrives while one is in flight (it may have
+   * passed the server before the caller's predecessors committed) waits for the next, which
+   * serves everyone who arrived meanwhile.
+   */
+  sync(): Promise<boolean> {
+    if (this.syncing === null) return this.startSync();
+    this.nextSync ??= this.syncing.then(() => {
+      this.nextSync = null;
+      return this.startSync();
+    });
+    return this.nextSync;
+  }
+
+  private startSync(): Promise<boolean> {
+    const run = this.roundTrip().finally(() => {
+      if (this.syncing === run) this.syncing = null;
+    });
+    this.syncing = run;
+    return run;
+  }
+
+  private async roundTrip(): Promise<boolean> {
+    const client = this.client;
+    if (!client) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolve) => (timer = setTimeout(resolve, SYNC_TIMEOUT_MS, false)));
+    try {
+      const answered = await Promise.race([client.query('select 1').then(() => true, () => false), timedOut]);
+      if (!answered) this.lost(client);
+      return answered && this.client === client;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const client = this.client ?? (this.connecting ? await this.connecting.catch(() => null) : null);
@@ -99,7 +163,8 @@ export class PgNotifier implements Notifier {
   }
 
   private async open(): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: this.url });
+    // Keep-alive probes let the kernel notice a peer that vanished without closing the socket.
+    const client = new pg.Client({ connectionString: this.url, keepAlive: true });
     client.on('notification', (message) => {
       const set = this.handlers.get(message.channel);
       if (!set) return;
@@ -123,6 +188,7 @@ export class PgNotifier implements Notifier {
     this.client = null;
     client.end().catch(() => {});
     if (this.closed) return;
+    for (const handler of this.lostHandlers) handler();
     const retry = () => {
       if (this.closed) return;
       this.connect().then(

@@ -268,6 +268,17 @@ export interface StoreDeletionsTable {
   workflow_id: string | null;
 }
 
+/**
+ * A rate-limit counter shared by the processes of one PostgreSQL (migration 0010; no such table
+ * on SQLite, where the counters live in memory). `window_ends_at` is a timestamptz, unlike the
+ * canonical-text timestamps elsewhere: only the database compares it, with its own clock.
+ */
+export interface RateLimitsTable {
+  key: string;
+  hits: number;
+  window_ends_at: Date;
+}
+
 export interface Database {
   stores: StoresTable;
   store_rows: StoreRowsTable;
@@ -283,4 +294,5 @@ export interface Database {
   workflow_folders: WorkflowFoldersTable;
   workflows: WorkflowsTable;
   workflow_snapshots: WorkflowSnapshotsTable;
+  rate_limits: RateLimitsTable;
 }

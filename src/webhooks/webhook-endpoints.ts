@@ -23,10 +23,11 @@ export interface ResolvedEndpoint {
 const ENDPOINT_TABLES = ['webhooks', 'workflows'] as const;
 
 /**
- * Looks up the endpoint behind a webhook URL. On SQLite the answer is cached and served while
- * no webhook or workflow row changed (this process's writes are counted, other processes'
- * commits change SQLite's data_version), so a rotated token or a deactivation applies to the
- * very next delivery; the cache saves the join and opening the secret on every delivery.
+ * Looks up the endpoint behind a webhook URL. The answer is cached and served while no webhook
+ * or workflow row changed (db/data-stamp.ts: this process's writes are counted; other processes'
+ * commits change SQLite's data_version, or are announced by PostgreSQL), so a rotated token, a
+ * capture or a deactivation applies to the very next delivery, whichever process took it; the
+ * cache saves the join and opening the secret on every delivery.
  */
 export class WebhookEndpoints {
   private readonly cache = new FreshCache<ResolvedEndpoint | null>(10_000);
@@ -40,7 +41,8 @@ export class WebhookEndpoints {
 
   async find(webhookId: string): Promise<ResolvedEndpoint | null> {
     if (!isUuid(webhookId)) return null;
-    const stamp = this.stamp?.(ENDPOINT_TABLES) ?? null;
+    let stamp = this.stamp?.(ENDPOINT_TABLES) ?? null;
+    if (typeof stamp === 'object' && stamp !== null) stamp = await stamp;
     if (stamp !== null) {
       const cached = this.cache.get(webhookId, stamp);
       if (cached !== undefined) return cached;

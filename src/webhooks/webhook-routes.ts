@@ -1,6 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors/app-error.js';
+import type { SharedRateLimits } from '../api/plugins/shared-rate-limits.js';
 import { MAX_BODY_BYTES } from '../steps/webhook/index.js';
 import { deliverWebhook, type DeliveryContext } from './deliver-webhook.js';
 import { sendWebhookNotFound } from './webhook-answers.js';
@@ -18,6 +19,8 @@ export interface WebhookRouteContext extends DeliveryContext {
   endpoints: WebhookEndpoints;
   /** Deliveries a minute per source address (SWITCHYARD_WEBHOOK_RATE_LIMIT); 0: no limit. */
   rateLimit: number;
+  /** Where the counts live when several processes share the database; null: in this process. */
+  sharedRateLimits?: SharedRateLimits | null;
 }
 
 /** Methods a sender may deliver with; the method reaches the workflow in the trigger payload. */
@@ -37,6 +40,7 @@ export async function webhookRoutes(app: FastifyInstance, ctx: WebhookRouteConte
   if (ctx.rateLimit > 0) {
     await app.register(rateLimit, {
       global: true,
+      store: ctx.sharedRateLimits ? ctx.sharedRateLimits.storeFor('webhook') : undefined,
       max: ctx.rateLimit,
       timeWindow: 60_000,
       hook: 'onRequest',

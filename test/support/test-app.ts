@@ -4,7 +4,9 @@ import { buildApp } from '../../src/app.js';
 import type { HttpLimits } from '../../src/api/plugins/http-limits.js';
 import { buildDeps, type Deps } from '../../src/deps.js';
 import { manualClock } from '../../src/lib/clock.js';
-import type { DialectName } from '../../src/db/dialect/dialect.js';
+import type { DatabaseHandle, DialectName } from '../../src/db/dialect/dialect.js';
+import { openPostgres } from '../../src/db/dialect/postgres.js';
+import type { Clock } from '../../src/lib/clock.js';
 import { createTestDatabase, type TestDatabase } from './dialects.js';
 import { jsonApiViolations } from './jsonapi-schema.js';
 
@@ -41,14 +43,30 @@ export interface TestApp {
  * carrying the JSON:API media type is validated against the JSON:API 1.0 response schema, so
  * no test can pass with a malformed document.
  */
-export async function createTestApp(dialect: DialectName, options: { apiRateLimit?: number; webhookRateLimit?: number; trustProxy?: string[]; sqliteFile?: boolean; httpLimits?: Partial<HttpLimits> } = {}): Promise<TestApp> {
-  const database = await createTestDatabase(dialect, { migrate: false, sqliteFile: options.sqliteFile });
-  const clock = manualClock('2026-11-01T00:00:00.000000Z');
+export interface AppOptions {
+  apiRateLimit?: number;
+  webhookRateLimit?: number;
+  trustProxy?: string[];
+  metricsToken?: string;
+  httpLimits?: Partial<HttpLimits>;
+}
+
+const TEST_SECRET_KEY = 'test-secret-key-test-secret-key-0123456789';
+
+/** Deps and app over an open database, configured as every test app is. */
+async function buildTestApp(database: DatabaseHandle, clock: Clock, options: AppOptions): Promise<{ deps: Deps; app: FastifyInstance }> {
   const deps = await buildDeps(
-    { databaseUrl: null, dataDir: '/nonexistent', secretKey: 'test-secret-key-test-secret-key-0123456789', baseUrl: 'http://sy.test', httpAllow: ['127.0.0.1', 'localhost'] },
+    { databaseUrl: null, dataDir: '/nonexistent', secretKey: TEST_SECRET_KEY, baseUrl: 'http://sy.test', httpAllow: ['127.0.0.1', 'localhost'] },
     { clock, database, timers: false },
   );
-  const app = await buildApp({ ...deps, config: { apiRateLimit: options.apiRateLimit ?? 0, webhookRateLimit: options.webhookRateLimit ?? 0, trustProxy: options.trustProxy ?? [], baseUrl: 'http://sy.test' }, logger: false, httpLimits: options.httpLimits });
+  const app = await buildApp({ ...deps, config: { apiRateLimit: options.apiRateLimit ?? 0, webhookRateLimit: options.webhookRateLimit ?? 0, trustProxy: options.trustProxy ?? [], baseUrl: 'http://sy.test', metricsToken: options.metricsToken ?? null }, logger: false, httpLimits: options.httpLimits });
+  return { deps, app };
+}
+
+export async function createTestApp(dialect: DialectName, options: AppOptions & { sqliteFile?: boolean } = {}): Promise<TestApp> {
+  const database = await createTestDatabase(dialect, { migrate: false, sqliteFile: options.sqliteFile });
+  const clock = manualClock('2026-11-01T00:00:00.000000Z');
+  const { deps, app } = await buildTestApp(database, clock, options);
 
   const main = await deps.identity.createWorkspace({ name: 'Main', slug: 'main', plan: 'pro', ownerEmail: 'main@example.test' });
   const other = await deps.identity.createWorkspace({ name: 'Other', slug: 'other', plan: 'pro', ownerEmail: 'other@example.test' });
@@ -60,9 +78,43 @@ export async function createTestApp(dialect: DialectName, options: { apiRateLimi
     other: (await deps.identity.createToken({ workspaceSlug: 'other', scope: 'build' })).token,
   };
 
-  const request: TestApp['request'] = async (method, url, opts = {}) => {
+  return {
+    app,
+    deps,
+    database,
+    clock,
+    tokens,
+    workspaces: { main: main.id, other: other.id },
+    request: requester(app, tokens.build),
+    close: async () => {
+      await app.close();
+      await deps.close();
+    },
+  };
+}
+
+/**
+ * Another app on the database of `t` (PostgreSQL), over its own deps and connection pool, as a
+ * second process would be: same secret key and clock, same tokens. Close it before `t`.
+ */
+export async function createPeerApp(t: TestApp, options: AppOptions = {}): Promise<Pick<TestApp, 'app' | 'deps' | 'request' | 'close'>> {
+  if (t.database.dialectName !== 'postgres') throw new Error('a peer app shares a PostgreSQL database');
+  const { deps, app } = await buildTestApp(openPostgres(t.database.url!, { max: 5 }), t.clock, options);
+  return {
+    app,
+    deps,
+    request: requester(app, t.tokens.build),
+    close: async () => {
+      await app.close();
+      await deps.close();
+    },
+  };
+}
+
+function requester(app: FastifyInstance, defaultToken: string): TestApp['request'] {
+  return async (method, url, opts = {}) => {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-    const token = opts.token === undefined ? tokens.build : opts.token;
+    const token = opts.token === undefined ? defaultToken : opts.token;
     if (token !== null) headers.authorization = `Bearer ${token}`;
     let payload: string | undefined;
     if (opts.body !== undefined) {
@@ -74,19 +126,5 @@ export async function createTestApp(dialect: DialectName, options: { apiRateLimi
     const body = response.body && type.includes('json') ? JSON.parse(response.body) : undefined;
     if (type.startsWith(JSONAPI)) expect(jsonApiViolations(body), `${method} ${url} answered an invalid JSON:API document`).toEqual([]);
     return { status: response.statusCode, headers: response.headers, body, raw: response.body };
-  };
-
-  return {
-    app,
-    deps,
-    database,
-    clock,
-    tokens,
-    workspaces: { main: main.id, other: other.id },
-    request,
-    close: async () => {
-      await app.close();
-      await deps.close();
-    },
   };
 }

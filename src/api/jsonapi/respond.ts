@@ -74,8 +74,9 @@ export async function sendList(request: FastifyRequest, reply: FastifyReply, ctx
   // reading and serialising 50 rows costs ~10 times what the rest of the request does).
   const cache = ctx.listCache;
   const cacheKey = `${request.auth.workspace.id} ${request.url}`;
-  const stamp = cache?.stamp(tablesRead(definition, options.includedDefinitions ?? []));
-  const cached = stamp === undefined ? undefined : cache!.bodies.get(cacheKey, stamp);
+  let stamp = cache ? cache.stamp(tablesRead(definition, options.includedDefinitions ?? [])) : null;
+  if (typeof stamp === 'object' && stamp !== null) stamp = await stamp;
+  const cached = stamp === null ? undefined : cache!.bodies.get(cacheKey, stamp);
   if (cached !== undefined) return reply.type(JSONAPI_MEDIA_TYPE).send(cached);
   if (!options.included) rejectInclude(query.include, definition);
   const filter = query.filter === undefined ? null : parseFilter(query.filter, definition);
@@ -117,7 +118,7 @@ export async function sendList(request: FastifyRequest, reply: FastifyReply, ctx
     ...(result.meta ? { meta: result.meta } : {}),
     jsonapi: JSONAPI_VERSION,
   }) as string;
-  if (stamp !== undefined && body.length <= MAX_CACHED_BODY) {
+  if (stamp !== null && body.length <= MAX_CACHED_BODY) {
     // Kept encoded: a 17 KB page would otherwise be UTF-8-encoded again on every answer.
     const bytes = Buffer.from(body);
     cache!.bodies.set(cacheKey, stamp, bytes);

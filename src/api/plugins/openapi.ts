@@ -50,7 +50,10 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
       },
       servers: [{ url: baseUrl }],
       components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API token (sy_…) pinned to one workspace, scope read or build' } },
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'API token (sy_…) pinned to one workspace, scope read or build' },
+          metricsToken: { type: 'http', scheme: 'bearer', description: 'SWITCHYARD_METRICS_TOKEN, required by /metrics only when it is set' },
+        },
         schemas: { WebhookError: WEBHOOK_ERROR_SCHEMA },
       },
       security: [{ bearer: [] }],

@@ -1,5 +1,6 @@
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import type { Bindings, ChildLoggerOptions, Level, Logger } from 'pino';
+import { pino, type Bindings, type ChildLoggerOptions, type Level, type Logger } from 'pino';
+import type { Metrics } from '../../observability/metrics.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -89,13 +90,16 @@ export class LazyChildLogger {
  * with its headers (secret-bearing ones redacted, and none at all for webhook deliveries).
  */
 export class AccessLog extends LogController {
-  constructor(private readonly logger: Logger) {
+  constructor(
+    private readonly logger: Logger | null,
+    private readonly metrics: Metrics | null = null,
+  ) {
     super({ requestIdLogLabel: 'req_id' });
   }
 
   override incomingRequest(request: FastifyRequest): void {
     request.bytesBefore = request.raw.socket?.bytesWritten ?? 0;
-    if (!this.logger.isLevelEnabled('debug')) return;
+    if (this.logger === null || !this.logger.isLevelEnabled('debug')) return;
     // A webhook delivery's headers are not logged at all: a plain-HMAC node names its own
     // signature header, which no fixed redaction list can know.
     const webhook = request.url.startsWith('/webhooks/');
@@ -103,8 +107,14 @@ export class AccessLog extends LogController {
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    // The request metrics ride on this call, which runs once per answer anyway: another
+    // onResponse hook would add a hook call to every request (~1 us of prom-client a request).
+    if (this.metrics !== null) {
+      this.metrics.httpRequest(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
+      if (request.url.startsWith('/webhooks/')) this.metrics.webhookAnswered(reply.statusCode);
+    }
     const failed = error !== null && error !== undefined;
-    if (!this.logger.isLevelEnabled(failed ? 'error' : 'info')) return;
+    if (this.logger === null || !this.logger.isLevelEnabled(failed ? 'error' : 'info')) return;
     // Bytes sent on the connection for this answer, headers included; a socket-less request
     // (app.inject) reports the body's Content-Length.
     const written = request.raw.socket?.bytesWritten;
@@ -125,17 +135,21 @@ export class AccessLog extends LogController {
 }
 
 /**
- * The Fastify options that wire a process logger in: the root logger, the access log and lazy
- * request children. Without a logger Fastify's own no-op logger is used.
+ * The Fastify options that wire a process logger in: the root logger, the access log (which also
+ * feeds the request metrics) and lazy request children. Without a logger Fastify's own no-op
+ * logger is used, and the access log only counts.
  */
-export function requestLogOptions(logger: Logger | false): Partial<FastifyServerOptions> {
-  if (!logger) return {};
+export function requestLogOptions(logger: Logger | false, metrics: Metrics | null = null): Partial<FastifyServerOptions> {
+  if (!logger && !metrics) return {};
+  // Fastify follows an answer to its end, and so calls the access log, only when it has a
+  // logger: metrics without one get a silent logger.
+  const root = logger || pino({ level: 'silent' });
   return {
-    loggerInstance: logger,
-    logController: new AccessLog(logger),
+    loggerInstance: root,
+    logController: new AccessLog(logger || null, metrics),
     childLoggerFactory: (parent, bindings, options) =>
       options.level !== undefined || options.serializers !== undefined
         ? parent.child(bindings, options)
-        : (new LazyChildLogger(logger, parent, bindings) as unknown as FastifyBaseLogger),
+        : (new LazyChildLogger(root, parent, bindings) as unknown as FastifyBaseLogger),
   };
 }

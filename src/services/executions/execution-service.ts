@@ -92,7 +92,8 @@ export class ExecutionService {
 
   /** The call's target workflow; cached, since a call costs its look-ups on every run (call_workflow benchmark). */
   private async findTarget(repo: WorkflowRepository, id: string): Promise<WorkflowRow | null> {
-    const stamp = this.stamp?.(['workflows']) ?? null;
+    let stamp = this.stamp?.(['workflows']) ?? null;
+    if (typeof stamp === 'object' && stamp !== null) stamp = await stamp;
     const key = `${repo.workspaceId}:${id}`;
     if (stamp !== null) {
       const cached = this.targets.get(key, stamp);

@@ -36,7 +36,7 @@ interface Found {
 
 export class Authenticator {
   private readonly touched = new Map<string, number>();
-  /** Look-ups by token hash; fresh while no token, workspace or user row changed (SQLite only). */
+  /** Look-ups by token hash; fresh while no token, workspace or user row changed. */
   private readonly cache = new FreshCache<Found | null>(10_000);
 
   constructor(
@@ -66,7 +66,9 @@ export class Authenticator {
   }
 
   private async lookUp(token: string, hash: string): Promise<Found | null> {
-    const stamp = this.stamp?.(IDENTITY_TABLES) ?? null;
+    let stamp = this.stamp?.(IDENTITY_TABLES) ?? null;
+    // Awaited only on PostgreSQL: SQLite's cached path stays free of promise turns.
+    if (typeof stamp === 'object' && stamp !== null) stamp = await stamp;
     if (stamp !== null) {
       const cached = this.cache.get(hash, stamp);
       if (cached !== undefined) return cached;

@@ -1,0 +1,57 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+
+export interface ServeProcess {
+  child: ChildProcess;
+  /** `http://host:port` it listens on. */
+  address: string;
+  output(): string;
+  /** SIGTERM, resolving with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+const PROGRAM = ['--import', 'tsx', 'src/main.ts'];
+
+/** Starts `switchyard serve` from source with `env` added to this process's environment. */
+export function startServe(env: Record<string, string | undefined>, args: string[] = []): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [...PROGRAM, 'serve', ...args], {
+    env: { ...process.env, PORT: '0', SWITCHYARD_LOG_FORMAT: undefined, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += String(chunk)));
+  child.stderr!.on('data', (chunk) => (output += String(chunk)));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`serve did not start within 30 s:\n${output}`));
+    }, 30_000);
+    child.stdout!.on('data', () => {
+      const match = /listening on (http:\/\/\S+?);/.exec(output);
+      if (!match) return;
+      clearTimeout(timer);
+      resolve({
+        child,
+        address: match[1]!,
+        output: () => output,
+        stop: async () => {
+          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+          return exited;
+        },
+      });
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code}:\n${output}`));
+    });
+  });
+}
+
+/** Runs one `switchyard` admin command to its end; resolves with its exit code and output. */
+export function runCli(args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [...PROGRAM, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += String(chunk)));
+  child.stderr.on('data', (chunk) => (output += String(chunk)));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, output })));
+}
