@@ -24,6 +24,7 @@ import { StoreSweeper } from './services/stores/store-sweeper.js';
 import { FeedCursors } from './api/routes/stores/feed-cursor.js';
 import { Metrics } from './observability/metrics.js';
 import { countQueue } from './store/queue-depth.js';
+import { newId } from './lib/ids.js';
 
 /** Everything the process runs on, built once and passed explicitly (no container). */
 export interface Deps extends ApiContext {
@@ -38,6 +39,8 @@ export interface Deps extends ApiContext {
   storeSweeper: StoreSweeper;
   /** The process's Prometheus metrics; the engine reports through its EngineMetrics side. */
   metrics: Metrics;
+  /** This process among those sharing the database (logs, leases, answer channel). */
+  processId: string;
   close(): Promise<void>;
 }
 
@@ -46,8 +49,9 @@ export interface Deps extends ApiContext {
  * loads the secret key and wires the services.
  */
 export async function buildDeps(
-  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'secretKey' | 'baseUrl'> & Partial<Pick<Config, 'httpAllow' | 'storeMaxRowCap'>>,
-  options: { clock?: Clock; database?: DatabaseHandle; onBackgroundError?: (error: unknown) => void; timers?: boolean } = {},
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'secretKey' | 'baseUrl'> &
+    Partial<Pick<Config, 'httpAllow' | 'storeMaxRowCap' | 'role' | 'leaseMs' | 'heartbeatMs' | 'pollMs' | 'maxRunning' | 'workerConcurrency' | 'shutdownGraceMs'>>,
+  options: { clock?: Clock; database?: DatabaseHandle; onBackgroundError?: (error: unknown) => void; timers?: boolean; processId?: string } = {},
 ): Promise<Deps> {
   const database = options.database ?? openDatabase(config);
   const clock = options.clock ?? systemClock;
@@ -63,11 +67,23 @@ export async function buildDeps(
   const secretKey = loadOrCreateSecretKey(config.dataDir, config.secretKey);
   // The engine resolves call_workflow targets through the execution service, which needs the engine.
   let executions: ExecutionService | null = null;
+  const metrics = new Metrics({ queueDepth: () => countQueue(database.db), onError: options.onBackgroundError });
+  const processId = options.processId ?? newId();
+  const maxRunning = config.maxRunning ?? 64;
+  // Where the database can tell other processes what happened (PostgreSQL), the engine runs as
+  // one of possibly several: it claims executions under leases (engine/cluster.ts).
+  const cluster = database.notifier
+    ? { processId, notifier: database.notifier, leaseMs: config.leaseMs ?? 30_000, heartbeatMs: config.heartbeatMs ?? 10_000, pollMs: config.pollMs ?? 1_000, maxRunning, runsSteps: (config.role ?? 'all') !== 'api' }
+    : undefined;
   const engine = new Engine({
     db: database.db,
     clock,
     settings: { httpAllow: config.httpAllow ?? [] },
     timers: options.timers ?? true,
+    maxConcurrent: cluster ? (config.workerConcurrency ?? maxRunning) : maxRunning,
+    cluster,
+    shutdownGraceMs: config.shutdownGraceMs ?? 0,
+    metrics,
     resolveCallTarget: (request) => executions!.resolveCallTarget(request),
     onError: (error) => options.onBackgroundError?.(error),
   });
@@ -94,7 +110,8 @@ export async function buildDeps(
     storeRows: new StoreRowService(database.db, database.dialect, clock, stores),
     feedCursors: new FeedCursors(secretKey),
     storeSweeper,
-    metrics: new Metrics({ queueDepth: () => countQueue(database.db), onError: options.onBackgroundError }),
+    metrics,
+    processId,
     close: async () => {
       await storeSweeper.stop();
       await engine.stop();

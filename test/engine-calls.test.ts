@@ -107,7 +107,7 @@ describeEachDialect('call_workflow step', (dialect) => {
       await t.deps.db.deleteFrom('executions').where('id', '=', child!.id).execute();
       await t.deps.db.deleteFrom('execution_steps').where('id', 'in', (await stepRows(t, executionId)).filter((s) => s.node_id === 'after').map((s) => s.id)).execute();
       await t.deps.db.updateTable('execution_steps').set({ status: 'waiting', finished_at: null, output: null }).where('id', '=', call.id).execute();
-      await t.deps.db.updateTable('executions').set({ status: 'running', finished_at: null, output: null }).where('id', '=', executionId).execute();
+      await t.deps.db.updateTable('executions').set({ status: 'running', finished_at: null, output: null, lease_owner: null, lease_expires_at: null }).where('id', '=', executionId).execute();
       await t.deps.engine.start();
       await t.deps.engine.idle();
       expect((await executionRow(t, executionId)).status).toBe('completed');

@@ -75,6 +75,14 @@ describeEachDialect('engine crash recovery', (dialect) => {
     const recovered: Deps = await buildDeps({ databaseUrl: null, dataDir, secretKey: 'test-secret-key-test-secret-key-0123456789', baseUrl: 'http://sy.test', httpAllow: ['127.0.0.1'] }, { database: { ...database, close: async () => {} }, timers: false });
     await recovered.engine.start();
     await recovered.engine.idle();
+    // On PostgreSQL the dead process's lease must expire first (1 s in the child): the survivor
+    // claims the execution on a later pass, never while the lease is alive.
+    const statusOf = async () => (await recovered.db.selectFrom('executions').select('status').where('id', '=', executionId).executeTakeFirstOrThrow()).status;
+    for (let i = 0; i < 100 && (await statusOf()) !== 'completed'; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await recovered.engine.runDue();
+      await recovered.engine.idle();
+    }
     const execution = await recovered.db.selectFrom('executions').selectAll().where('id', '=', executionId).executeTakeFirstOrThrow();
     expect(execution.status).toBe('completed');
     expect(JSON.parse(execution.output!)).toEqual({ done: 'slow' });

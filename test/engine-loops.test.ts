@@ -131,7 +131,7 @@ describeEachDialect('loop step', (dialect) => {
       // Rewind to a crash in iteration 1 after its "a" completed: its "b" was in flight.
       const lost = before.filter((s) => (s.iter_index === 1 && s.node_id === 'b') || (s.iter_index === 2) || s.node_id === 'each' || s.node_id === 'after');
       await t.deps.db.deleteFrom('execution_steps').where('id', 'in', lost.map((s) => s.id)).execute();
-      await t.deps.db.updateTable('executions').set({ status: 'running', finished_at: null, output: null }).where('id', '=', executionId).execute();
+      await t.deps.db.updateTable('executions').set({ status: 'running', finished_at: null, output: null, lease_owner: null, lease_expires_at: null }).where('id', '=', executionId).execute();
       await t.deps.engine.start();
       await t.deps.engine.idle();
       const execution = await executionRow(t, executionId);

@@ -1,10 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from './support/dialects.js';
 import { edge, executionRow, node, runToRest, stepRows, workflowWith } from './support/engine-helpers.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
-import { Engine, EngineBusyError } from '../src/engine/engine.js';
+import { Engine, EngineBusyError, type EngineOptions } from '../src/engine/engine.js';
+import { newId } from '../src/lib/ids.js';
 
 describeEachDialect('workflow settings', (dialect) => {
   let t: TestApp;
@@ -30,6 +31,27 @@ describeEachDialect('workflow settings', (dialect) => {
     await t.close();
   });
 
+  /**
+   * An engine of its own beside the app's, as a second process would be: on PostgreSQL a
+   * claiming one (engine/cluster.ts), and the app's engine stops claiming meanwhile so that it
+   * does not run these executions itself.
+   */
+  const engines: Engine[] = [];
+  const ownEngine = (options: Partial<EngineOptions>): Engine => {
+    const notifier = t.database.notifier;
+    const cluster = notifier ? { processId: newId(), notifier, leaseMs: 30_000, heartbeatMs: 10_000, pollMs: 1_000, maxRunning: 64, runsSteps: true } : undefined;
+    t.deps.engine.cluster?.stopClaiming();
+    const engine = new Engine({ db: t.deps.db, clock: t.clock, settings: { httpAllow: ['127.0.0.1'] }, timers: false, cluster, ...options });
+    engines.push(engine);
+    return engine;
+  };
+  afterEach(() => {
+    engines.length = 0;
+    t.deps.engine.cluster?.resumeClaiming();
+  });
+  // A new execution is committed pending on PostgreSQL, where a worker claims it (docs/deploy.md).
+  const started = dialect === 'sqlite' ? 'running' : 'pending';
+
   const until = async (condition: () => boolean) => {
     for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(condition()).toBe(true);
@@ -48,11 +70,11 @@ describeEachDialect('workflow settings', (dialect) => {
       const run = async (id: string) => (await t.request('POST', `/api/v1/workflows/${id}/run`, { body: { data: {} } })).body as { execution_id: string; status: string };
       const answers = [];
       for (let i = 0; i < 4; i++) answers.push(await run(limited));
-      expect(answers.map((a) => a.status)).toEqual(['running', 'running', 'pending', 'pending']);
+      expect(answers.map((a) => a.status)).toEqual([started, started, 'pending', 'pending']);
       await until(() => held.length === 2);
       // Another workflow is not held back by the queue of this one.
       const other = await run(free);
-      expect(other.status).toBe('running');
+      expect(other.status).toBe(started);
       await until(() => held.length === 2);
       openGate();
       await until(() => held.length === 2);
@@ -75,8 +97,10 @@ describeEachDialect('workflow settings', (dialect) => {
   });
 
   describe('admission control', () => {
-    it('holds new runs back while the queue is full, admits them oldest first as it drains, and creates nothing for a caller that gives up', async () => {
-      const engine = new Engine({ db: t.deps.db, clock: t.clock, settings: { httpAllow: ['127.0.0.1'] }, maxConcurrent: 1, admissionQueueLimit: 1, timers: false });
+    // The waiting room is in front of one process's own queue (SQLite); on PostgreSQL new
+    // executions are always committed pending and workers claim them at their own pace.
+    it.skipIf(dialect === 'postgres')('holds new runs back while the queue is full, admits them oldest first as it drains, and creates nothing for a caller that gives up', async () => {
+      const engine = ownEngine({ maxConcurrent: 1, admissionQueueLimit: 1 });
       const id = await workflowWith(t, 'Admission', { nodes: [node('hook', 'webhook'), node('call', 'http', { url: `${base}/gate` })], edges: [edge('hook', 'call')] }, { activate: true });
       const workflow = await t.deps.db.selectFrom('workflows').select(['active_snapshot_id']).where('id', '=', id).executeTakeFirstOrThrow();
       const start = (n: number) => ({ workspaceId: t.workspaces.main, workflowId: id, snapshotId: workflow.active_snapshot_id!, userId: null, trigger: { method: 'RUN', headers: {}, query: {}, body: n } });
@@ -105,15 +129,15 @@ describeEachDialect('workflow settings', (dialect) => {
     it('resumes a run left running at once and starts the pending ones as slots free, oldest first', async () => {
       const gated = await workflowWith(t, 'Recover in order', { nodes: [node('hook', 'webhook'), node('call', 'http', { url: `${base}/gate` })], edges: [edge('hook', 'call')] }, { activate: true });
       const snapshot = (await t.deps.db.selectFrom('workflows').select('active_snapshot_id').where('id', '=', gated).executeTakeFirstOrThrow()).active_snapshot_id!;
-      const first = new Engine({ db: t.deps.db, clock: t.clock, settings: { httpAllow: ['127.0.0.1'] }, maxConcurrent: 1, timers: false });
+      const first = ownEngine({ maxConcurrent: 1 });
       const runs = [];
       for (let n = 1; n <= 3; n++) runs.push(await first.run({ workspaceId: t.workspaces.main, workflowId: gated, snapshotId: snapshot, userId: null, trigger: n }));
-      expect(runs.map((r) => r.status)).toEqual(['running', 'pending', 'pending']);
+      expect(runs.map((r) => r.status)).toEqual([started, 'pending', 'pending']);
       await until(() => held.length === 1);
       // The process stops with one run in flight (its row stays running) and two pending.
       await first.stop();
       held = [];
-      const second = new Engine({ db: t.deps.db, clock: t.clock, settings: { httpAllow: ['127.0.0.1'] }, maxConcurrent: 1, timers: false });
+      const second = ownEngine({ maxConcurrent: 1 });
       await second.start();
       for (let i = 0; i < 3; i++) {
         await until(() => held.length === 1);
@@ -129,7 +153,7 @@ describeEachDialect('workflow settings', (dialect) => {
 
   describe('queued starts', () => {
     it('shows a queued execution running as soon as it starts, even while its first step is a long pure one', async () => {
-      const engine = new Engine({ db: t.deps.db, clock: t.clock, settings: { httpAllow: ['127.0.0.1'] }, maxConcurrent: 1, timers: false });
+      const engine = ownEngine({ maxConcurrent: 1 });
       const blocker = await workflowWith(t, 'Blocker', { nodes: [node('hook', 'webhook'), node('call', 'http', { url: `${base}/gate` })], edges: [edge('hook', 'call')] }, { activate: true });
       const slow = await workflowWith(t, 'Long pure step', { nodes: [node('hook', 'webhook'), node('spin', 'code', { code: 'const until = Date.now() + 1500; while (Date.now() < until) {} return 1;' })], edges: [edge('hook', 'spin')] }, { activate: true });
       const snapshotOf = async (id: string) => (await t.deps.db.selectFrom('workflows').select('active_snapshot_id').where('id', '=', id).executeTakeFirstOrThrow()).active_snapshot_id!;

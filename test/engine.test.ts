@@ -42,7 +42,8 @@ describeEachDialect('execution engine', (dialect) => {
       const res = await t.request('POST', `/api/v1/workflows/${id}/run`, { body: { data: { draft: true, input: { n: 41 } } } });
       expect(res.status).toBe(202);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
-      expect(res.body).toEqual({ execution_id: expect.any(String), status: 'running' });
+      // On PostgreSQL a new execution is committed pending and a worker claims it (docs/deploy.md).
+      expect(res.body).toEqual({ execution_id: expect.any(String), status: dialect === 'sqlite' ? 'running' : 'pending' });
       await t.deps.engine.idle();
       const execution = await executionRow(t, res.body.execution_id);
       expect(execution.status).toBe('completed');
@@ -318,7 +319,8 @@ describeEachDialect('execution engine', (dialect) => {
       // Rewind to a crash after "first" completed: "second" was in flight and left no row.
       const second = (await stepRows(t, executionId)).find((s) => s.node_id === 'second')!;
       await t.deps.db.deleteFrom('execution_steps').where('id', '=', second.id).execute();
-      await t.deps.db.updateTable('executions').set({ status: 'running', finished_at: null, output: null }).where('id', '=', executionId).execute();
+      // The process that ran it is gone: on PostgreSQL its lease is gone with it (expired).
+      await t.deps.db.updateTable('executions').set({ status: 'running', finished_at: null, output: null, lease_owner: null, lease_expires_at: null }).where('id', '=', executionId).execute();
       await t.deps.engine.start();
       await t.deps.engine.idle();
       expect((await executionRow(t, executionId)).status).toBe('completed');

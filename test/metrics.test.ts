@@ -70,6 +70,10 @@ describeEachDialect('GET /metrics', (dialect) => {
 
   it('reports the queue depth by status from the database, counting each queued execution once', async () => {
     const row = (id: string, status: string, runAt: string | null) => ({ id, workspace_id: t.workspaces.main, workflow_id: 'w', workflow_snapshot_id: 's', status, call_depth: 0, inserted_at: NOW, updated_at: NOW, run_at: runAt });
+    // Runs of the earlier tests end first; on PostgreSQL the app's engine would claim these
+    // hand-made rows: it looks away meanwhile.
+    await t.deps.engine.idle();
+    t.deps.engine.cluster?.stopClaiming();
     await t.deps.db.insertInto('executions').values([
       row('q1', 'pending', NOW),
       row('q2', 'pending', NOW),
@@ -86,6 +90,7 @@ describeEachDialect('GET /metrics', (dialect) => {
     expect(sampleValue(samples, 'switchyard_queue_depth', { status: 'waiting' })).toBe(1);
     expect(sampleValue(samples, 'switchyard_queue_depth', { status: 'running' })).toBe(2);
     await t.deps.db.deleteFrom('executions').where('id', 'in', ['q1', 'q2', 'q3', 'q4', 'q5', 'q6', 'q7', 'q8']).execute();
+    t.deps.engine.cluster?.resumeClaiming();
   });
 
   it('counts the queue through the partial indexes of the queue, never the whole table', async () => {

@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, SERVE_ROLES, type Config, type ServeRole } from '../config.js';
 import { migrateCommand, tokenCreate, tokenList, tokenRevoke, workspaceCreate, workspaceList } from './admin-commands.js';
-import { serve, SERVE_ROLES, type ServeRole } from './serve-command.js';
+import { serve } from './serve-command.js';
 
 type Out = (line: string) => void;
 
@@ -25,14 +25,15 @@ export function buildProgram(env: Record<string, string | undefined>, out: Out, 
   program
     .command('serve', { isDefault: true })
     .description('run the HTTP API and webhook endpoints')
-    .addOption(new Option('--role <role>', 'what this process runs').choices(SERVE_ROLES).default('all'))
+    .addOption(new Option('--role <role>', 'what this process runs (SWITCHYARD_ROLE): all, or api / worker on PostgreSQL').choices(SERVE_ROLES))
     .option('--port <port>', 'listen port (PORT)', port)
     .option('--host <host>', 'listen address (HOST)')
-    .action(async (options: { role: ServeRole; port?: number; host?: string }) => {
+    .action(async (options: { role?: ServeRole; port?: number; host?: string }) => {
       const overrides: Partial<Config> = {};
+      if (options.role !== undefined) overrides.role = options.role;
       if (options.port !== undefined) overrides.port = options.port;
       if (options.host !== undefined) overrides.host = options.host;
-      onServe(await serve(config(overrides), options.role, out));
+      onServe(await serve(config(overrides), out));
     });
 
   program.command('migrate').description('apply database migrations (also done at every start)').action(() => migrateCommand(config(), out));

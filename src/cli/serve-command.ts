@@ -1,28 +1,48 @@
 import { hostname } from 'node:os';
-import type { Config } from '../config.js';
+import type { FastifyInstance } from 'fastify';
+import { ConfigError, type Config } from '../config.js';
 import { buildApp } from '../app.js';
+import { buildWorkerApp } from '../worker-app.js';
 import { buildDeps } from '../deps.js';
+import { lockDataDir } from '../db/dialect/data-dir-lock.js';
 import { RetentionPruner } from '../engine/retention.js';
+import { newId } from '../lib/ids.js';
 import { createLogger } from '../lib/logger.js';
-
-export const SERVE_ROLES = ['all', 'api'] as const;
-export type ServeRole = (typeof SERVE_ROLES)[number];
 
 /**
  * `switchyard serve`: migrates, creates the default workspace and first token on an empty
- * database (printed once), and listens. Returns a function that shuts down cleanly: the HTTP
- * server, the engine and the database, then the log's buffered lines.
+ * database (printed once; not by a worker), and listens. The role (`config.role`) decides what
+ * the process does: `all` serves HTTP and runs executions, `api` serves HTTP and runs no step,
+ * `worker` runs executions and serves only /healthz, /readyz and /metrics. On SQLite one `all`
+ * process owns the data directory. Returns a function that shuts down cleanly: the HTTP server,
+ * then the engine (runs in flight get the shutdown grace, then are released), the database,
+ * and last the log's buffered lines.
  */
-export async function serve(config: Config, role: ServeRole, out: (line: string) => void = console.log): Promise<() => Promise<void>> {
-  const { logger, flush } = createLogger({ level: config.logLevel, format: config.logFormat, base: { role, pid: process.pid, hostname: hostname() } });
-  const deps = await buildDeps(config, { onBackgroundError: (error) => logger.error({ err: error }, 'engine error') });
-  const first = await deps.identity.bootstrap();
-  const app = await buildApp({ ...deps, config, logger });
+export async function serve(config: Config, out: (line: string) => void = console.log): Promise<() => Promise<void>> {
+  const { role } = config;
+  if (config.databaseUrl === null && role !== 'all') {
+    throw new ConfigError('SWITCHYARD_ROLE', `role "${role}" needs PostgreSQL (DATABASE_URL): on the embedded SQLite database one process serves the API and runs the executions (role all)`);
+  }
+  const lock = config.databaseUrl === null ? lockDataDir(config.dataDir) : null;
+  const processId = newId();
+  const { logger, flush } = createLogger({ level: config.logLevel, format: config.logFormat, base: { role, process_id: processId, pid: process.pid, hostname: hostname() } });
+  let deps;
+  try {
+    deps = await buildDeps(config, { processId, onBackgroundError: (error) => logger.error({ err: error }, 'engine error') });
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+  const runsSteps = role !== 'api';
+  const first = role === 'worker' ? null : await deps.identity.bootstrap();
+  const app: FastifyInstance =
+    role === 'worker' ? await buildWorkerApp({ db: deps.db, metrics: deps.metrics, metricsToken: config.metricsToken, logger }) : await buildApp({ ...deps, config, logger });
   const address = await app.listen({ port: config.port, host: config.host });
   await deps.engine.start();
-  const pruner = new RetentionPruner(deps.db, deps.clock, config.executionRetentionDays, (error) => logger.error({ err: error }, 'execution retention pruning failed'));
-  pruner.start();
-  deps.storeSweeper.start();
+  // Background upkeep belongs to the processes that run executions.
+  const pruner = runsSteps ? new RetentionPruner(deps.db, deps.clock, config.executionRetentionDays, (error) => logger.error({ err: error }, 'execution retention pruning failed')) : null;
+  pruner?.start();
+  if (runsSteps) deps.storeSweeper.start();
   if (first) {
     out('');
     out('First start: created the Pro workspace "default" and a build-scoped API token.');
@@ -33,12 +53,14 @@ export async function serve(config: Config, role: ServeRole, out: (line: string)
     out(`Try it: curl -H "Authorization: Bearer ${first.token}" ${config.baseUrl}/api/v1/me`);
     out('');
   }
-  out(`Switchyard (${role}) listening on ${address}; API at ${config.baseUrl}/api/v1, docs at ${config.baseUrl}/api/docs; database: ${deps.dialect.name}`);
+  const serving = role === 'worker' ? `health and metrics on ${address}` : `listening on ${address}; API at ${config.baseUrl}/api/v1, docs at ${config.baseUrl}/api/docs`;
+  out(`Switchyard (${role}) ${serving}; database: ${deps.dialect.name}`);
+  const stopped = deps;
   return async () => {
-    pruner.stop();
-    await deps.storeSweeper.stop();
+    pruner?.stop();
     await app.close();
-    await deps.close();
+    await stopped.close();
+    lock?.release();
     logger.info('stopped');
     await flush();
   };

@@ -43,6 +43,10 @@ export interface Claimed {
   row: ExecutionRow;
   /** It was running under another worker's lease, which expired (a crash): a takeover. */
   takeover: boolean;
+  /** Its status before the claim (`pending`: its first run starts now). */
+  was: string;
+  /** When it became due (`run_at` before the claim), for the claim latency; null for a takeover. */
+  dueAt: string | null;
 }
 
 /**
@@ -51,7 +55,16 @@ export interface Claimed {
  * become `running` under this worker's lease. `onlyId` also accepts that execution when this
  * worker already holds it (a run waiting only for children keeps `running` for a moment).
  */
-export async function claimExecutions(db: Kysely<Database>, request: ClaimRequest): Promise<Claimed[]> {
+export interface ClaimResult {
+  claimed: Claimed[];
+  /**
+   * Runnable executions were left for a limit (the cluster's, a workflow's) rather than for want
+   * of any: a run that ends may let them in, so the next claim must look again.
+   */
+  heldBack: boolean;
+}
+
+export async function claimExecutions(db: Kysely<Database>, request: ClaimRequest): Promise<ClaimResult> {
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(trx);
     const live = await sql<{ workflow_id: string; concurrency_limit: number | null; n: string }>`
@@ -66,23 +79,28 @@ export async function claimExecutions(db: Kysely<Database>, request: ClaimReques
       total += Number(row.n);
     }
     const room = Math.min(request.capacity, request.maxRunning - total);
-    if (room <= 0) return [];
+    if (room <= 0) return { claimed: [], heldBack: request.maxRunning - total <= 0 };
     const blocked = [...running].filter(([, entry]) => entry.limit !== null && entry.n >= entry.limit).map(([id]) => id);
 
     const candidates = await findCandidates(trx, request, blocked, room);
-    const chosen: { id: string; takeover: boolean }[] = [];
+    const chosen: { id: string; takeover: boolean; was: string; dueAt: string | null }[] = [];
+    let heldBack = blocked.length > 0;
     for (const candidate of candidates) {
       if (chosen.length >= room) break;
       const entry = running.get(candidate.workflow_id);
-      if (candidate.concurrency_limit !== null && (entry?.n ?? 0) >= candidate.concurrency_limit && !candidate.mine) continue;
+      if (candidate.concurrency_limit !== null && (entry?.n ?? 0) >= candidate.concurrency_limit && !candidate.mine) {
+        heldBack = true;
+        continue;
+      }
       if (!candidate.mine) {
         if (entry) entry.n += 1;
         else running.set(candidate.workflow_id, { limit: candidate.concurrency_limit, n: 1 });
       }
-      chosen.push({ id: candidate.id, takeover: candidate.status === 'running' && !candidate.mine });
+      chosen.push({ id: candidate.id, takeover: candidate.status === 'running' && !candidate.mine, was: candidate.status, dueAt: candidate.run_at });
     }
-    if (chosen.length === 0) return [];
-    const takeovers = new Set(chosen.filter((c) => c.takeover).map((c) => c.id));
+    if (request.capacity > request.maxRunning - total) heldBack = true;
+    if (chosen.length === 0) return { claimed: [], heldBack };
+    const byId = new Map(chosen.map((c) => [c.id, c]));
     const rows = await trx
       .updateTable('executions')
       .set({
@@ -100,7 +118,11 @@ export async function claimExecutions(db: Kysely<Database>, request: ClaimReques
       )
       .returningAll()
       .execute();
-    return rows.map((row) => ({ row, takeover: takeovers.has(row.id) }));
+    const claimed = rows.map((row) => {
+      const { takeover, was, dueAt } = byId.get(row.id)!;
+      return { row, takeover, was, dueAt };
+    });
+    return { claimed, heldBack };
   });
 }
 
@@ -109,6 +131,7 @@ interface Candidate {
   workflow_id: string;
   status: string;
   concurrency_limit: number | null;
+  run_at: string | null;
   /** Already running under this worker's lease (`onlyId` only). */
   mine: boolean;
 }
@@ -119,19 +142,19 @@ async function findCandidates(trx: Transaction<Database>, request: ClaimRequest,
   const onlyThis = request.onlyId !== undefined ? sql`and id = ${request.onlyId}` : sql``;
   // Due pending and waiting executions, oldest first (the partial index on run_at serves it).
   const due = await sql<Candidate>`
-    select id, workflow_id, status, concurrency_limit, false as mine from executions
+    select id, workflow_id, status, concurrency_limit, run_at, false as mine from executions
     where status in ('pending', 'waiting') and run_at <= ${request.nowIso} ${notBlocked} ${onlyThis}
     order by run_at, id limit ${scan} for update skip locked`.execute(trx);
   // Running executions whose worker stopped renewing its lease (it crashed, or lost the database).
   const expired = await sql<Candidate>`
-    select id, workflow_id, status, concurrency_limit, false as mine from executions
+    select id, workflow_id, status, concurrency_limit, run_at, false as mine from executions
     where status = 'running' and (lease_expires_at is null or lease_expires_at <= ${DB_NOW})
       and (lease_owner is null or lease_owner <> ${request.owner}) ${notBlocked} ${onlyThis}
     order by lease_expires_at nulls first, id limit ${scan} for update skip locked`.execute(trx);
   const candidates = [...expired.rows, ...due.rows];
   if (request.onlyId !== undefined && candidates.length === 0) {
     const held = await sql<Candidate>`
-      select id, workflow_id, status, concurrency_limit, true as mine from executions
+      select id, workflow_id, status, concurrency_limit, run_at, true as mine from executions
       where id = ${request.onlyId} and status = 'running' and lease_owner = ${request.owner}
       for update skip locked`.execute(trx);
     candidates.push(...held.rows);
@@ -177,6 +200,22 @@ export async function holdsLease(db: Db, executionId: string, owner: string, lea
     .set({ lease_expires_at: dbNowPlus(leaseMs) })
     .where('id', '=', executionId)
     .where('lease_owner', '=', owner)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * A run's changes to its execution, written only while it is live and this worker's; the lease
+ * is renewed with them unless they give it up (`lease_owner` among them). False: nothing written.
+ */
+export async function updateHeldExecution(db: Db, executionId: string, owner: string, leaseMs: number, changes: Partial<ExecutionRow>): Promise<boolean> {
+  const renewal = 'lease_owner' in changes ? {} : { lease_expires_at: dbNowPlus(leaseMs) };
+  const result = await db
+    .updateTable('executions')
+    .set(Object.assign({}, changes, renewal))
+    .where('id', '=', executionId)
+    .where('lease_owner', '=', owner)
+    .where('status', 'in', ['pending', 'running', 'waiting'])
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }

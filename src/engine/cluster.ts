@@ -3,7 +3,7 @@ import type { Database } from '../db/schema.js';
 import type { Notifier } from '../db/notifier.js';
 import { MAX_NOTIFY_PAYLOAD } from '../db/notifier.js';
 import type { Clock } from '../lib/clock.js';
-import { claimExecutions, holdsLease, releaseLeases, renewLeases, type Claimed } from './cluster-store.js';
+import { claimExecutions, holdsLease, releaseLeases, renewLeases, updateHeldExecution, type Claimed } from './cluster-store.js';
 import type { ExecutionRow } from './execution-store.js';
 import type { RunCoordination, RunNews } from './run-coordination.js';
 
@@ -80,7 +80,8 @@ export class Cluster implements RunCoordination {
   private workEpoch = 0;
   /** Whether a claim pass may find anything (false after a pass found less than it could take, and no work was announced since). */
   private mayHaveWork = true;
-  private claiming = false;
+  /** Claims are made from construction (an engine that is never started still runs what it admits) until the drain. */
+  private claiming: boolean;
   private poll: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private readonly unlisten: (() => void)[] = [];
@@ -90,7 +91,9 @@ export class Cluster implements RunCoordination {
     private readonly clock: Clock,
     readonly settings: ClusterSettings,
     private readonly host: ClusterHost,
-  ) {}
+  ) {
+    this.claiming = settings.runsSteps;
+  }
 
   get processId(): string {
     return this.settings.processId;
@@ -106,7 +109,6 @@ export class Cluster implements RunCoordination {
       this.requestClaim();
     });
     if (!this.settings.runsSteps) return;
-    this.claiming = true;
     this.unlisten.push(
       await notifier.listen(WORK_CHANNEL, (payload) => {
         if (payload) this.host.dueAt(payload);
@@ -127,6 +129,13 @@ export class Cluster implements RunCoordination {
     this.claiming = false;
     if (this.poll) clearTimeout(this.poll);
     this.poll = null;
+  }
+
+  /** Claims again after `stopClaiming` (a test that runs a second engine on the same database). */
+  resumeClaiming(): void {
+    if (!this.settings.runsSteps) return;
+    this.claiming = true;
+    void this.requestClaim(true);
   }
 
   async stop(): Promise<void> {
@@ -174,10 +183,12 @@ export class Cluster implements RunCoordination {
       const capacity = this.host.freeSlots();
       if (capacity <= 0) return;
       const epoch = this.workEpoch;
-      const claimed = await claimExecutions(this.db, { owner: this.processId, nowIso: this.clock.now(), capacity, maxRunning: this.settings.maxRunning, leaseMs: this.settings.leaseMs });
+      const { claimed, heldBack } = await claimExecutions(this.db, { owner: this.processId, nowIso: this.clock.now(), capacity, maxRunning: this.settings.maxRunning, leaseMs: this.settings.leaseMs });
       for (const entry of claimed) this.host.dispatchClaimed(entry);
       if (claimed.length < capacity) {
-        if (epoch === this.workEpoch) this.mayHaveWork = false;
+        // Nothing left to claim (and nothing held back by a limit a finishing run may lift)
+        // until work is announced: finishing runs then cost no claim query.
+        if (epoch === this.workEpoch && !heldBack) this.mayHaveWork = false;
         return;
       }
     }
@@ -186,8 +197,8 @@ export class Cluster implements RunCoordination {
   /** Claims one execution for this worker (a parent woken in process), if it is due and the limits allow. */
   async claimOne(executionId: string): Promise<Claimed | null> {
     if (!this.claiming) return null;
-    const [claimed] = await claimExecutions(this.db, { owner: this.processId, nowIso: this.clock.now(), capacity: 1, maxRunning: this.settings.maxRunning, leaseMs: this.settings.leaseMs, onlyId: executionId });
-    return claimed ?? null;
+    const { claimed } = await claimExecutions(this.db, { owner: this.processId, nowIso: this.clock.now(), capacity: 1, maxRunning: this.settings.maxRunning, leaseMs: this.settings.leaseMs, onlyId: executionId });
+    return claimed[0] ?? null;
   }
 
   private schedulePoll(): void {
@@ -230,6 +241,10 @@ export class Cluster implements RunCoordination {
     return holdsLease(trx, executionId, this.processId, this.settings.leaseMs);
   }
 
+  updateHeld(trx: Transaction<Database>, executionId: string, changes: Partial<ExecutionRow>): Promise<boolean> {
+    return updateHeldExecution(trx, executionId, this.processId, this.settings.leaseMs, changes);
+  }
+
   async announce(trx: Transaction<Database>, news: RunNews): Promise<void> {
     const { notifier } = this.settings;
     if (news.wokeParent) await notifier.notify(trx, WORK_CHANNEL, '');
@@ -239,6 +254,12 @@ export class Cluster implements RunCoordination {
     if (waiter === null || waiter === this.processId) return;
     if (news.response !== null) await this.sendAnswer(trx, waiter, { e: news.execution.id, k: 'r', v: news.response });
     if (news.ended) await this.sendAnswer(trx, waiter, { e: news.execution.id, k: 'e', s: news.ended.status, o: (news.ended.status === 'completed' ? news.ended.output : news.ended.error) ?? undefined });
+  }
+
+  committed(news: RunNews): void {
+    if (news.dueAt !== null) this.host.dueAt(news.dueAt);
+    // This process hears its own notifications too, but a claim now saves their round trip.
+    if (news.wokeParent) this.workArrived();
   }
 
   /** In the commit that creates runnable work (an execution, a retry, a child). */

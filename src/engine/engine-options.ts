@@ -5,6 +5,7 @@ import type { Clock } from '../lib/clock.js';
 import type { StepSettings } from '../steps/step-runtime.js';
 import type { RunEnd } from './execution-run.js';
 import type { ClusterSettings } from './cluster.js';
+import type { EngineMetrics } from '../observability/engine-metrics.js';
 
 /** What callers give the engine (engine.ts): its options, a run to start, and an observer of one. */
 
@@ -31,6 +32,8 @@ export interface EngineOptions {
   /** Resolves call_workflow targets (the service layer: workspace scoping, active or draft). */
   resolveCallTarget?: CallTargetResolver;
   onError?: (error: unknown, executionId: string) => void;
+  /** What the engine reports for the process's metrics (observability/engine-metrics.ts). */
+  metrics?: EngineMetrics;
 }
 
 export interface StartRun {

@@ -32,6 +32,7 @@ import { Answers } from './answers.js';
 import { Cluster, type ClusterHost } from './cluster.js';
 import type { Claimed } from './cluster-store.js';
 import { LeaseLostError } from './run-coordination.js';
+import { noEngineMetrics, type EngineMetrics } from '../observability/engine-metrics.js';
 
 export { ADMISSION_QUEUE_LIMIT, EngineBusyError } from './admission.js';
 export type { CallTargetResolver, EngineOptions, ExecutionObserver, StartRun } from './engine-options.js';
@@ -94,7 +95,10 @@ export class Engine {
   /** Resumptions of parents whose child ended, so `idle()` waits for them too. */
   private readonly wakes = new Set<Promise<void>>();
 
+  private readonly metrics: EngineMetrics;
+
   constructor(private readonly options: EngineOptions) {
+    this.metrics = options.metrics ?? noEngineMetrics;
     this.batcher = new WriteBatcher(options.db);
     this.plans = new PlanCache(options.db);
     this.slots = new RunSlots(options.maxConcurrent ?? 64);
@@ -109,6 +113,7 @@ export class Engine {
     if (this.cluster) {
       // Executions left running belong to their workers' leases; expired ones are claimed like any work.
       await this.cluster.start(this.options.timers ?? true);
+      await this.cluster.requestClaim(true);
       await this.scheduleTimer();
       return;
     }
@@ -301,6 +306,7 @@ export class Engine {
       return { cancelled: false, status: current?.status ?? execution.status };
     }
     this.answers.ended(execution.id, { status: 'cancelled' });
+    this.metrics.executionFinished('cancelled');
     for (const child of await listAwaitedChildren(this.options.db, execution.id)) await this.cancel(child);
     if (execution.parent_execution_id !== null) this.childEnded(execution.parent_execution_id, execution.id, { status: 'cancelled', output: null, error: null });
     return { cancelled: true, status: 'cancelled' };
@@ -337,6 +343,7 @@ export class Engine {
       return;
     }
     this.slots.take(row.workflow_id, plan.settings.concurrencyLimit);
+    if (row.status === 'pending') this.metrics.executionStarted();
     // Started from here, it must not start again from the in-memory queue.
     this.queue.remove(row.id);
     this.dispatch(row, plan);
@@ -380,11 +387,12 @@ export class Engine {
 
   /** Starts a run of a new execution (its rows in hand); `opening` marks a queued one running. */
   private launch(entry: QueuedStart, opening: Partial<ExecutionRow>): void {
+    this.metrics.executionStarted();
     this.track(entry.row, (flight) => this.advance(entry.row, entry.plan, this.newRun(entry.row, entry.plan, entry.steps), restoreFrame(entry.plan, entry.steps, {}, null), flight, opening, true));
   }
 
   private newRun(row: ExecutionRow, plan: GraphPlan, steps: StepRow[]): ExecutionRun {
-    const deps = { clock: this.options.clock, batcher: this.batcher, settings: this.options.settings, startChild: (request: ChildRequest) => this.startChild(request), coordination: this.cluster ?? undefined };
+    const deps = { clock: this.options.clock, batcher: this.batcher, settings: this.options.settings, startChild: (request: ChildRequest) => this.startChild(request), coordination: this.cluster ?? undefined, metrics: this.metrics };
     return new ExecutionRun(deps, row, steps.length, plan.settings.savePayloads);
   }
 
@@ -440,6 +448,7 @@ export class Engine {
     const responded = (response: unknown) => this.answers.responded(row.id, response);
     const end = await run.advance(root, { cancel: flight.cancel, cancelled: () => flight.cancelled || this.stopped, ending, responded }, opening, lazy, true);
     if (end.status !== 'waiting') this.answers.ended(row.id, end);
+    if (end.status === 'completed' || end.status === 'failed') this.metrics.executionFinished(end.status);
     // In a cluster only a run that still holds its lease (its wait not written) stays in memory:
     // once written, another worker may continue it, and this copy would be stale.
     if (end.status === 'waiting' && this.cluster && !end.deferred) return;
@@ -536,7 +545,10 @@ export class Engine {
       freeSlots: () => (this.stopped ? 0 : this.slots.free()),
       dispatchClaimed: (claimed) => this.dispatchClaimed(claimed),
       held: () => [...this.inFlight.keys(), ...this.parked.deferred().map((parked) => parked.row.id)],
-      leaseLost: (id) => this.stopLocally(id),
+      leaseLost: (id) => {
+        this.metrics.leaseExpired();
+        this.stopLocally(id);
+      },
       cancelled: (id) => this.stopLocally(id),
       answer: (message) => this.answers.receive(message),
       reconnected: () => this.answers.recheck(),
@@ -546,8 +558,11 @@ export class Engine {
   }
 
   /** An execution claimed by this worker: its slot is taken now, its run starts once its plan is loaded. */
-  private dispatchClaimed({ row }: Claimed): void {
+  private dispatchClaimed({ row, takeover, was, dueAt }: Claimed): void {
     this.slots.take(row.workflow_id, null);
+    if (takeover) this.metrics.takeover();
+    if (was === 'pending') this.metrics.executionStarted();
+    if (dueAt !== null) this.metrics.claimed(Math.max(0, ((parseTimestampMicros(this.options.clock.now()) ?? 0) - (parseTimestampMicros(dueAt) ?? 0)) / 1000));
     const parked = this.parked.take(row.id);
     if (parked) {
       this.track(row, (flight) => this.advance(parked.row, parked.plan, parked.run, parked.root, flight, {}, true));

@@ -14,7 +14,8 @@ import type { FrameState, WaitingNode } from './restore-state.js';
 import type { SerializedStepError } from './step-errors.js';
 import { json, stepRow, type StepOwner, type StepRecord } from './step-rows.js';
 import type { WriteBatcher } from './write-batcher.js';
-import { LeaseLostError, type RunCoordination } from './run-coordination.js';
+import { LeaseLostError, type RunCoordination, type RunNews } from './run-coordination.js';
+import type { EngineMetrics } from '../observability/engine-metrics.js';
 
 /** A call_workflow step asks the engine for a child execution. */
 export interface ChildRequest {
@@ -41,6 +42,7 @@ export interface RunDeps {
   startChild(request: ChildRequest): Promise<void>;
   /** Several processes share the database: leases and notifications in every commit (cluster.ts). */
   coordination?: RunCoordination;
+  metrics?: EngineMetrics;
 }
 
 /** One stretch of running (the engine attaches a new one each time it resumes the execution). */
@@ -339,7 +341,7 @@ export class ExecutionRun {
           const failed: StepRecord = { nodeId, attempt, input, now: finishedAt, status: 'failed', startedAt: outcome.startedAt ?? resumed?.startedAt ?? startedAt, finishedAt, durationMs, kind: outcome.kind, error: outcome.error, resumeAt: resumed?.resumeAt ?? null, awaitingExecutionId: resumed?.awaiting ?? null };
           const stepId = outcome.replaces ?? runningRowId ?? resumed?.stepId ?? undefined;
           if (outcome.retryInMs !== null) {
-            this.record(this.row(frame, failed), stepId);
+            this.record(this.row(frame, failed), stepId, false);
             if (outcome.retryInMs === 0) {
               // Ready again at once: its inputs are still resolved, and the attempt count goes on.
               flow.requeue(nodeId);
@@ -413,9 +415,13 @@ export class ExecutionRun {
     return stepRow(owner, record);
   }
 
-  /** Queues a step row: it replaces the waiting row of a resumed attempt, else it is new. */
-  record(row: StepRow, resumedStepId?: string): void {
+  /**
+   * Queues a step row: it replaces the waiting row of a resumed attempt, else it is new. A row
+   * that ends its node (completed, skipped, failed without a retry: `final`) is counted.
+   */
+  record(row: StepRow, resumedStepId?: string, final = true): void {
     if (resumedStepId) row.id = resumedStepId;
+    if (final && (row.status === 'completed' || row.status === 'failed' || row.status === 'skipped')) this.deps.metrics?.stepFinished(row.status);
     this.pending.push(resumedStepId ? { update: resumedStepId, row } : { insert: row });
   }
 
@@ -477,10 +483,16 @@ export class ExecutionRun {
     const ends = changes.status === 'completed' || changes.status === 'failed';
     if (coordination && changes.status === 'waiting') Object.assign(changes, coordination.releaseColumns);
     let current = true;
+    let news: RunNews | null = null;
     return this.deps.batcher.write(async (trx) => {
-      // Another worker took the execution over (this one paused past its lease): nothing of this
-      // commit may land, or a step would be recorded twice.
-      if (coordination && !(await coordination.holds(trx, execution.id))) throw new LeaseLostError(execution.id);
+      if (coordination) {
+        // First the execution, conditional on this worker's lease: if another worker took it
+        // over (this one paused past its lease) or it was cancelled, nothing of this commit may
+        // land, or a step would be recorded twice.
+        if (changes.status === 'waiting' && changes.run_at === null && (await listEndedChildren(trx, awaited)).length > 0) changes.run_at = changes.updated_at!;
+        const held = Object.keys(changes).length > 0 ? await coordination.updateHeld(trx, execution.id, Object.assign(changes, { step_count: stepCount })) : await coordination.holds(trx, execution.id);
+        if (!held) throw new LeaseLostError(execution.id);
+      }
       for (const write of writes) {
         if ('insert' in write) {
           await insertStep(trx, write.insert);
@@ -489,22 +501,26 @@ export class ExecutionRun {
           await updateStep(trx, write.update, fields);
         }
       }
-      if (changes.status === 'waiting' && changes.run_at === null && (await listEndedChildren(trx, awaited)).length > 0) changes.run_at = changes.updated_at!;
-      if (Object.keys(changes).length > 0) current = await updateExecution(trx, execution.id, Object.assign(changes, { step_count: stepCount }), LIVE_STATUSES);
-      if (!current) return;
+      if (!coordination) {
+        if (changes.status === 'waiting' && changes.run_at === null && (await listEndedChildren(trx, awaited)).length > 0) changes.run_at = changes.updated_at!;
+        if (Object.keys(changes).length > 0) current = await updateExecution(trx, execution.id, Object.assign(changes, { step_count: stepCount }), LIVE_STATUSES);
+        if (!current) return;
+      }
       if (ends && !this.savePayloads) await clearStepPayloads(trx, execution.id);
       const wokeParent = ends && execution.parent_execution_id !== null;
       if (wokeParent) await wakeParent(trx, execution.parent_execution_id!, execution.id, changes.updated_at!);
       if (coordination) {
-        await coordination.announce(trx, {
+        news = {
           execution,
           wokeParent,
           dueAt: changes.status === 'waiting' ? (changes.run_at ?? null) : null,
           response: changes.response ?? null,
           ended: ends ? { status: changes.status as 'completed' | 'failed', output: changes.output ?? null, error: changes.error ?? null } : null,
-        });
+        };
+        await coordination.announce(trx, news);
       }
     }).then(() => {
+      if (news) coordination?.committed(news);
       if (current && changes.response) this.control.responded?.(JSON.parse(changes.response));
       return current;
     });

@@ -9,10 +9,17 @@ import type { ExecutionRow } from './execution-store.js';
 export interface RunCoordination {
   /** Before the run's writes: whether the execution is still this process's (its lease held); false drops the commit. */
   holds(trx: Transaction<Database>, executionId: string): Promise<boolean>;
+  /**
+   * Writes the execution's changes if it is still live and this process's, renewing the lease
+   * unless the changes give it up: one statement for the check and the write. False: neither.
+   */
+  updateHeld(trx: Transaction<Database>, executionId: string, changes: Partial<ExecutionRow>): Promise<boolean>;
   /** Columns of the execution row written when the run stops holding it (it waits): the lease is given up. */
   readonly releaseColumns: Partial<ExecutionRow>;
   /** After the run's writes, what other processes must hear of them. */
   announce(trx: Transaction<Database>, news: RunNews): Promise<void>;
+  /** Once that commit is durable: what this process itself acts on (its own claims, its timer). */
+  committed(news: RunNews): void;
 }
 
 /** What a commit of a run changed that another process may act on. */

@@ -7,7 +7,8 @@ import { openSqlite } from '../../src/db/dialect/sqlite.js';
 const [dialect, location, dataDir, workspaceId, userId, workflowId] = process.argv.slice(2);
 const database = dialect === 'postgres' ? openPostgres(location!) : openSqlite(location!);
 const deps = await buildDeps(
-  { databaseUrl: null, dataDir: dataDir!, secretKey: 'test-secret-key-test-secret-key-0123456789', baseUrl: 'http://sy.test', httpAllow: ['127.0.0.1'] },
+  // A short lease on PostgreSQL, so the survivor in the test takes over within a second or two.
+  { databaseUrl: null, dataDir: dataDir!, secretKey: 'test-secret-key-test-secret-key-0123456789', baseUrl: 'http://sy.test', httpAllow: ['127.0.0.1'], leaseMs: 1_000, heartbeatMs: 250 },
   { database, timers: true },
 );
 const started = await deps.executions.run({ workspaceId: workspaceId!, userId: userId! }, workflowId!, { draft: true });
