@@ -53,7 +53,7 @@ export async function serve(config: Config, out: (line: string) => void = consol
     out(`Try it: curl -H "Authorization: Bearer ${first.token}" ${config.baseUrl}/api/v1/me`);
     out('');
   }
-  const serving = role === 'worker' ? `health and metrics on ${address}` : `listening on ${address}; API at ${config.baseUrl}/api/v1, docs at ${config.baseUrl}/api/docs`;
+  const serving = role === 'worker' ? `listening on ${address}; health and metrics only (/healthz, /readyz, /metrics)` : `listening on ${address}; API at ${config.baseUrl}/api/v1, docs at ${config.baseUrl}/api/docs`;
   out(`Switchyard (${role}) ${serving}; database: ${deps.dialect.name}`);
   const stopped = deps;
   return async () => {

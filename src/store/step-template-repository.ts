@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { SqlDialect } from '../db/dialect/dialect.js';
 import type { Database, StepTemplatesTable } from '../db/schema.js';
 import type { StepDefinition } from '../steps/define-step.js';
@@ -23,8 +23,14 @@ export function stepTemplateRow(definition: StepDefinition, dialect: SqlDialect)
 }
 
 /** Mirrors the catalog in code into the table, replacing whatever an older release left. */
+/** The advisory lock key of the catalog's mirror (see cluster-store.ts for the claims' own). */
+const CATALOG_LOCK = 0x5357_0002;
+
 export async function syncStepTemplates(db: Kysely<Database>, dialect: SqlDialect, definitions: readonly StepDefinition[]): Promise<void> {
   await db.transaction().execute(async (trx) => {
+    // Processes starting together on PostgreSQL take turns: two interleaved delete-and-insert
+    // transactions would collide on the primary key (SQLite has one writer anyway).
+    if (dialect.name === 'postgres') await sql`select pg_advisory_xact_lock(${CATALOG_LOCK})`.execute(trx);
     await trx.deleteFrom('step_templates').execute();
     if (definitions.length > 0) await trx.insertInto('step_templates').values(definitions.map((d) => stepTemplateRow(d, dialect))).execute();
   });
