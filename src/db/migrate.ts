@@ -5,6 +5,7 @@ import * as stepTemplates from './migrations/0002-step-templates.js';
 import * as executions from './migrations/0003-executions.js';
 import * as webhooks from './migrations/0004-webhooks.js';
 import * as leanExecutionIndexes from './migrations/0005-lean-execution-indexes.js';
+import * as knowledge from './migrations/0008-knowledge.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
 
@@ -15,6 +16,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0003-executions': executions,
   '0004-webhooks': webhooks,
   '0005-lean-execution-indexes': leanExecutionIndexes,
+  '0008-knowledge': knowledge,
 };
 
 /** Applies pending migrations. Like Kysely's migrator it reports instead of throwing. */

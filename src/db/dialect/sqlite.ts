@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { Database } from '../schema.js';
 import type { DatabaseHandle, SqlDialect } from './dialect.js';
@@ -39,6 +40,8 @@ export function openSqlite(file: string): DatabaseHandle {
   // Checkpoints happen on a thread of their own (sqlite-checkpointer.ts); this is the safety net.
   const checkpointer = file === ':memory:' ? null : startCheckpointer(file);
   if (checkpointer) connection.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`);
+  // Vector search (knowledge bases): the extension ships prebuilt inside the npm package.
+  sqliteVec.load(connection);
   connection.function('sy_lower', { deterministic: true }, (value: unknown) =>
     typeof value === 'string' ? value.toLowerCase() : value,
   );
