@@ -23,6 +23,8 @@ import type { Clock } from './lib/clock.js';
 import type { WebhookEndpoints } from './webhooks/webhook-endpoints.js';
 import { webhookRoutes } from './webhooks/webhook-routes.js';
 import { webhookAdminRoutes } from './api/routes/webhooks/webhook-admin-routes.js';
+import { connectionRoutes } from './api/routes/connections/connection-routes.js';
+import { knowledgeBaseRoutes } from './api/routes/knowledge-bases/knowledge-base-routes.js';
 
 export interface AppDeps extends ApiContext {
   config: Pick<Config, 'apiRateLimit' | 'trustProxy' | 'baseUrl'> & Partial<Pick<Config, 'webhookRateLimit'>>;
@@ -30,6 +32,8 @@ export interface AppDeps extends ApiContext {
   engine: Engine;
   clock: Clock;
   webhookEndpoints: WebhookEndpoints;
+  /** How vectors are searched, for /readyz. */
+  vectorMode?: string;
   /** The process logger (lib/logger.ts), or false for none. */
   logger: Logger | false;
 }
@@ -71,7 +75,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setNotFoundHandler((request, reply) => sendError(request, reply, new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)));
 
   await registerOpenApi(app, deps.config.baseUrl);
-  await app.register(async (root) => healthRoutes(root, deps.db));
+  await app.register(async (root) => healthRoutes(root, deps.db, { vectorSearch: deps.vectorMode ?? null }));
   app.get('/api/docs/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(
@@ -94,6 +98,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await stepTemplateRoutes(api, deps);
       await executionRoutes(api, deps);
       await webhookAdminRoutes(api, deps);
+      await connectionRoutes(api, deps);
+      await knowledgeBaseRoutes(api, deps);
     },
     { prefix: '/api/v1' },
   );

@@ -18,6 +18,13 @@ import { Engine } from './engine/engine.js';
 import { ExecutionService } from './services/executions/execution-service.js';
 import { WebhookService } from './services/webhooks/webhook-service.js';
 import { WebhookEndpoints } from './webhooks/webhook-endpoints.js';
+import { BackgroundLoop } from './lib/background-loop.js';
+import { ConnectionResolver } from './ai/connection-resolver.js';
+import { openSearchIndexes, type VectorMode } from './knowledge/search-indexes.js';
+import { createEmbeddingJobs } from './knowledge/embedding-jobs.js';
+import { ConnectionService } from './services/connections/connection-service.js';
+import { KnowledgeBaseService } from './services/knowledge/knowledge-base-service.js';
+import { KnowledgeDocumentService } from './services/knowledge/knowledge-document-service.js';
 
 /** Everything the process runs on, built once and passed explicitly (no container). */
 export interface Deps extends ApiContext {
@@ -28,6 +35,10 @@ export interface Deps extends ApiContext {
   authenticator: Authenticator;
   engine: Engine;
   webhookEndpoints: WebhookEndpoints;
+  /** Durable background work: embedding documents, re-embedding bases, compacting memories. `serve` starts it. */
+  background: BackgroundLoop;
+  /** How vectors are searched: sqlite-vec, pgvector, or an exact scan (reported by /readyz). */
+  vectorMode: VectorMode;
   close(): Promise<void>;
 }
 
@@ -49,6 +60,14 @@ export async function buildDeps(
     throw error;
   }
   const secretKey = loadOrCreateSecretKey(config.dataDir, config.secretKey);
+  const httpAllow = config.httpAllow ?? [];
+  let indexes;
+  try {
+    indexes = await openSearchIndexes(database);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
   const stamp = dataStampOf(database);
   // The engine resolves call_workflow targets through the execution service, which needs the engine.
   let executions: ExecutionService | null = null;
@@ -61,6 +80,12 @@ export async function buildDeps(
     onError: (error) => options.onBackgroundError?.(error),
   });
   executions = new ExecutionService(database.db, clock, engine, stamp);
+  const background = new BackgroundLoop(
+    [...createEmbeddingJobs({ db: database.db, dialect: database.dialect.name, indexes, clock, secretKey, httpAllow })],
+    { onError: (error) => options.onBackgroundError?.(error) },
+  );
+  const poke = () => background.poke();
+  const knowledgeBases = new KnowledgeBaseService(database.db, clock, { dialect: database.dialect.name, indexes, resolver: new ConnectionResolver(database.db, secretKey), httpAllow, nowMs: () => clock.nowMs() }, poke);
   return {
     database,
     db: database.db,
@@ -77,7 +102,13 @@ export async function buildDeps(
     executions,
     webhooks: new WebhookService(database.db, clock, config.baseUrl),
     webhookEndpoints: new WebhookEndpoints(database.db, secretKey, stamp, options.onBackgroundError),
+    connections: new ConnectionService(database.db, clock, { secretKey, httpAllow }),
+    knowledgeBases,
+    knowledgeDocuments: new KnowledgeDocumentService(database.db, clock, knowledgeBases, indexes, poke),
+    background,
+    vectorMode: indexes.vectorMode,
     close: async () => {
+      await background.stop();
       await engine.stop();
       await database.close();
     },

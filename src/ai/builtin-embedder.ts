@@ -28,6 +28,10 @@ const STOP_WORDS = new Set(
     .split(' '),
 );
 
+export function isStopWord(word: string): boolean {
+  return STOP_WORDS.has(word);
+}
+
 const WORD = /[\p{L}\p{N}]+/gu;
 const MARKS = /\p{M}+/gu;
 

@@ -7,6 +7,9 @@ import type { FreshCache } from '../lib/fresh-cache.js';
 import type { FolderService } from '../services/folders/folder-service.js';
 import type { WorkflowService } from '../services/workflows/workflow-service.js';
 import type { ExecutionService } from '../services/executions/execution-service.js';
+import type { ConnectionService } from '../services/connections/connection-service.js';
+import type { KnowledgeBaseService } from '../services/knowledge/knowledge-base-service.js';
+import type { KnowledgeDocumentService } from '../services/knowledge/knowledge-document-service.js';
 
 /** What the routes get from the composition root; passed explicitly, no container. */
 export interface ApiContext {
@@ -17,6 +20,9 @@ export interface ApiContext {
   folders: FolderService;
   executions: ExecutionService;
   webhooks: WebhookService;
+  connections: ConnectionService;
+  knowledgeBases: KnowledgeBaseService;
+  knowledgeDocuments: KnowledgeDocumentService;
   /**
    * Serialised list answers by workspace and URL, fresh while the listed tables are unchanged;
    * null where the database offers no cheap change probe (PostgreSQL).

@@ -20,6 +20,8 @@ export async function serve(config: Config, role: ServeRole, out: (line: string)
   const app = await buildApp({ ...deps, config, logger });
   const address = await app.listen({ port: config.port, host: config.host });
   await deps.engine.start();
+  // Documents left pending by the last run (or by another process) are picked up here.
+  deps.background.start();
   const pruner = new RetentionPruner(deps.db, deps.clock, config.executionRetentionDays, (error) => logger.error({ err: error }, 'execution retention pruning failed'));
   pruner.start();
   if (first) {
@@ -32,7 +34,7 @@ export async function serve(config: Config, role: ServeRole, out: (line: string)
     out(`Try it: curl -H "Authorization: Bearer ${first.token}" ${config.baseUrl}/api/v1/me`);
     out('');
   }
-  out(`Switchyard (${role}) listening on ${address}; API at ${config.baseUrl}/api/v1, docs at ${config.baseUrl}/api/docs; database: ${deps.dialect.name}`);
+  out(`Switchyard (${role}) listening on ${address}; API at ${config.baseUrl}/api/v1, docs at ${config.baseUrl}/api/docs; database: ${deps.dialect.name}; vector search: ${deps.vectorMode}`);
   return async () => {
     pruner.stop();
     await app.close();

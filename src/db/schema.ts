@@ -231,6 +231,8 @@ export interface ConnectionsTable {
   name: string;
   base_url: string | null;
   api_key_sealed: string | null;
+  /** What the API shows of the key: whether one is set. */
+  has_api_key: Bool;
   created_at: string;
   updated_at: string;
 }

@@ -27,6 +27,7 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
     .addColumn('name', text, (c) => c.notNull())
     .addColumn('base_url', text)
     .addColumn('api_key_sealed', text)
+    .addColumn('has_api_key', dialect.booleanType, (c) => c.notNull().defaultTo(falseValue))
     .addColumn('created_at', text, (c) => c.notNull())
     .addColumn('updated_at', text, (c) => c.notNull())
     .execute();
@@ -115,8 +116,8 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
     await sql`alter table knowledge_chunks add column tsv tsvector generated always as (to_tsvector('english', heading_path || ' ' || text)) stored`.execute(db);
     await sql`create index knowledge_chunks_tsv_idx on knowledge_chunks using gin (tsv)`.execute(db);
   } else {
-    // Contentless (the text lives in knowledge_chunks) with deletes; `kb` narrows matches to a base.
-    await sql`create virtual table knowledge_chunks_fts using fts5(body, kb unindexed, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2')`.execute(db);
+    // Contentless (the text lives in knowledge_chunks) with deletes; `kb` (stored: contentless_unindexed) narrows matches to a base.
+    await sql`create virtual table knowledge_chunks_fts using fts5(body, kb unindexed, content='', contentless_delete=1, contentless_unindexed=1, tokenize='porter unicode61 remove_diacritics 2')`.execute(db);
   }
 
   await db.schema
