@@ -25,6 +25,7 @@ import { webhookRoutes } from './webhooks/webhook-routes.js';
 import { webhookAdminRoutes } from './api/routes/webhooks/webhook-admin-routes.js';
 import { connectionRoutes } from './api/routes/connections/connection-routes.js';
 import { knowledgeBaseRoutes } from './api/routes/knowledge-bases/knowledge-base-routes.js';
+import { memoryRoutes } from './api/routes/memories/memory-routes.js';
 
 export interface AppDeps extends ApiContext {
   config: Pick<Config, 'apiRateLimit' | 'trustProxy' | 'baseUrl'> & Partial<Pick<Config, 'webhookRateLimit'>>;
@@ -100,6 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await webhookAdminRoutes(api, deps);
       await connectionRoutes(api, deps);
       await knowledgeBaseRoutes(api, deps);
+      await memoryRoutes(api, deps);
     },
     { prefix: '/api/v1' },
   );

@@ -25,6 +25,8 @@ import { createEmbeddingJobs } from './knowledge/embedding-jobs.js';
 import { ConnectionService } from './services/connections/connection-service.js';
 import { KnowledgeBaseService } from './services/knowledge/knowledge-base-service.js';
 import { KnowledgeDocumentService } from './services/knowledge/knowledge-document-service.js';
+import { MemoryService } from './services/memories/memory-service.js';
+import { createCompactionJobs } from './memory/compaction-jobs.js';
 
 /** Everything the process runs on, built once and passed explicitly (no container). */
 export interface Deps extends ApiContext {
@@ -81,7 +83,10 @@ export async function buildDeps(
   });
   executions = new ExecutionService(database.db, clock, engine, stamp);
   const background = new BackgroundLoop(
-    [...createEmbeddingJobs({ db: database.db, dialect: database.dialect.name, indexes, clock, secretKey, httpAllow })],
+    [
+      ...createEmbeddingJobs({ db: database.db, dialect: database.dialect.name, indexes, clock, secretKey, httpAllow }),
+      ...createCompactionJobs({ db: database.db, dialect: database.dialect.name, clock, secretKey, httpAllow }),
+    ],
     { onError: (error) => options.onBackgroundError?.(error) },
   );
   const poke = () => background.poke();
@@ -105,6 +110,7 @@ export async function buildDeps(
     connections: new ConnectionService(database.db, clock, { secretKey, httpAllow }),
     knowledgeBases,
     knowledgeDocuments: new KnowledgeDocumentService(database.db, clock, knowledgeBases, indexes, poke),
+    memories: new MemoryService(database.db, clock, poke),
     background,
     vectorMode: indexes.vectorMode,
     close: async () => {

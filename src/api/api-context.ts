@@ -10,6 +10,7 @@ import type { ExecutionService } from '../services/executions/execution-service.
 import type { ConnectionService } from '../services/connections/connection-service.js';
 import type { KnowledgeBaseService } from '../services/knowledge/knowledge-base-service.js';
 import type { KnowledgeDocumentService } from '../services/knowledge/knowledge-document-service.js';
+import type { MemoryService } from '../services/memories/memory-service.js';
 
 /** What the routes get from the composition root; passed explicitly, no container. */
 export interface ApiContext {
@@ -23,6 +24,7 @@ export interface ApiContext {
   connections: ConnectionService;
   knowledgeBases: KnowledgeBaseService;
   knowledgeDocuments: KnowledgeDocumentService;
+  memories: MemoryService;
   /**
    * Serialised list answers by workspace and URL, fresh while the listed tables are unchanged;
    * null where the database offers no cheap change probe (PostgreSQL).
