@@ -27,7 +27,8 @@ const SESSION_PARAMS = { type: 'object', required: ['id', 'key'], properties: { 
 const MESSAGE_BODY = {
   type: 'object',
   required: ['data'],
-  properties: { data: { type: 'object', properties: { role: { type: 'string', description: 'user, assistant, system, tool or summary' }, content: { type: 'string' } } } },
+  // Values are checked by the service (422 with a pointer), so the schema only documents them.
+  properties: { data: { type: 'object', properties: { role: { description: 'user, assistant, system, tool or summary' }, content: { description: 'the message text (a string)' } } } },
 } as const;
 const SESSION_SUMMARY = {
   type: 'object',
@@ -117,7 +118,7 @@ export async function memoryRoutes(app: FastifyInstance, ctx: ApiContext): Promi
       definition: memoryMessageResource,
       base: new MemoryRepository(ctx.db, request.auth.workspace.id).selectMessages(session.id),
       path,
-      toResource: (row) => toResourceObject(memoryMessageResource, row, attributes, apiUrl(ctx, `${path}?filter[position]=${String(row.position)}`)),
+      toResource: (row) => toResourceObject(memoryMessageResource, row, attributes, apiUrl(ctx, `${path}?filter%5Bposition%5D=${String(row.position)}`)),
       extraColumns: ['position'],
     });
   });
