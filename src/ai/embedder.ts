@@ -24,7 +24,7 @@ export interface Embedder {
   /** Known up front for the built-in embedder; a provider's shows in its first answer. */
   dimensions: number | null;
   /** One L2-normalised vector per text, in order. Failures are ProviderErrors. */
-  embed(texts: string[]): Promise<Float32Array[]>;
+  embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }
 
 export interface EmbedderContext {
@@ -48,12 +48,12 @@ export function resolveEmbedder(spec: EmbedderSpec, context: EmbedderContext): E
   return {
     key: embedderKey(spec),
     dimensions: null,
-    embed: async (texts) => {
+    embed: async (texts, signal) => {
       const connection = await context.resolver.resolve(context.workspaceId, spec.connection_id);
       const vectors: Float32Array[] = [];
       for (let start = 0; start < texts.length; start += EMBEDDING_BATCH) {
         const batch = texts.slice(start, start + EMBEDDING_BATCH);
-        const result = await embedTexts(connection, spec.model, batch, { httpAllow: context.httpAllow, ...(context.nowMs ? { nowMs: context.nowMs } : {}) });
+        const result = await embedTexts(connection, spec.model, batch, { httpAllow: context.httpAllow, ...(context.nowMs ? { nowMs: context.nowMs } : {}), ...(signal ? { signal } : {}) });
         vectors.push(...result.vectors);
       }
       return vectors;

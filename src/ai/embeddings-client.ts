@@ -14,6 +14,7 @@ export interface EmbeddingsOptions {
   httpAllow: readonly string[];
   timeoutMs?: number;
   nowMs?: () => number;
+  signal?: AbortSignal;
 }
 
 /** OpenAI's API root: an `openai` connection without a base URL, or its override. */
@@ -36,7 +37,7 @@ export async function embedTexts(connection: ResolvedConnection, model: string, 
   });
   let response: OpenAI.Embeddings.CreateEmbeddingResponse;
   try {
-    response = await client.embeddings.create({ model, input: texts, encoding_format: 'float' });
+    response = await client.embeddings.create({ model, input: texts, encoding_format: 'float' }, options.signal ? { signal: options.signal } : undefined);
   } catch (error) {
     throw classifySdkError(error, connection.provider, [connection.apiKey], nowMs());
   }

@@ -78,7 +78,7 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
     const missing = staged.filter((chunk) => chunk.embedding_key !== embedder.key);
     try {
       if (missing.length > 0) {
-        const vectors = await embedder.embed(missing.map((chunk) => chunkBody(JSON.parse(chunk.heading_path) as string[], chunk.text)));
+        const vectors = await embedder.embed(missing.map((chunk) => chunkBody(JSON.parse(chunk.heading_path) as string[], chunk.text)), signal);
         if (signal.aborted) return;
         await db.transaction().execute(async (trx) => {
           const scoped = chunks.withTransaction(trx);
@@ -90,6 +90,8 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
         });
       }
     } catch (error) {
+      // Shutting down: not a failure of the document; its lease is released and a restart resumes it.
+      if (signal.aborted) return;
       await recordFailure(doc, error);
       return;
     }
@@ -153,7 +155,7 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
       for (;;) {
         const page = await chunks.awaitingNext(base.id, embedder.key, REEMBED_PAGE);
         if (page.length === 0 || signal.aborted) break;
-        const vectors = await embedder.embed(page.map((chunk) => chunkBody(JSON.parse(chunk.heading_path) as string[], chunk.text)));
+        const vectors = await embedder.embed(page.map((chunk) => chunkBody(JSON.parse(chunk.heading_path) as string[], chunk.text)), signal);
         await db.transaction().execute(async (trx) => {
           for (const [i, chunk] of page.entries()) await chunks.withTransaction(trx).setNextEmbedding(Number(chunk.seq), toStoredVector(dialect, vectors[i]!), embedder.key);
         });
@@ -193,6 +195,7 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
         });
       });
     } catch (error) {
+      if (signal.aborted) return;
       const attempts = base.attempts + 1;
       const now = clock.now();
       const retry = error instanceof ProviderError && error.retryable && attempts < maxAttempts;
