@@ -79,15 +79,10 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
     try {
       if (missing.length > 0) {
         const vectors = await embedder.embed(missing.map((chunk) => chunkBody(JSON.parse(chunk.heading_path) as string[], chunk.text)), signal);
-        if (signal.aborted) return;
-        await db.transaction().execute(async (trx) => {
-          const scoped = chunks.withTransaction(trx);
-          for (const [i, chunk] of missing.entries()) {
-            chunk.embedding = toStoredVector(dialect, vectors[i]!);
-            chunk.embedding_key = embedder.key;
-            await scoped.setEmbedding(chunk.seq, chunk.embedding, embedder.key);
-          }
-        });
+        for (const [i, chunk] of missing.entries()) {
+          chunk.embedding = toStoredVector(dialect, vectors[i]!);
+          chunk.embedding_key = embedder.key;
+        }
       }
     } catch (error) {
       // Shutting down: not a failure of the document; its lease is released and a restart resumes it.
@@ -101,10 +96,12 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
       const current = await docs.withTransaction(trx).find(base.id, doc.id);
       if (!lockedBase || !current || current.version !== doc.version || current.lease_owner !== owner) return;
       const now = clock.now();
+      const scoped = chunks.withTransaction(trx);
       // The base's embedder changed while these were embedded, or it is re-embedding towards it:
-      // the document waits (pending) and is looked at again.
+      // the vectors are kept (they are in the target space) and the document waits (pending).
       const indexKey = lockedBase.index_embedder_key;
       if (lockedBase.embedder_key !== embedder.key || (indexKey !== null && indexKey !== embedder.key)) {
+        for (const chunk of missing) await scoped.setEmbedding(chunk.seq, chunk.embedding!, embedder.key);
         await docs.withTransaction(trx).update(doc.id, { lease_owner: null, lease_expires_at: null, next_attempt_at: addMs(now, 1000) });
         return;
       }
@@ -115,14 +112,13 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
       } else if (dimensions !== null && lockedBase.index_dimensions !== null && dimensions !== lockedBase.index_dimensions) {
         throw new ProviderError('malformed', `the embedder answered ${dimensions} dimensions where this base's vectors have ${lockedBase.index_dimensions}`);
       }
-      const scoped = chunks.withTransaction(trx);
       const old = (await scoped.live(doc.id)).map((row) => Number(row.seq));
       await indexes.remove(trx, lockedBase.index_dimensions, old);
       await scoped.deleteSeqs(old);
       if (dimensions !== null && staged.length > 0) {
         await indexes.add(trx, base.id, dimensions, staged.map((chunk, i) => ({ seq: Number(chunk.seq), body: chunkBody(JSON.parse(chunk.heading_path) as string[], chunk.text), embedding: vectors[i]! })));
       }
-      await scoped.makeLive(staged.map((chunk) => Number(chunk.seq)));
+      await scoped.replaceLive(staged);
       await docs.withTransaction(trx).update(doc.id, { status: 'ready', error: null, chunk_count: staged.length, attempts: 0, next_attempt_at: null, lease_owner: null, lease_expires_at: null, updated_at: now }, doc.version);
       await bases.withTransaction(trx).addCounts(base.id, 0, staged.length - old.length, now);
     }).catch(async (error: unknown) => {

@@ -122,10 +122,12 @@ function sqliteIndexes(): SearchIndexes {
     await sql`create virtual table if not exists ${vectorTable(dimensions)} using vec0(knowledge_base_id text partition key, embedding float[${sql.raw(String(Math.trunc(dimensions)))}] distance_metric=cosine)`.execute(trx);
     ensured.add(dimensions);
   };
+  // Multi-row inserts: building and running one statement per chunk cost more than the indexing itself.
   const insertVectors = async (trx: Db, baseId: string, dimensions: number, rows: { seq: number; embedding: Float32Array }[]) => {
     await ensure(trx, dimensions);
-    for (const row of rows) {
-      await sql`insert into ${vectorTable(dimensions)} (rowid, knowledge_base_id, embedding) values (cast(${row.seq} as integer), ${baseId}, ${toStoredVector('sqlite', row.embedding)})`.execute(trx);
+    for (let i = 0; i < rows.length; i += BATCH) {
+      const values = rows.slice(i, i + BATCH).map((row) => sql`(cast(${row.seq} as integer), ${baseId}, ${toStoredVector('sqlite', row.embedding)})`);
+      await sql`insert into ${vectorTable(dimensions)} (rowid, knowledge_base_id, embedding) values ${sql.join(values)}`.execute(trx);
     }
   };
   const deleteVectors = async (trx: Db, dimensions: number, seqs: number[]) => {
@@ -138,7 +140,10 @@ function sqliteIndexes(): SearchIndexes {
     vectorMode: 'sqlite-vec',
     async add(trx, baseId, dimensions, chunks) {
       await insertVectors(trx, baseId, dimensions, chunks);
-      for (const chunk of chunks) await sql`insert into knowledge_chunks_fts (rowid, body, kb) values (cast(${chunk.seq} as integer), ${chunk.body}, ${baseId})`.execute(trx);
+      for (let i = 0; i < chunks.length; i += BATCH) {
+        const values = chunks.slice(i, i + BATCH).map((chunk) => sql`(cast(${chunk.seq} as integer), ${chunk.body}, ${baseId})`);
+        await sql`insert into knowledge_chunks_fts (rowid, body, kb) values ${sql.join(values)}`.execute(trx);
+      }
     },
     async remove(trx, dimensions, seqs) {
       if (seqs.length === 0) return;

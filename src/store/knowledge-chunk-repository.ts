@@ -25,16 +25,30 @@ export class KnowledgeChunkRepository {
   }
 
   /** A document's staged chunks of one version (not yet searchable), in order. */
-  staged(documentId: string, version: number): Promise<Pick<KnowledgeChunkRow, 'seq' | 'heading_path' | 'text' | 'embedding' | 'embedding_key'>[]> {
+  staged(documentId: string, version: number): Promise<KnowledgeChunkRow[]> {
     return this.db
       .selectFrom('knowledge_chunks')
-      .select(['seq', 'heading_path', 'text', 'embedding', 'embedding_key'])
+      .selectAll()
       .where('workspace_id', '=', this.workspaceId)
       .where('document_id', '=', documentId)
       .where('document_version', '=', version)
       .where('live', '=', false)
       .orderBy('position')
-      .execute() as Promise<Pick<KnowledgeChunkRow, 'seq' | 'heading_path' | 'text' | 'embedding' | 'embedding_key'>[]>;
+      .execute() as Promise<KnowledgeChunkRow[]>;
+  }
+
+  /**
+   * Rewrites staged chunks as live ones with their vectors (the swap): a delete and a multi-row
+   * insert per 200 rows, keeping each chunk's `seq`, instead of one UPDATE per chunk (the ingest
+   * benchmark spent a third of its SQLite time in those).
+   */
+  async replaceLive(rows: KnowledgeChunkRow[]): Promise<void> {
+    if (rows.some((row) => row.workspace_id !== this.workspaceId)) throw new Error('chunk row of another workspace');
+    for (let i = 0; i < rows.length; i += BATCH) {
+      const batch = rows.slice(i, i + BATCH);
+      await this.db.deleteFrom('knowledge_chunks').where('workspace_id', '=', this.workspaceId).where('seq', 'in', batch.map((row) => row.seq)).execute();
+      await this.db.insertInto('knowledge_chunks').values(batch.map((row) => Object.assign({}, row, { live: true }))).execute();
+    }
   }
 
   async setEmbedding(seq: number, embedding: StoredVector, key: string): Promise<void> {
