@@ -1,5 +1,6 @@
 import { Tiktoken } from 'js-tiktoken/lite';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
+import { asciiPieces } from './ascii-pieces.js';
 
 /**
  * Token counts with OpenAI's `cl100k_base` encoding (js-tiktoken; the ranks ship inside the
@@ -24,8 +25,16 @@ function load(): { encoder: Tiktoken; pattern: RegExp } {
   return { encoder, pattern };
 }
 
+const NON_ASCII = /[^\x00-\x7f]/;
+
 /** The tokenizer's pre-tokenization pieces of `text`, in order; joined they give `text` back. */
 export function tokenPieces(text: string): string[] {
+  if (!NON_ASCII.test(text)) return asciiPieces(text);
+  return patternPieces(text);
+}
+
+/** The pieces by the encoding's own pattern (any text). */
+export function patternPieces(text: string): string[] {
   const { pattern } = load();
   return text.match(pattern) ?? [];
 }
