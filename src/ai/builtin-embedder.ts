@@ -35,7 +35,7 @@ export function isStopWord(word: string): boolean {
 const WORD = /[\p{L}\p{N}]+/gu;
 const MARKS = /\p{M}+/gu;
 
-const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII = /[\u0080-\uffff]/;
 const ASCII_WORD = /[A-Za-z0-9]+/g;
 
 /** Folds and splits text into words (shared with the keyword query builder). */

@@ -25,7 +25,7 @@ function load(): { encoder: Tiktoken; pattern: RegExp } {
   return { encoder, pattern };
 }
 
-const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII = /[\u0080-\uffff]/;
 
 /** The tokenizer's pre-tokenization pieces of `text`, in order; joined they give `text` back. */
 export function tokenPieces(text: string): string[] {
