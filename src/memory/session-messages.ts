@@ -38,6 +38,9 @@ export async function appendMessages(trx: Transaction<Database>, clock: Clock, m
   const repo = new MemoryRepository(trx, memory.workspace_id);
   const settings = settingsOf(memory);
   const now = clock.now();
+  // Touching the session first takes its row lock on PostgreSQL until the commit, so two appends
+  // to one session (two runs of a workflow) take turns instead of colliding on positions.
+  await repo.touchSession(memory.id, sessionKey, now);
   let session = await repo.findSession(memory.id, sessionKey);
   if (!session) {
     session = {
