@@ -5,6 +5,11 @@ export type KnowledgeChunkRow = Omit<KnowledgeChunksTable, 'seq'> & { seq: numbe
 export type NewChunk = Omit<KnowledgeChunksTable, 'seq'>;
 type Db = Kysely<Database> | Transaction<Database>;
 
+const CHUNK_COLUMNS = [
+  'seq', 'id', 'workspace_id', 'knowledge_base_id', 'document_id', 'document_version', 'position', 'heading_path', 'text', 'tokens', 'live',
+  'embedding', 'embedding_key', 'next_embedding', 'next_embedding_key', 'created_at',
+] as const satisfies readonly (keyof KnowledgeChunksTable)[];
+
 /** How many rows one multi-row insert or update carries (SQLite allows 32,766 parameters). */
 const BATCH = 200;
 
@@ -26,9 +31,10 @@ export class KnowledgeChunkRepository {
 
   /** A document's staged chunks of one version (not yet searchable), in order. */
   staged(documentId: string, version: number): Promise<KnowledgeChunkRow[]> {
+    // The columns by name: PostgreSQL's generated `tsv` must not travel into replaceLive's insert.
     return this.db
       .selectFrom('knowledge_chunks')
-      .selectAll()
+      .select(CHUNK_COLUMNS)
       .where('workspace_id', '=', this.workspaceId)
       .where('document_id', '=', documentId)
       .where('document_version', '=', version)
