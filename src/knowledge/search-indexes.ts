@@ -93,14 +93,48 @@ async function exactNearest(db: Db, dialect: DialectName, baseId: string, query:
   return result.rows.map((row) => ({ seq: Number(row.seq), score: Number(row.score) }));
 }
 
-async function ftsKeyword(db: Db, baseId: string, terms: string[], k: number, filter: MetadataFilter | null): Promise<ScoredSeq[]> {
-  if (terms.length === 0) return [];
+/**
+ * The postings a keyword search may rank, at most (plus the rarest two terms whatever they
+ * cost). FTS5 scores every row that matches any term before it can sort, so a query of common
+ * words over 100,000 chunks scored tens of thousands of rows; the rarest terms carry nearly all
+ * of bm25's weight (inverse document frequency), so common ones past the budget are dropped.
+ */
+export const KEYWORD_POSTINGS_BUDGET = 5000;
+
+/** The query's words, rarest first by document frequency, cut at the postings budget (SQLite). */
+async function rarestTerms(db: Db, terms: string[], state: { ready: boolean }): Promise<string[]> {
+  if (terms.length <= 2) return terms;
+  if (!state.ready) {
+    // Stemming through an FTS5 table of the same tokenizer gives the exact terms the index holds.
+    await sql`create virtual table if not exists temp.knowledge_query_terms using fts5(body, tokenize='porter unicode61 remove_diacritics 2')`.execute(db);
+    await sql`create virtual table if not exists temp.knowledge_query_stems using fts5vocab(temp, knowledge_query_terms, instance)`.execute(db);
+    await sql`create virtual table if not exists temp.knowledge_chunks_vocab using fts5vocab(main, knowledge_chunks_fts, row)`.execute(db);
+    state.ready = true;
+  }
+  await sql`delete from temp.knowledge_query_terms`.execute(db);
+  await sql`insert into temp.knowledge_query_terms (rowid, body) values ${sql.join(terms.map((term, i) => sql`(${i + 1}, ${term})`))}`.execute(db);
+  const rows = await sql<{ doc: number; term: string; postings: number | null }>`
+    select s.doc, s.term, v.doc as postings from temp.knowledge_query_stems s left join temp.knowledge_chunks_vocab v on v.term = s.term`.execute(db);
+  const ranked = rows.rows.map((row) => ({ word: terms[Number(row.doc) - 1]!, postings: Number(row.postings ?? 0) })).sort((a, b) => a.postings - b.postings);
+  const kept: string[] = [];
+  let spent = 0;
+  for (const { word, postings } of ranked) {
+    if (kept.length >= 2 && spent + postings > KEYWORD_POSTINGS_BUDGET) break;
+    kept.push(word);
+    spent += postings;
+  }
+  return kept;
+}
+
+async function ftsKeyword(db: Db, baseId: string, allTerms: string[], k: number, filter: MetadataFilter | null, state: { ready: boolean }): Promise<ScoredSeq[]> {
+  if (allTerms.length === 0) return [];
+  const terms = await rarestTerms(db, allTerms, state);
   const conditions = metadataConditions('sqlite', filter);
   const join = conditions.length > 0 ? sql`join knowledge_chunks c on c.seq = f.rowid join knowledge_documents d on d.id = c.document_id` : sql``;
   const result = await sql<{ seq: number; score: number }>`
-    select f.rowid as seq, -bm25(knowledge_chunks_fts) as score from knowledge_chunks_fts f ${join}
+    select f.rowid as seq, -f.rank as score from knowledge_chunks_fts f ${join}
     where knowledge_chunks_fts match ${keywordQuery('sqlite', terms)} and f.kb = ${baseId}${and(conditions)}
-    order by bm25(knowledge_chunks_fts) limit ${k}`.execute(db);
+    order by f.rank limit ${k}`.execute(db);
   return result.rows.map((row) => ({ seq: Number(row.seq), score: Number(row.score) }));
 }
 
@@ -117,6 +151,8 @@ async function tsKeyword(db: Db, baseId: string, terms: string[], k: number, fil
 
 function sqliteIndexes(): SearchIndexes {
   const ensured = new Set<number>();
+  // The temp tables of rarestTerms live in this connection's temp schema.
+  const termTables = { ready: false };
   const ensure = async (trx: Db, dimensions: number) => {
     if (ensured.has(dimensions)) return;
     await sql`create virtual table if not exists ${vectorTable(dimensions)} using vec0(knowledge_base_id text partition key, embedding float[${sql.raw(String(Math.trunc(dimensions)))}] distance_metric=cosine)`.execute(trx);
@@ -164,7 +200,7 @@ function sqliteIndexes(): SearchIndexes {
         where embedding match ${toStoredVector('sqlite', query)} and k = ${k} and knowledge_base_id = ${baseId}`.execute(db);
       return result.rows.map((row) => ({ seq: Number(row.seq), score: 1 - Number(row.distance) }));
     },
-    keyword: ftsKeyword,
+    keyword: (db, baseId, terms, k, filter) => ftsKeyword(db, baseId, terms, k, filter, termTables),
   };
 }
 
