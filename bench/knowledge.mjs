@@ -216,7 +216,7 @@ async function measureInProcess(server, baseId, questions) {
 }
 
 function latencyRows(result, prefix, goals) {
-  const row = (mode, goal, pass) => ({ benchmark: `${prefix} ${mode} (${result.chunks.toLocaleString('en-US')} chunks)`, goal, measured: `p50 ${result.timings[mode].p50} ms, p99 ${result.timings[mode].p99} ms`, verdict: goal ? (pass ? 'PASS' : 'FAIL') : 'INFO' });
+  const row = (mode, goal, pass) => ({ benchmark: `${prefix}, HTTP, ${mode} (${result.chunks.toLocaleString('en-US')} chunks)`, goal, measured: `p50 ${result.timings[mode].p50} ms, p99 ${result.timings[mode].p99} ms`, verdict: goal ? (pass ? 'PASS' : 'FAIL') : 'INFO' });
   const rows = [
     row('hybrid', goals ? 'p99 <= 25 ms' : '', result.timings.hybrid.p99 <= 25),
     row('vector', goals ? 'p99 reported' : '', true),
@@ -224,7 +224,7 @@ function latencyRows(result, prefix, goals) {
   ];
   if (goals) rows[1].verdict = 'INFO';
   if (result.inProcessTimings) {
-    for (const mode of ['hybrid', 'vector']) rows.push({ benchmark: `${prefix} ${mode}, in-process (no HTTP)`, goal: '', measured: `p50 ${result.inProcessTimings[mode].p50} ms, p99 ${result.inProcessTimings[mode].p99} ms`, verdict: 'INFO' });
+    for (const mode of ['hybrid', 'vector']) rows.push({ benchmark: `${prefix}, in-process (no HTTP), ${mode}`, goal: '', measured: `p50 ${result.inProcessTimings[mode].p50} ms, p99 ${result.inProcessTimings[mode].p99} ms`, verdict: 'INFO' });
   }
   return rows;
 }
@@ -237,7 +237,7 @@ try {
   await section(3, 'Search latency at 100,000 chunks (SQLite)', async () => {
     const result = await measureLatency(server, 'sqlite', { inProcess: true });
     return {
-      rows: latencyRows(result, 'Search, SQLite (sqlite-vec, FTS5), HTTP', true),
+      rows: latencyRows(result, 'Search, SQLite (sqlite-vec, FTS5)', true),
       details: [
         `A base of ${result.chunks.toLocaleString('en-US')} chunks (chunk size ${settings.searchChunkSize} tokens) seeded over HTTP in ${result.seedSeconds.toFixed(0)} s; ${settings.queries} searches per mode, one after another on one keep-alive connection, after 10 warm-up searches; queries are the question set's, top_k 5.`,
         'HTTP rows time `POST /knowledge-bases/:id/search` from request to last byte (undici); the in-process rows call the same search function on the server\'s SQLite file from the benchmark process.',
@@ -257,7 +257,7 @@ await section(4, 'Search latency on PostgreSQL, exact vector scan (informational
     const mode = /vector search: (\S+)/.exec(pg.output())?.[1];
     const result = await measureLatency(pg, 'postgres', { dialect: 'postgres', queries: settings.pgQueries });
     return {
-      rows: latencyRows(result, `Search, PostgreSQL (${mode}, tsvector), HTTP`, false),
+      rows: latencyRows(result, `Search, PostgreSQL (${mode}, tsvector)`, false),
       details: [`The same base and queries on PostgreSQL ${database.version} (vector search: ${mode}), ${settings.pgQueries} searches per mode; seeded in ${result.seedSeconds.toFixed(0)} s. No goal: pgvector cannot be installed on this machine, so this is the exact scan.`],
       raw: result,
     };
