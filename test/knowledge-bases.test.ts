@@ -197,6 +197,33 @@ describeEachDialect('knowledge bases', (dialect) => {
     expect(await t.deps.db.selectFrom('knowledge_chunks').select('seq').where('knowledge_base_id', '=', base.id).execute()).toEqual([]);
   });
 
+  it('a re-send while the previous version is still pending wins: only the latest version goes live', async () => {
+    const base = await createBase({ name: 'Superseded' });
+    const first = await ingest(base.id, { title: 'Plan', content: 'Version one of the plan mentions apples.', external_key: 'plan' });
+    await ingest(base.id, { title: 'Plan', content: 'Version two of the plan mentions bananas.', external_key: 'plan' });
+    const third = await ingest(base.id, { title: 'Plan', content: 'Version three of the plan mentions cherries.', external_key: 'plan' });
+    expect(third.body.data.id).toBe(first.body.data.id);
+    expect(third.body.data.attributes).toMatchObject({ status: 'pending' });
+    await drain();
+    const chunks = await t.deps.db.selectFrom('knowledge_chunks').select(['text', 'live']).where('document_id', '=', first.body.data.id).execute();
+    expect(chunks.map((c) => [c.text, Boolean(c.live)])).toEqual([['Version three of the plan mentions cherries.', true]]);
+    const res = await search(base.id, { query: 'apples bananas cherries', mode: 'keyword', top_k: 10 });
+    expect(res.body.results.map((r: { text: string }) => r.text)).toEqual(['Version three of the plan mentions cherries.']);
+  });
+
+  it('an empty document becomes ready with no chunks, and replacing a document with nothing empties it', async () => {
+    const base = await createBase({ name: 'Empty' });
+    const empty = await ingest(base.id, { title: 'Blank', content: '' });
+    const full = await ingest(base.id, { title: 'Full', content: 'Some words about lighthouses.' });
+    await drain();
+    expect((await t.request('GET', `${KB}/${base.id}/documents/${empty.body.data.id}`)).body.data.attributes).toMatchObject({ status: 'ready', chunk_count: 0, bytes: 0 });
+    await ingest(base.id, { title: 'Full', content: '   ' });
+    await drain();
+    expect((await t.request('GET', `${KB}/${base.id}/documents/${full.body.data.id}`)).body.data.attributes).toMatchObject({ status: 'ready', chunk_count: 0 });
+    expect((await search(base.id, { query: 'lighthouses', mode: 'hybrid' })).body.results).toEqual([]);
+    expect((await t.request('GET', `${KB}/${base.id}`)).body.data.attributes).toMatchObject({ document_count: 2, chunk_count: 0 });
+  });
+
   describe('documents list', () => {
     it('lists documents oldest first with status, filters and pagination', async () => {
       const base = await createBase({ name: 'Listing' });
