@@ -156,6 +156,7 @@ export class KnowledgeBaseService {
       const chunks = new KnowledgeChunkRepository(trx, actor.workspaceId);
       const live = (await chunks.liveOfBase(id)).map((row) => Number(row.seq));
       await this.search.indexes.remove(trx, base.index_dimensions, live);
+      await this.search.indexes.dropBase(trx, id);
       await trx.deleteFrom('knowledge_chunks').where('workspace_id', '=', actor.workspaceId).where('knowledge_base_id', '=', id).execute();
       await trx.deleteFrom('knowledge_documents').where('workspace_id', '=', actor.workspaceId).where('knowledge_base_id', '=', id).execute();
       await this.bases(actor).withTransaction(trx).delete(id);
