@@ -19,7 +19,7 @@ import { and, BATCH, exactNearest, keywordQuery, metadataConditions, vectorTable
 export const KEYWORD_POSTINGS_BUDGET = 5000;
 
 /** The query's words, rarest first by document frequency, cut at the postings budget (SQLite). */
-async function rarestTerms(db: Db, terms: string[], state: { ready: boolean }): Promise<string[]> {
+async function rarestTerms(db: Db, terms: string[], state: { ready: boolean; budget: number }): Promise<string[]> {
   if (terms.length <= 2) return terms;
   if (!state.ready) {
     // Stemming through an FTS5 table of the same tokenizer gives the exact terms the index holds.
@@ -36,14 +36,14 @@ async function rarestTerms(db: Db, terms: string[], state: { ready: boolean }): 
   const kept: string[] = [];
   let spent = 0;
   for (const { word, postings } of ranked) {
-    if (kept.length >= 2 && spent + postings > KEYWORD_POSTINGS_BUDGET) break;
+    if (kept.length >= 2 && spent + postings > state.budget) break;
     kept.push(word);
     spent += postings;
   }
   return kept;
 }
 
-async function ftsKeyword(db: Db, baseId: string, allTerms: string[], k: number, filter: MetadataFilter | null, state: { ready: boolean }): Promise<ScoredSeq[]> {
+async function ftsKeyword(db: Db, baseId: string, allTerms: string[], k: number, filter: MetadataFilter | null, state: { ready: boolean; budget: number }): Promise<ScoredSeq[]> {
   if (allTerms.length === 0) return [];
   const terms = await rarestTerms(db, allTerms, state);
   const conditions = metadataConditions('sqlite', filter);
@@ -58,11 +58,11 @@ async function ftsKeyword(db: Db, baseId: string, allTerms: string[], k: number,
 
 const castSeqs = (seqs: number[]) => sql.join(seqs.map((seq) => sql`cast(${seq} as integer)`));
 
-export function sqliteIndexes(options: { ivfMinVectors?: number } = {}): SearchIndexes {
+export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?: number } = {}): SearchIndexes {
   const ivfMinVectors = options.ivfMinVectors ?? IVF_MIN_VECTORS;
   const ensured = new Set<number>();
   // The temp tables of rarestTerms live in this connection's temp schema.
-  const termTables = { ready: false };
+  const termTables = { ready: false, budget: options.keywordBudget ?? KEYWORD_POSTINGS_BUDGET };
   /** Centroids per base (null: not trained), as stored; dropped from here whenever they change. */
   const centroidCache = new Map<string, Float32Array[] | null>();
   let centroidTable = false;

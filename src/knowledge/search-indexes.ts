@@ -97,7 +97,7 @@ function exactIndexes(): SearchIndexes {
  * Chooses the vector index at start: sqlite-vec on SQLite; on PostgreSQL pgvector when the
  * extension is available (created here when the role may), else the exact scan.
  */
-export async function openSearchIndexes(handle: Pick<DatabaseHandle, 'db' | 'dialect'>, options: { ivfMinVectors?: number } = {}): Promise<SearchIndexes> {
+export async function openSearchIndexes(handle: Pick<DatabaseHandle, 'db' | 'dialect'>, options: { ivfMinVectors?: number; keywordBudget?: number } = {}): Promise<SearchIndexes> {
   if (handle.dialect.name === 'sqlite') return sqliteIndexes(options);
   const available = await sql`select 1 from pg_available_extensions where name = 'vector'`.execute(handle.db);
   if (available.rows.length === 0) return exactIndexes();

@@ -15,7 +15,7 @@ const TOPICS = ['lighthouse keepers', 'sourdough starters', 'glacier retreat', '
  * vector search probes the nearest lists only; it must still find a chunk from its own text.
  * On PostgreSQL the same searches run the exact scan and must agree too.
  */
-describeEachDialect('vector search with IVF lists', (dialect) => {
+describeEachDialect('search of large bases: IVF lists and the keyword term budget', (dialect) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp(dialect);
@@ -52,5 +52,23 @@ describeEachDialect('vector search with IVF lists', (dialect) => {
       const left = await sql<{ n: number }>`select count(*) as n from knowledge_ivf_centroids where knowledge_base_id = ${base}`.execute(t.deps.db);
       expect(Number(left.rows[0]!.n)).toBe(0);
     }
+  });
+
+  it('ranks the rarest query terms within the postings budget, so common words neither slow nor swamp a keyword search', async () => {
+    const indexes = await openSearchIndexes(t.database, { keywordBudget: 3 });
+    const jobs = createEmbeddingJobs({ db: t.deps.db, dialect, indexes, clock: t.clock, secretKey: t.deps.secretKey, httpAllow: [] });
+    const base = (await t.request('POST', KB, { body: { data: { type: 'knowledge-base', attributes: { name: 'Common words' } } } })).body.data.id;
+    for (let d = 0; d < 12; d++) {
+      const content = d === 7 ? 'The workflow engine stores the zeppelin manifest.' : `The workflow engine stores record ${d}.`;
+      await t.request('POST', `${KB}/${base}/documents`, { body: { data: { type: 'knowledge-document', attributes: { title: `doc ${d}`, content } } } });
+    }
+    for (let pass = 0; pass < 10 && (await Promise.all(jobs.map((job) => job.run(new AbortController().signal)))).some((n) => n > 0); pass++);
+    const row = await t.deps.db.selectFrom('knowledge_bases').selectAll().where('id', '=', base).executeTakeFirstOrThrow();
+    const context = { db: t.deps.db, dialect, indexes, resolver: new ConnectionResolver(t.deps.db, t.deps.secretKey), httpAllow: [] };
+    const results = await searchKnowledge(context, row, { query: 'workflow engine stores zeppelin manifest', topK: 3, mode: 'keyword', filter: null });
+    expect(results[0]?.text).toBe('The workflow engine stores the zeppelin manifest.');
+    // On SQLite only the rarest terms (zeppelin, manifest) were ranked: the other documents do not match them.
+    if (dialect === 'sqlite') expect(results).toHaveLength(1);
+    else expect(results.length).toBeGreaterThan(1);
   });
 });
