@@ -33,6 +33,9 @@ import { sendWebhookNotFound } from './webhooks/webhook-answers.js';
 import { webhookAdminRoutes } from './api/routes/webhooks/webhook-admin-routes.js';
 import { storeRoutes } from './api/routes/stores/store-routes.js';
 import { storeRowRoutes } from './api/routes/stores/store-row-routes.js';
+import { connectionRoutes } from './api/routes/connections/connection-routes.js';
+import { knowledgeBaseRoutes } from './api/routes/knowledge-bases/knowledge-base-routes.js';
+import { memoryRoutes } from './api/routes/memories/memory-routes.js';
 
 export interface AppDeps extends ApiContext {
   config: Pick<Config, 'apiRateLimit' | 'trustProxy' | 'baseUrl'> & Partial<Pick<Config, 'webhookRateLimit' | 'metricsToken'>>;
@@ -40,6 +43,8 @@ export interface AppDeps extends ApiContext {
   engine: Engine;
   clock: Clock;
   webhookEndpoints: WebhookEndpoints;
+  /** How vectors are searched, for /readyz. */
+  vectorMode?: string;
   /** The process logger (lib/logger.ts), or false for none. */
   logger: Logger | false;
   /** Node's request-head and slow-client limits (api/plugins/http-limits.ts); tests shorten them. */
@@ -96,7 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
 
   await registerOpenApi(app, deps.config.baseUrl);
-  await app.register(async (root) => healthRoutes(root, deps.db));
+  await app.register(async (root) => healthRoutes(root, deps.db, { vectorSearch: deps.vectorMode ?? null }));
   const metrics = deps.metrics;
   if (metrics) await app.register(async (root) => metricsRoutes(root, { metrics, token: deps.config.metricsToken ?? null }));
   app.get('/api/docs/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -123,6 +128,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await webhookAdminRoutes(api, deps);
       await storeRoutes(api, deps);
       await storeRowRoutes(api, deps);
+      await connectionRoutes(api, deps);
+      await knowledgeBaseRoutes(api, deps);
+      await memoryRoutes(api, deps);
     },
     { prefix: '/api/v1' },
   );

@@ -25,6 +25,15 @@ import { FeedCursors } from './api/routes/stores/feed-cursor.js';
 import { Metrics } from './observability/metrics.js';
 import { countQueue } from './store/queue-depth.js';
 import { newId } from './lib/ids.js';
+import { BackgroundLoop } from './lib/background-loop.js';
+import { ConnectionResolver } from './ai/connection-resolver.js';
+import { openSearchIndexes, type VectorMode } from './knowledge/search-indexes.js';
+import { createEmbeddingJobs } from './knowledge/embedding-jobs.js';
+import { ConnectionService } from './services/connections/connection-service.js';
+import { KnowledgeBaseService } from './services/knowledge/knowledge-base-service.js';
+import { KnowledgeDocumentService } from './services/knowledge/knowledge-document-service.js';
+import { MemoryService } from './services/memories/memory-service.js';
+import { createCompactionJobs } from './memory/compaction-jobs.js';
 
 /** Everything the process runs on, built once and passed explicitly (no container). */
 export interface Deps extends ApiContext {
@@ -41,6 +50,10 @@ export interface Deps extends ApiContext {
   metrics: Metrics;
   /** This process among those sharing the database (logs, leases, answer channel). */
   processId: string;
+  /** Durable background work: embedding documents, re-embedding bases, compacting memories. `serve` starts it. */
+  background: BackgroundLoop;
+  /** How vectors are searched: sqlite-vec, pgvector, or an exact scan (reported by /readyz). */
+  vectorMode: VectorMode;
   close(): Promise<void>;
 }
 
@@ -65,6 +78,14 @@ export async function buildDeps(
     throw error;
   }
   const secretKey = loadOrCreateSecretKey(config.dataDir, config.secretKey);
+  const httpAllow = config.httpAllow ?? [];
+  let indexes;
+  try {
+    indexes = await openSearchIndexes(database);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
   // The engine resolves call_workflow targets through the execution service, which needs the engine.
   let executions: ExecutionService | null = null;
   const metrics = new Metrics({ queueDepth: () => countQueue(database.db), onError: options.onBackgroundError });
@@ -90,6 +111,15 @@ export async function buildDeps(
   executions = new ExecutionService(database.db, clock, engine, stamp);
   const storeSweeper = new StoreSweeper(database.db, { onError: (error) => options.onBackgroundError?.(error) });
   const stores = new StoreService(database.db, database.dialect, clock, { maxRowCap: config.storeMaxRowCap ?? DEFAULT_STORE_MAX_ROW_CAP }, () => storeSweeper.wake());
+  const background = new BackgroundLoop(
+    [
+      ...createEmbeddingJobs({ db: database.db, dialect: database.dialect.name, indexes, clock, secretKey, httpAllow }),
+      ...createCompactionJobs({ db: database.db, dialect: database.dialect.name, clock, secretKey, httpAllow }),
+    ],
+    { onError: (error) => options.onBackgroundError?.(error) },
+  );
+  const poke = () => background.poke();
+  const knowledgeBases = new KnowledgeBaseService(database.db, clock, { dialect: database.dialect.name, indexes, resolver: new ConnectionResolver(database.db, secretKey), httpAllow, nowMs: () => clock.nowMs() }, poke);
   return {
     database,
     db: database.db,
@@ -112,7 +142,15 @@ export async function buildDeps(
     storeSweeper,
     metrics,
     processId,
+
+    connections: new ConnectionService(database.db, clock, { secretKey, httpAllow }),
+    knowledgeBases,
+    knowledgeDocuments: new KnowledgeDocumentService(database.db, clock, knowledgeBases, indexes, poke),
+    memories: new MemoryService(database.db, clock, poke),
+    background,
+    vectorMode: indexes.vectorMode,
     close: async () => {
+      await background.stop();
       await storeSweeper.stop();
       await engine.stop();
       await database.close();

@@ -30,6 +30,8 @@ describe.skipIf(!TEST_DATABASE_URL)('one API process and two workers on one Post
   /** Requests to /gate/<name> wait here until released; /gate counts how many wait at once. */
   const held: http.ServerResponse[] = [];
   let heldMax = 0;
+  /** Requests that reached /gate, by URL. */
+  const arrived = new Map<string, number>();
   const closedEarly: string[] = [];
 
   beforeAll(async () => {
@@ -37,6 +39,7 @@ describe.skipIf(!TEST_DATABASE_URL)('one API process and two workers on one Post
       if (req.url?.startsWith('/gate')) {
         held.push(res);
         heldMax = Math.max(heldMax, held.length);
+        arrived.set(req.url, (arrived.get(req.url) ?? 0) + 1);
         const release = () => {
           const index = held.indexOf(res);
           if (index !== -1) held.splice(index, 1);
@@ -199,12 +202,11 @@ describe.skipIf(!TEST_DATABASE_URL)('one API process and two workers on one Post
     const runs: string[] = [];
     for (let i = 0; i < 4; i += 1) runs.push((await call('POST', `/workflows/${limited.id}/run`, { data: {} })).body.execution_id);
     for (let i = 0; i < 4; i += 1) {
-      await until(async () => held.length, (n) => n === 1);
+      await until(async () => [arrived.get('/gate/limited') ?? 0, held.length], ([seen, waiting]) => seen === i + 1 && waiting === 1);
       // Give a second claim every chance to break the limit before the gate opens.
       await new Promise((resolve) => setTimeout(resolve, 600));
       expect(held.length).toBe(1);
       held[0]!.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      await until(async () => held.length, (n) => n === 0);
     }
     for (const id of runs) await until(() => execution(id), (e) => e.status === 'completed');
     expect(heldMax).toBe(1);

@@ -6,7 +6,7 @@ import { createTestApp, type TestApp } from './support/test-app.js';
 
 const UNKNOWN = '0190f2a0-0000-7000-8000-000000000000';
 
-type Ids = { workflow: string; folder: string; execution: string; store: string; key: string };
+type Ids = { workflow: string; folder: string; execution: string; store: string; key: string; connection: string; base: string; document: string; memory: string };
 
 interface RouteCase {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -49,16 +49,41 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: (i) => `/api/v1/stores/${i.store}/rows/${encodeURIComponent(i.key)}`, byId: true },
   { method: 'GET', path: (i) => `/api/v1/stores/${i.store}/rows`, byId: true },
   { method: 'GET', path: (i) => `/api/v1/stores/${i.store}/deletions`, byId: true },
+  { method: 'GET', path: () => '/api/v1/connections', byId: false },
+  { method: 'POST', path: () => '/api/v1/connections', body: () => ({ data: { type: 'connection', attributes: { provider: 'openai', name: 'matrix', api_key: 'sk-matrix-0000' } } }), byId: false },
+  { method: 'GET', path: (i) => `/api/v1/connections/${i.connection}`, byId: true },
+  { method: 'PATCH', path: (i) => `/api/v1/connections/${i.connection}`, body: (i) => ({ data: { type: 'connection', id: i.connection, attributes: { name: 'renamed' } } }), byId: true },
+  { method: 'GET', path: () => '/api/v1/knowledge-bases', byId: false },
+  { method: 'POST', path: () => '/api/v1/knowledge-bases', body: () => ({ data: { type: 'knowledge-base', attributes: { name: 'matrix' } } }), byId: false },
+  { method: 'GET', path: (i) => `/api/v1/knowledge-bases/${i.base}`, byId: true },
+  { method: 'PATCH', path: (i) => `/api/v1/knowledge-bases/${i.base}`, body: (i) => ({ data: { type: 'knowledge-base', id: i.base, attributes: { name: 'renamed' } } }), byId: true },
+  { method: 'GET', path: (i) => `/api/v1/knowledge-bases/${i.base}/documents`, byId: true },
+  { method: 'POST', path: (i) => `/api/v1/knowledge-bases/${i.base}/documents`, body: () => ({ data: { type: 'knowledge-document', attributes: { title: 'matrix', content: 'Matrix text.' } } }), byId: true },
+  { method: 'GET', path: (i) => `/api/v1/knowledge-bases/${i.base}/documents/${i.document}`, byId: true },
+  { method: 'POST', path: (i) => `/api/v1/knowledge-bases/${i.base}/search`, body: () => ({ data: { query: 'matrix' } }), byId: true },
+  { method: 'GET', path: () => '/api/v1/memories', byId: false },
+  { method: 'POST', path: () => '/api/v1/memories', body: () => ({ data: { type: 'memory', attributes: { name: 'matrix' } } }), byId: false },
+  { method: 'GET', path: (i) => `/api/v1/memories/${i.memory}`, byId: true },
+  { method: 'PATCH', path: (i) => `/api/v1/memories/${i.memory}`, body: (i) => ({ data: { type: 'memory', id: i.memory, attributes: { window: 10 } } }), byId: true },
+  { method: 'GET', path: (i) => `/api/v1/memories/${i.memory}/sessions`, byId: true },
+  { method: 'POST', path: (i) => `/api/v1/memories/${i.memory}/sessions/s1/messages`, body: () => ({ data: { role: 'user', content: 'hello' } }), byId: true },
+  { method: 'GET', path: (i) => `/api/v1/memories/${i.memory}/sessions/s1/messages`, byId: true },
+  { method: 'GET', path: (i) => `/api/v1/memories/${i.memory}/sessions/s1/context?query=hello`, byId: true },
   // Deletes last: they remove the fixtures.
   { method: 'DELETE', path: (i) => `/api/v1/stores/${i.store}/rows/${encodeURIComponent(i.key)}`, byId: true },
   { method: 'DELETE', path: (i) => `/api/v1/stores/${i.store}`, byId: true },
+  { method: 'DELETE', path: (i) => `/api/v1/memories/${i.memory}/sessions/s1/messages`, byId: true },
+  { method: 'DELETE', path: (i) => `/api/v1/memories/${i.memory}`, byId: true },
+  { method: 'DELETE', path: (i) => `/api/v1/knowledge-bases/${i.base}/documents/${i.document}`, byId: true },
+  { method: 'DELETE', path: (i) => `/api/v1/knowledge-bases/${i.base}`, byId: true },
+  { method: 'DELETE', path: (i) => `/api/v1/connections/${i.connection}`, byId: true },
   { method: 'DELETE', path: (i) => `/api/v1/folders/${i.folder}`, byId: true },
   { method: 'DELETE', path: (i) => `/api/v1/workflows/${i.workflow}`, byId: true },
 ];
 
-const label = (r: RouteCase) => `${r.method} ${r.path({ workflow: ':id', folder: ':id', execution: ':id', store: ':id', key: ':key' })}`;
+const label = (r: RouteCase) => `${r.method} ${r.path({ workflow: ':id', folder: ':id', execution: ':id', store: ':id', key: ':key', connection: ':id', base: ':id', document: ':document_id', memory: ':id' })}`;
 // An unknown store id, with the same key as the owner's row.
-const NO_IDS: Ids = { workflow: UNKNOWN, folder: UNKNOWN, execution: UNKNOWN, store: UNKNOWN, key: 'order/1 😀' };
+const NO_IDS: Ids = { workflow: UNKNOWN, folder: UNKNOWN, execution: UNKNOWN, store: UNKNOWN, key: 'order/1 😀', connection: UNKNOWN, base: UNKNOWN, document: UNKNOWN, memory: UNKNOWN };
 const stripIds = (body: { errors: { id?: string }[] }) => body.errors.map(({ id: _id, ...rest }) => rest);
 
 describeEachDialect('isolation matrix', (dialect) => {
@@ -79,7 +104,12 @@ describeEachDialect('isolation matrix', (dialect) => {
     }).execute();
     const store = (await t.request('POST', '/api/v1/stores', { body: { data: { type: 'store', attributes: { name: 'Owned' } } } })).body.data.id;
     expect((await t.request('PUT', `/api/v1/stores/${store}/rows/${encodeURIComponent('order/1 😀')}`, { body: { data: { row: { n: 1 } } } })).status).toBe(201);
-    ids = { workflow, folder, execution, store, key: 'order/1 😀' };
+    const connection = (await t.request('POST', '/api/v1/connections', { body: { data: { type: 'connection', attributes: { provider: 'openai', name: 'Owned', api_key: 'sk-owned-0000' } } } })).body.data.id;
+    const base = (await t.request('POST', '/api/v1/knowledge-bases', { body: { data: { type: 'knowledge-base', attributes: { name: 'Owned' } } } })).body.data.id;
+    const document = (await t.request('POST', `/api/v1/knowledge-bases/${base}/documents`, { body: { data: { type: 'knowledge-document', attributes: { title: 'Owned', content: 'Owned text.' } } } })).body.data.id;
+    const memory = (await t.request('POST', '/api/v1/memories', { body: { data: { type: 'memory', attributes: { name: 'Owned' } } } })).body.data.id;
+    await t.request('POST', `/api/v1/memories/${memory}/sessions/s1/messages`, { body: { data: { role: 'user', content: 'first' } } });
+    ids = { workflow, folder, execution, store, key: 'order/1 😀', connection, base, document, memory };
   });
   afterAll(() => t.close());
 
@@ -134,6 +164,7 @@ describeEachDialect('isolation matrix', (dialect) => {
       const executions = await t.request('GET', '/api/v1/executions', { token: t.tokens.other });
       const stores = await t.request('GET', '/api/v1/stores', { token: t.tokens.other });
       expect(stores.body.data).toEqual([]);
+      for (const path of ['/api/v1/connections', '/api/v1/knowledge-bases', '/api/v1/memories']) expect((await t.request('GET', path, { token: t.tokens.other })).body.data, path).toEqual([]);
       expect(workflows.body.data).toEqual([]);
       expect(folders.body.data).toEqual([]);
       expect(executions.body.data).toEqual([]);

@@ -41,6 +41,31 @@ const ROUTES = [
   'put /api/v1/stores/{store_id}/rows/{key}',
   'get /api/v1/stores/{store_id}/rows/{key}',
   'delete /api/v1/stores/{store_id}/rows/{key}',
+  'get /api/v1/connections',
+  'post /api/v1/connections',
+  'get /api/v1/connections/{id}',
+  'patch /api/v1/connections/{id}',
+  'delete /api/v1/connections/{id}',
+  'get /api/v1/knowledge-bases',
+  'post /api/v1/knowledge-bases',
+  'get /api/v1/knowledge-bases/{id}',
+  'patch /api/v1/knowledge-bases/{id}',
+  'delete /api/v1/knowledge-bases/{id}',
+  'get /api/v1/knowledge-bases/{id}/documents',
+  'post /api/v1/knowledge-bases/{id}/documents',
+  'get /api/v1/knowledge-bases/{id}/documents/{document_id}',
+  'delete /api/v1/knowledge-bases/{id}/documents/{document_id}',
+  'post /api/v1/knowledge-bases/{id}/search',
+  'get /api/v1/memories',
+  'post /api/v1/memories',
+  'get /api/v1/memories/{id}',
+  'patch /api/v1/memories/{id}',
+  'delete /api/v1/memories/{id}',
+  'get /api/v1/memories/{id}/sessions',
+  'get /api/v1/memories/{id}/sessions/{key}/messages',
+  'post /api/v1/memories/{id}/sessions/{key}/messages',
+  'delete /api/v1/memories/{id}/sessions/{key}/messages',
+  'get /api/v1/memories/{id}/sessions/{key}/context',
   'get /healthz',
   'get /readyz',
   'get /metrics',
@@ -87,6 +112,11 @@ describeEachDialect('OpenAPI document', (dialect) => {
     expect(doc.paths['/api/v1/stores/{store_id}/rows'].get.responses['200'].content['application/vnd.api+json'].schema.properties.data.items.properties.attributes.properties).toHaveProperty('row');
     expect(doc.paths['/api/v1/stores/{store_id}/rows'].put).toBeUndefined();
     expect(doc.paths['/api/v1/stores/{id}/deletions'].get.responses['200'].content).toHaveProperty(['application/json']);
+    // Knowledge: ingest takes JSON:API or a raw text body; search and message writes answer plain JSON.
+    expect(Object.keys(doc.paths['/api/v1/knowledge-bases/{id}/documents'].post.requestBody.content).sort()).toEqual(['application/vnd.api+json', 'text/markdown', 'text/plain']);
+    expect(doc.paths['/api/v1/knowledge-bases/{id}/search'].post.responses['200'].content['application/json'].schema.properties.results.items.properties).toHaveProperty('heading_path');
+    expect(doc.paths['/api/v1/memories/{id}/sessions/{key}/messages'].post.responses['201'].content).toHaveProperty(['application/json']);
+    expect(doc.paths['/api/v1/connections'].get.responses['200'].content['application/vnd.api+json'].schema.properties.data.items.properties.attributes.properties).not.toHaveProperty('api_key');
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 

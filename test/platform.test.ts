@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { describeEachDialect } from './support/dialects.js';
@@ -156,7 +157,14 @@ describeEachDialect('HTTP platform', (dialect) => {
   describe('health', () => {
     it('answers /healthz and /readyz without a token', async () => {
       expect((await t.request('GET', '/healthz', { token: null })).body).toEqual({ status: 'ok' });
-      expect((await t.request('GET', '/readyz', { token: null })).body).toEqual({ status: 'ready' });
+      // Readiness also says how vectors are searched: sqlite-vec, or on PostgreSQL pgvector when the
+      // extension is installed and the exact scan otherwise (this machine has no pgvector).
+      const ready = (await t.request('GET', '/readyz', { token: null })).body;
+      expect(ready).toEqual({ status: 'ready', vector_search: dialect === 'sqlite' ? 'sqlite-vec' : expect.stringMatching(/^(pgvector|exact)$/) });
+      if (dialect === 'postgres') {
+        const available = await sql<{ n: number }>`select count(*)::int as n from pg_available_extensions where name = 'vector'`.execute(t.deps.db);
+        expect(ready.vector_search).toBe(available.rows[0]!.n > 0 ? 'pgvector' : 'exact');
+      }
     });
   });
 });

@@ -10,6 +10,10 @@ import type { ExecutionService } from '../services/executions/execution-service.
 import type { StoreService } from '../services/stores/store-service.js';
 import type { StoreRowService } from '../services/stores/store-row-service.js';
 import type { FeedCursors } from './routes/stores/feed-cursor.js';
+import type { ConnectionService } from '../services/connections/connection-service.js';
+import type { KnowledgeBaseService } from '../services/knowledge/knowledge-base-service.js';
+import type { KnowledgeDocumentService } from '../services/knowledge/knowledge-document-service.js';
+import type { MemoryService } from '../services/memories/memory-service.js';
 
 /** What the routes get from the composition root; passed explicitly, no container. */
 export interface ApiContext {
@@ -24,6 +28,10 @@ export interface ApiContext {
   storeRows: StoreRowService;
   /** Signs and checks the cursors of the store feeds. */
   feedCursors: FeedCursors;
+  connections: ConnectionService;
+  knowledgeBases: KnowledgeBaseService;
+  knowledgeDocuments: KnowledgeDocumentService;
+  memories: MemoryService;
   /**
    * Serialised list answers by workspace and URL, fresh while the listed tables are unchanged
    * (db/data-stamp.ts); null where the database cannot tell (no stamp).

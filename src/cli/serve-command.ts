@@ -43,6 +43,8 @@ export async function serve(config: Config, out: (line: string) => void = consol
   const pruner = runsSteps ? new RetentionPruner(deps.db, deps.clock, config.executionRetentionDays, (error) => logger.error({ err: error }, 'execution retention pruning failed')) : null;
   pruner?.start();
   if (runsSteps) deps.storeSweeper.start();
+  // Documents left pending by the last run (or by another process) are picked up here.
+  if (runsSteps) deps.background.start();
   if (first) {
     out('');
     out('First start: created the Pro workspace "default" and a build-scoped API token.');
@@ -54,7 +56,7 @@ export async function serve(config: Config, out: (line: string) => void = consol
     out('');
   }
   const serving = role === 'worker' ? `listening on ${address}; health and metrics only (/healthz, /readyz, /metrics)` : `listening on ${address}; API at ${config.baseUrl}/api/v1, docs at ${config.baseUrl}/api/docs`;
-  out(`Switchyard (${role}) ${serving}; database: ${deps.dialect.name}`);
+  out(`Switchyard (${role}) ${serving}; database: ${deps.dialect.name}; vector search: ${deps.vectorMode}`);
   const stopped = deps;
   return async () => {
     pruner?.stop();

@@ -36,7 +36,9 @@ export const ERROR_CODES = {
   headers_too_large: { status: 431, title: 'Request header fields too large' },
   internal_error: { status: 500, title: 'Internal error' },
   webhook_run_failed: { status: 500, title: 'Workflow run failed' },
+  provider_error: { status: 502, title: 'Model provider error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
+  provider_unavailable: { status: 503, title: 'Model provider unavailable' },
   webhook_timeout: { status: 504, title: 'Webhook response timeout' },
 } as const satisfies Record<string, { status: number; title: string }>;
 

@@ -19,7 +19,8 @@ const inContent = (mediaType: string, schema: Schema) => {
 function declareMediaTypes(schema: Schema | undefined, url: string, plainJson: boolean): Schema | undefined {
   if (!schema || !url.startsWith('/api/v1/')) return schema;
   const next: Schema = { ...schema };
-  if (schema.body) next.body = inContent(JSONAPI_MEDIA_TYPE, schema.body as Schema);
+  // A body already split by media type (document ingest: JSON:API or raw text) is kept as it is.
+  if (schema.body && !(schema.body as Schema).content) next.body = inContent(JSONAPI_MEDIA_TYPE, schema.body as Schema);
   if (schema.response) {
     next.response = Object.fromEntries(
       Object.entries(schema.response as Record<string, Schema>).map(([status, response]) => {
@@ -64,6 +65,9 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
         { name: 'Executions' },
         { name: 'Stores', description: 'workspace data tables: the store resource, its rows, the change feed and the deletions feed (docs/stores.md)' },
         { name: 'Step templates' },
+        { name: 'Connections', description: 'model-provider credentials (OpenAI, Anthropic, OpenAI-compatible servers) for embedders, summaries and agents' },
+        { name: 'Knowledge bases', description: 'documents chunked, embedded and searchable (docs/knowledge.md)' },
+        { name: 'Memories', description: 'conversation memory: window, compaction, recall (docs/agents.md)' },
         { name: 'Webhooks', description: 'webhook endpoint actions of the API: bearer rotation, sample capture' },
         { name: 'Inbound webhooks', description: 'the endpoints senders deliver to (docs/webhooks.md)' },
         { name: 'Health' },

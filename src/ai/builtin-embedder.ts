@@ -1,0 +1,126 @@
+/**
+ * The built-in embedder: no network, no downloaded weights, deterministic, so a knowledge base
+ * works offline from the first minute. It is a hashed bag of features (the "hashing trick"):
+ *
+ * - text is folded (NFKD, diacritics removed, lower case) and split into words of letters and
+ *   digits; a short English stop-word list is dropped;
+ * - each word is reduced by a light suffix stemmer (`chunks`, `chunking` -> `chunk`);
+ * - features: the stem (weight 1.0), each pair of neighbouring stems (0.5: phrases such as
+ *   "rate limit"), and the character trigrams of the word with boundary marks (0.25 in all per
+ *   word: morphology, compounds and typos share trigrams);
+ * - a feature's weight is scaled by 1 + ln(count) (sublinear term frequency), hashed with
+ *   FNV-1a into one of 256 dimensions with a sign from another bit of the hash (so collisions
+ *   cancel rather than pile up), and the vector is L2-normalised: cosine similarity is a dot
+ *   product.
+ *
+ * No package offered a real embedding model that runs on Node 20 without native builds or a
+ * model download at run time, and a neural model on two cores would not reach the ingest
+ * target (2,000 chunks/s) anyway. What this embedder is worth is measured in
+ * bench/results/knowledge.md (recall@5 against keyword search on questions about our docs).
+ * Changing anything here changes the vectors: bump BUILTIN_EMBEDDER_KEY so bases re-embed.
+ */
+export const BUILTIN_DIMENSIONS = 256;
+export const BUILTIN_EMBEDDER_KEY = 'builtin:v1';
+
+const STOP_WORDS = new Set(
+  ('a an and are as at be been but by can could did do does doing for from had has have how i if in into is it its itself me my no not of on or our ' +
+    'so such than that the their them then there these they this those to too was we were what when where which while who whom why will with would you your')
+    .split(' '),
+);
+
+export function isStopWord(word: string): boolean {
+  return STOP_WORDS.has(word);
+}
+
+const WORD = /[\p{L}\p{N}]+/gu;
+const MARKS = /\p{M}+/gu;
+
+const NON_ASCII = /[\u0080-\uffff]/;
+const ASCII_WORD = /[A-Za-z0-9]+/g;
+
+/** Folds and splits text into words (shared with the keyword query builder). */
+export function words(text: string): string[] {
+  // ASCII needs no Unicode folding: the same words, several times faster.
+  if (!NON_ASCII.test(text)) return text.toLowerCase().match(ASCII_WORD) ?? [];
+  return text.normalize('NFKD').replace(MARKS, '').toLowerCase().match(WORD) ?? [];
+}
+
+/** A light suffix stemmer: enough to meet plural and verb forms, cheap enough for 2,000 chunks/s. */
+export function stem(word: string): string {
+  if (word.length <= 4 || /^\d/.test(word)) return word;
+  if (word.endsWith('ies') && word.length > 5) return `${word.slice(0, -3)}y`;
+  if (word.endsWith('sses')) return word.slice(0, -2);
+  if (word.endsWith('ing') && word.length > 6) return word.slice(0, -3);
+  if (word.endsWith('ed') && word.length > 5) return word.slice(0, -2);
+  if (word.endsWith('es') && /(ch|sh|x|z)es$/.test(word)) return word.slice(0, -2);
+  if (word.endsWith('s') && !word.endsWith('ss') && !word.endsWith('us') && !word.endsWith('is')) return word.slice(0, -1);
+  return word;
+}
+
+/** FNV-1a, 32 bits, over UTF-16 code units (every feature is folded text, so units are stable). */
+function fnv1a(text: string, seed: number): number {
+  let hash = seed;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 16777619);
+  }
+  return hash >>> 0;
+}
+
+const UNIGRAM_SEED = 0x811c9dc5;
+const BIGRAM_SEED = 0x9e3779b1;
+const TRIGRAM_SEED = 0x85ebca6b;
+
+/**
+ * Accumulates a feature's weight in its slot: the dimension, and the sign from bit 31 of the
+ * hash (two slots per dimension, so the sublinear scaling sees each sign's weight apart).
+ */
+function add(slots: Float64Array, hash: number, weight: number): void {
+  const slot = (hash % BUILTIN_DIMENSIONS) * 2 + (hash & 0x80000000 ? 1 : 0);
+  slots[slot]! += weight;
+}
+
+/** The vector of one text (256 float32, L2-normalised; all zeros for a text with no words). */
+export function builtinEmbed(text: string): Float32Array {
+  const features = new Float64Array(BUILTIN_DIMENSIONS * 2);
+  let previous: string | null = null;
+  for (const word of words(text)) {
+    if (STOP_WORDS.has(word)) {
+      previous = null;
+      continue;
+    }
+    const root = stem(word);
+    add(features, fnv1a(root, UNIGRAM_SEED), 1);
+    if (previous !== null) add(features, fnv1a(`${previous} ${root}`, BIGRAM_SEED), 0.5);
+    previous = root;
+    // Trigrams of `<word>`, hashed from the character codes (the same value as fnv1a of each
+    // three-character slice, without allocating the slices).
+    const length = word.length + 2;
+    const trigrams = length - 2;
+    if (trigrams > 1) {
+      const weight = 0.25 / trigrams;
+      const code = (k: number) => (k === 0 ? 60 : k === length - 1 ? 62 : word.charCodeAt(k - 1));
+      for (let i = 0; i < trigrams; i++) {
+        let hash = Math.imul(TRIGRAM_SEED ^ code(i), 16777619);
+        hash = Math.imul(hash ^ code(i + 1), 16777619);
+        hash = Math.imul(hash ^ code(i + 2), 16777619);
+        add(features, hash >>> 0, weight);
+      }
+    }
+  }
+  const vector = new Float32Array(BUILTIN_DIMENSIONS);
+  for (let slot = 0; slot < features.length; slot++) {
+    const weight = features[slot]!;
+    if (weight === 0) continue;
+    // Sublinear term frequency: the tenth mention of a word says less than the first.
+    const scaled = weight >= 1 ? 1 + Math.log(weight) : weight;
+    vector[slot >> 1]! += slot & 1 ? -scaled : scaled;
+  }
+  let sum = 0;
+  for (let i = 0; i < vector.length; i++) sum += vector[i]! * vector[i]!;
+  if (sum > 0) {
+    const norm = Math.sqrt(sum);
+    for (let i = 0; i < vector.length; i++) vector[i] = vector[i]! / norm;
+  }
+  return vector;
+}

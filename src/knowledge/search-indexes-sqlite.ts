@@ -1,0 +1,171 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { fromStoredVector, toStoredVector } from '../store/stored-vector.js';
+import { IVF_MIN_VECTORS, nearestList, probeLists, trainCentroids } from './ivf-lists.js';
+import { and, BATCH, exactNearest, keywordQuery, metadataConditions, vectorTable, type Db, type MetadataFilter, type ScoredSeq, type SearchIndexes } from './search-sql.js';
+
+/**
+ * The SQLite indexes: FTS5 for keywords (knowledge_chunks_fts, from migration 0008) and
+ * sqlite-vec `vec0` tables for vectors, one per dimension, created when first needed. A vec0
+ * partition is a base (`<base id>`), or once the base is large one IVF list of it
+ * (`<base id>:<list>`, see ivf-lists.ts); centroids live in `knowledge_ivf_centroids`.
+ */
+/**
+ * The postings a keyword search may rank, at most (plus the rarest two terms whatever they
+ * cost). FTS5 scores every row that matches any term before it can sort, so a query of common
+ * words over 100,000 chunks scored tens of thousands of rows; the rarest terms carry nearly all
+ * of bm25's weight (inverse document frequency), so common ones past the budget are dropped.
+ */
+export const KEYWORD_POSTINGS_BUDGET = 5000;
+
+/** The query's words, rarest first by document frequency, cut at the postings budget (SQLite). */
+async function rarestTerms(db: Db, terms: string[], state: { ready: boolean; budget: number }): Promise<string[]> {
+  if (terms.length <= 2) return terms;
+  if (!state.ready) {
+    // Stemming through an FTS5 table of the same tokenizer gives the exact terms the index holds.
+    await sql`create virtual table if not exists temp.knowledge_query_terms using fts5(body, tokenize='porter unicode61 remove_diacritics 2')`.execute(db);
+    await sql`create virtual table if not exists temp.knowledge_query_stems using fts5vocab(temp, knowledge_query_terms, instance)`.execute(db);
+    await sql`create virtual table if not exists temp.knowledge_chunks_vocab using fts5vocab(main, knowledge_chunks_fts, row)`.execute(db);
+    state.ready = true;
+  }
+  await sql`delete from temp.knowledge_query_terms`.execute(db);
+  await sql`insert into temp.knowledge_query_terms (rowid, body) values ${sql.join(terms.map((term, i) => sql`(${i + 1}, ${term})`))}`.execute(db);
+  const rows = await sql<{ doc: number; term: string; postings: number | null }>`
+    select s.doc, s.term, v.doc as postings from temp.knowledge_query_stems s left join temp.knowledge_chunks_vocab v on v.term = s.term`.execute(db);
+  const ranked = rows.rows.map((row) => ({ word: terms[Number(row.doc) - 1]!, postings: Number(row.postings ?? 0) })).sort((a, b) => a.postings - b.postings);
+  const kept: string[] = [];
+  let spent = 0;
+  for (const { word, postings } of ranked) {
+    if (kept.length >= 2 && spent + postings > state.budget) break;
+    kept.push(word);
+    spent += postings;
+  }
+  return kept;
+}
+
+async function ftsKeyword(db: Db, baseId: string, allTerms: string[], k: number, filter: MetadataFilter | null, state: { ready: boolean; budget: number }): Promise<ScoredSeq[]> {
+  if (allTerms.length === 0) return [];
+  const terms = await rarestTerms(db, allTerms, state);
+  const conditions = metadataConditions('sqlite', filter);
+  const join = conditions.length > 0 ? sql`join knowledge_chunks c on c.seq = f.rowid join knowledge_documents d on d.id = c.document_id` : sql``;
+  const result = await sql<{ seq: number; score: number }>`
+    select f.rowid as seq, -f.rank as score from knowledge_chunks_fts f ${join}
+    where knowledge_chunks_fts match ${keywordQuery('sqlite', terms)} and f.kb = ${baseId}${and(conditions)}
+    order by f.rank limit ${k}`.execute(db);
+  return result.rows.map((row) => ({ seq: Number(row.seq), score: Number(row.score) }));
+}
+
+
+const castSeqs = (seqs: number[]) => sql.join(seqs.map((seq) => sql`cast(${seq} as integer)`));
+
+export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?: number } = {}): SearchIndexes {
+  const ivfMinVectors = options.ivfMinVectors ?? IVF_MIN_VECTORS;
+  const ensured = new Set<number>();
+  // The temp tables of rarestTerms live in this connection's temp schema.
+  const termTables = { ready: false, budget: options.keywordBudget ?? KEYWORD_POSTINGS_BUDGET };
+  /** Centroids per base (null: not trained), as stored; dropped from here whenever they change. */
+  const centroidCache = new Map<string, Float32Array[] | null>();
+  let centroidTable = false;
+
+  const ensureCentroids = async (db: Db) => {
+    if (centroidTable) return;
+    await sql`create table if not exists knowledge_ivf_centroids (knowledge_base_id text not null, list integer not null, centroid blob not null, primary key (knowledge_base_id, list))`.execute(db);
+    centroidTable = true;
+  };
+  const ensure = async (db: Db, dimensions: number) => {
+    await ensureCentroids(db);
+    if (ensured.has(dimensions)) return;
+    await sql`create virtual table if not exists ${vectorTable(dimensions)} using vec0(knowledge_base_id text partition key, embedding float[${sql.raw(String(Math.trunc(dimensions)))}] distance_metric=cosine)`.execute(db);
+    ensured.add(dimensions);
+  };
+  const centroidsOf = async (db: Db, baseId: string): Promise<Float32Array[] | null> => {
+    let centroids = centroidCache.get(baseId);
+    if (centroids === undefined) {
+      const rows = await sql<{ centroid: Buffer }>`select centroid from knowledge_ivf_centroids where knowledge_base_id = ${baseId} order by list`.execute(db);
+      centroids = rows.rows.length > 0 ? rows.rows.map((row) => fromStoredVector(row.centroid)!) : null;
+      centroidCache.set(baseId, centroids);
+    }
+    return centroids;
+  };
+  const partition = (baseId: string, centroids: Float32Array[] | null, vector: Float32Array) => (centroids ? `${baseId}:${nearestList(centroids, vector)}` : baseId);
+
+  // Multi-row inserts: building and running one statement per chunk cost more than the indexing itself.
+  const insertVectors = async (trx: Db, baseId: string, dimensions: number, rows: { seq: number; embedding: Float32Array }[]) => {
+    await ensure(trx, dimensions);
+    const centroids = await centroidsOf(trx, baseId);
+    for (let i = 0; i < rows.length; i += BATCH) {
+      const values = rows.slice(i, i + BATCH).map((row) => sql`(cast(${row.seq} as integer), ${partition(baseId, centroids, row.embedding)}, ${toStoredVector('sqlite', row.embedding)})`);
+      await sql`insert into ${vectorTable(dimensions)} (rowid, knowledge_base_id, embedding) values ${sql.join(values)}`.execute(trx);
+    }
+  };
+  const deleteVectors = async (trx: Db, dimensions: number, seqs: number[]) => {
+    await ensure(trx, dimensions);
+    for (let i = 0; i < seqs.length; i += BATCH) await sql`delete from ${vectorTable(dimensions)} where rowid in (${castSeqs(seqs.slice(i, i + BATCH))})`.execute(trx);
+  };
+  const dropCentroids = async (trx: Db, baseId: string) => {
+    await sql`delete from knowledge_ivf_centroids where knowledge_base_id = ${baseId}`.execute(trx);
+    centroidCache.delete(baseId);
+  };
+  /**
+   * Trains the base's lists once it holds enough vectors, and files its vectors into them: the
+   * vectors are read back from the base's one partition and written again, list by list. Runs
+   * inside the swap that crossed the threshold (once per base; a few seconds at 8,192 vectors).
+   */
+  const maybeTrain = async (trx: Db, baseId: string, dimensions: number) => {
+    if ((await centroidsOf(trx, baseId)) !== null) return;
+    const count = await sql<{ n: number }>`select count(*) as n from knowledge_chunks where knowledge_base_id = ${baseId} and live = 1`.execute(trx);
+    if (Number(count.rows[0]?.n ?? 0) < ivfMinVectors) return;
+    const rows = await sql<{ seq: number; embedding: Buffer }>`select rowid as seq, embedding from ${vectorTable(dimensions)} where knowledge_base_id = ${baseId}`.execute(trx);
+    const vectors = rows.rows.map((row) => ({ seq: Number(row.seq), embedding: fromStoredVector(row.embedding)! }));
+    if (vectors.length < ivfMinVectors) return;
+    const centroids = trainCentroids(vectors.map((v) => v.embedding));
+    for (const [list, centroid] of centroids.entries()) await sql`insert into knowledge_ivf_centroids (knowledge_base_id, list, centroid) values (${baseId}, ${list}, ${toStoredVector('sqlite', centroid)})`.execute(trx);
+    centroidCache.set(baseId, centroids);
+    await deleteVectors(trx, dimensions, vectors.map((v) => v.seq));
+    await insertVectors(trx, baseId, dimensions, vectors);
+  };
+
+  return {
+    vectorMode: 'sqlite-vec',
+    async add(trx: Transaction<Database>, baseId, dimensions, chunks) {
+      await insertVectors(trx, baseId, dimensions, chunks);
+      for (let i = 0; i < chunks.length; i += BATCH) {
+        const values = chunks.slice(i, i + BATCH).map((chunk) => sql`(cast(${chunk.seq} as integer), ${chunk.body}, ${baseId})`);
+        await sql`insert into knowledge_chunks_fts (rowid, body, kb) values ${sql.join(values)}`.execute(trx);
+      }
+      await maybeTrain(trx, baseId, dimensions);
+    },
+    async remove(trx, dimensions, seqs) {
+      if (seqs.length === 0) return;
+      if (dimensions !== null) await deleteVectors(trx, dimensions, seqs);
+      for (let i = 0; i < seqs.length; i += BATCH) await sql`delete from knowledge_chunks_fts where rowid in (${castSeqs(seqs.slice(i, i + BATCH))})`.execute(trx);
+    },
+    async dropBase(trx, baseId) {
+      await ensureCentroids(trx);
+      await dropCentroids(trx, baseId);
+    },
+    async replaceVectors(trx, baseId, oldDimensions, seqs, dimensions, vectors) {
+      if (oldDimensions !== null) await deleteVectors(trx, oldDimensions, seqs);
+      // New vectors, new space: the lists are trained again from them.
+      await ensure(trx, dimensions);
+      await dropCentroids(trx, baseId);
+      await insertVectors(trx, baseId, dimensions, seqs.map((seq, i) => ({ seq, embedding: vectors[i]! })));
+      await maybeTrain(trx, baseId, dimensions);
+    },
+    async nearest(db, baseId, dimensions, query, k, filter: MetadataFilter | null): Promise<ScoredSeq[]> {
+      if (filter && Object.keys(filter).length > 0) return exactNearest(db, 'sqlite', baseId, query, k, filter);
+      await ensure(db, dimensions);
+      const centroids = await centroidsOf(db, baseId);
+      const partitions = centroids ? probeLists(centroids, query).map((list) => `${baseId}:${list}`) : [baseId];
+      const found: ScoredSeq[] = [];
+      for (const key of partitions) {
+        const result = await sql<{ seq: number; distance: number }>`
+          select rowid as seq, distance from ${vectorTable(dimensions)}
+          where embedding match ${toStoredVector('sqlite', query)} and k = ${k} and knowledge_base_id = ${key}`.execute(db);
+        for (const row of result.rows) found.push({ seq: Number(row.seq), score: 1 - Number(row.distance) });
+      }
+      return found.sort((a, b) => b.score - a.score || a.seq - b.seq).slice(0, k);
+    },
+    keyword: (db, baseId, terms, k, filter) => ftsKeyword(db, baseId, terms, k, filter, termTables),
+  };
+}

@@ -1,0 +1,74 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ConnectionResolver } from '../src/ai/connection-resolver.js';
+import { openSearchIndexes } from '../src/knowledge/search-indexes.js';
+import { searchKnowledge } from '../src/knowledge/search-knowledge.js';
+import { createEmbeddingJobs } from '../src/knowledge/embedding-jobs.js';
+import { describeEachDialect } from './support/dialects.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+
+const KB = '/api/v1/knowledge-bases';
+const TOPICS = ['lighthouse keepers', 'sourdough starters', 'glacier retreat', 'chess openings', 'honeybee colonies', 'tidal energy', 'violin making', 'desert botany'];
+
+/**
+ * IVF lists on SQLite (a low threshold here, 64 vectors, instead of 8,192): once trained, a
+ * vector search probes the nearest lists only; it must still find a chunk from its own text.
+ * On PostgreSQL the same searches run the exact scan and must agree too.
+ */
+describeEachDialect('search of large bases: IVF lists and the keyword term budget', (dialect) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp(dialect);
+  });
+  afterAll(() => t.close());
+
+  it('trains lists past the threshold and still finds each chunk by its own text', async () => {
+    const indexes = await openSearchIndexes(t.database, { ivfMinVectors: 64 });
+    const jobs = createEmbeddingJobs({ db: t.deps.db, dialect, indexes, clock: t.clock, secretKey: t.deps.secretKey, httpAllow: [] });
+    const base = (await t.request('POST', KB, { body: { data: { type: 'knowledge-base', attributes: { name: 'Large', chunk_size: 64, chunk_overlap: 0 } } } })).body.data.id;
+    for (let d = 0; d < 40; d++) {
+      const paragraphs = Array.from({ length: 3 }, (_, p) => `Note ${d}.${p} on ${TOPICS[(d + p) % TOPICS.length]}: observation ${d * 7 + p} concerns ${TOPICS[(d * 3 + p) % TOPICS.length]} and item${d}x${p}.`);
+      await t.request('POST', `${KB}/${base}/documents`, { body: { data: { type: 'knowledge-document', attributes: { title: `doc ${d}`, content: paragraphs.join('\n\n') } } } });
+    }
+    for (let pass = 0; pass < 20 && (await Promise.all(jobs.map((job) => job.run(new AbortController().signal)))).some((n) => n > 0); pass++);
+    const row = await t.deps.db.selectFrom('knowledge_bases').selectAll().where('id', '=', base).executeTakeFirstOrThrow();
+    const texts = (await t.deps.db.selectFrom('knowledge_chunks').select('text').where('knowledge_base_id', '=', base).where('live', '=', true).execute()).map((c) => c.text);
+    expect(row.chunk_count).toBe(texts.length);
+    expect(texts.length).toBeGreaterThanOrEqual(64);
+    if (dialect === 'sqlite') {
+      const lists = await sql<{ n: number }>`select count(*) as n from knowledge_ivf_centroids where knowledge_base_id = ${base}`.execute(t.deps.db);
+      expect(Number(lists.rows[0]!.n)).toBeGreaterThan(1);
+      const partitions = await sql<{ n: number }>`select count(distinct knowledge_base_id) as n from knowledge_vectors_256 where knowledge_base_id like ${`${base}:%`}`.execute(t.deps.db);
+      expect(Number(partitions.rows[0]!.n)).toBeGreaterThan(1);
+    }
+    const context = { db: t.deps.db, dialect, indexes, resolver: new ConnectionResolver(t.deps.db, t.deps.secretKey), httpAllow: [] };
+    for (const text of texts.filter((_, i) => i % 5 === 0)) {
+      const [best] = await searchKnowledge(context, row, { query: text, topK: 3, mode: 'vector', filter: null });
+      expect(best?.text, text).toBe(text);
+    }
+    // Deleting the base forgets its lists.
+    expect((await t.request('DELETE', `${KB}/${base}`)).status).toBe(204);
+    if (dialect === 'sqlite') {
+      const left = await sql<{ n: number }>`select count(*) as n from knowledge_ivf_centroids where knowledge_base_id = ${base}`.execute(t.deps.db);
+      expect(Number(left.rows[0]!.n)).toBe(0);
+    }
+  });
+
+  it('ranks the rarest query terms within the postings budget, so common words neither slow nor swamp a keyword search', async () => {
+    const indexes = await openSearchIndexes(t.database, { keywordBudget: 3 });
+    const jobs = createEmbeddingJobs({ db: t.deps.db, dialect, indexes, clock: t.clock, secretKey: t.deps.secretKey, httpAllow: [] });
+    const base = (await t.request('POST', KB, { body: { data: { type: 'knowledge-base', attributes: { name: 'Common words' } } } })).body.data.id;
+    for (let d = 0; d < 12; d++) {
+      const content = d === 7 ? 'The workflow engine stores the zeppelin manifest.' : `The workflow engine stores record ${d}.`;
+      await t.request('POST', `${KB}/${base}/documents`, { body: { data: { type: 'knowledge-document', attributes: { title: `doc ${d}`, content } } } });
+    }
+    for (let pass = 0; pass < 10 && (await Promise.all(jobs.map((job) => job.run(new AbortController().signal)))).some((n) => n > 0); pass++);
+    const row = await t.deps.db.selectFrom('knowledge_bases').selectAll().where('id', '=', base).executeTakeFirstOrThrow();
+    const context = { db: t.deps.db, dialect, indexes, resolver: new ConnectionResolver(t.deps.db, t.deps.secretKey), httpAllow: [] };
+    const results = await searchKnowledge(context, row, { query: 'workflow engine stores zeppelin manifest', topK: 3, mode: 'keyword', filter: null });
+    expect(results[0]?.text).toBe('The workflow engine stores the zeppelin manifest.');
+    // On SQLite only the rarest terms (zeppelin, manifest) were ranked: the other documents do not match them.
+    if (dialect === 'sqlite') expect(results).toHaveLength(1);
+    else expect(results.length).toBeGreaterThan(1);
+  });
+});
