@@ -1,4 +1,5 @@
-import type { ExecutionStatus } from '../db/schema.js';
+import type { Transaction } from 'kysely';
+import type { Database, ExecutionStatus } from '../db/schema.js';
 import { parseTimestampMicros } from '../lib/clock.js';
 import type { ChildRequest } from './execution-run.js';
 import { childIdentity, newExecutionRow, retryStart, rootRows, runIdentity, type ExecutionIdentity } from './execution-start.js';
@@ -17,7 +18,7 @@ import {
   type StepRow,
 } from './execution-store.js';
 import type { GraphPlan } from './graph-plan.js';
-import { StartQueue } from './run-queue.js';
+import { StartQueue, type QueuedStart } from './run-queue.js';
 import { NonRetriableError } from './step-errors.js';
 import { EngineRuns } from './engine-runs.js';
 import { Admission, ADMISSION_QUEUE_LIMIT } from './admission.js';
@@ -149,6 +150,41 @@ export class Engine extends EngineRuns {
   /** Stops telling an observer (its HTTP caller gave up waiting); the run goes on. */
   unobserve(executionId: string): void {
     this.answers.forget(executionId);
+  }
+
+  /**
+   * Creates several executions in ONE commit, with `alsoWrite` in the same transaction (a
+   * platform event starting every workflow it triggers, its provider event id recorded once):
+   * either all exist afterwards or none does, so a unique constraint written by `alsoWrite`
+   * deduplicates redeliveries exactly. They start as `pending` and run as slots (or, in a
+   * cluster, workers) take them; no caller waits for their answers.
+   */
+  async runMany(starts: StartRun[], alsoWrite?: (trx: Transaction<Database>, executionIds: string[]) => Promise<void>): Promise<{ execution_id: string; status: ExecutionStatus }[]> {
+    const now = this.options.clock.now();
+    const entries: QueuedStart[] = [];
+    for (const start of starts) {
+      const identity = runIdentity(start);
+      const plan = await this.plans.load(start.snapshotId, start.graph);
+      const steps = rootRows(plan, identity, start.trigger, now, start.firedRoots);
+      entries.push({ row: newExecutionRow(identity, 'pending', steps.length, now, plan.settings.concurrencyLimit, null), plan, steps });
+    }
+    const { cluster } = this;
+    await this.batcher.write(async (trx) => {
+      for (const entry of entries) await insertExecution(trx, entry.row, entry.steps);
+      if (alsoWrite) await alsoWrite(trx, entries.map((entry) => entry.row.id));
+      if (cluster && entries.length > 0) await cluster.announceWork(trx);
+    });
+    if (cluster) {
+      void cluster.requestClaim(true);
+    } else {
+      for (const entry of entries) {
+        if (this.queue.push(entry)) continue;
+        this.mayHavePending = true;
+        this.pendingEpoch += 1;
+      }
+      this.startQueued();
+    }
+    return entries.map((entry) => ({ execution_id: entry.row.id, status: 'pending' as const }));
   }
 
   /** Retries a failed execution as a new one that continues from its failed step (see `retryStart`). */
