@@ -33,6 +33,8 @@ import { sendWebhookNotFound } from './webhooks/webhook-answers.js';
 import { webhookAdminRoutes } from './api/routes/webhooks/webhook-admin-routes.js';
 import { storeRoutes } from './api/routes/stores/store-routes.js';
 import { storeRowRoutes } from './api/routes/stores/store-row-routes.js';
+import { workflowDocumentRoutes } from './api/routes/workflows/document-routes.js';
+import { folderDocumentRoutes } from './api/routes/folders/folder-document-routes.js';
 
 export interface AppDeps extends ApiContext {
   config: Pick<Config, 'apiRateLimit' | 'trustProxy' | 'baseUrl'> & Partial<Pick<Config, 'webhookRateLimit' | 'metricsToken'>>;
@@ -123,6 +125,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await webhookAdminRoutes(api, deps);
       await storeRoutes(api, deps);
       await storeRowRoutes(api, deps);
+      await workflowDocumentRoutes(api, deps);
+      await folderDocumentRoutes(api, deps);
     },
     { prefix: '/api/v1' },
   );

@@ -24,6 +24,7 @@ import { StoreSweeper } from './services/stores/store-sweeper.js';
 import { FeedCursors } from './api/routes/stores/feed-cursor.js';
 import { Metrics } from './observability/metrics.js';
 import { countQueue } from './store/queue-depth.js';
+import { workflowDocumentServices } from './services/workflows/document-services.js';
 
 /** Everything the process runs on, built once and passed explicitly (no container). */
 export interface Deps extends ApiContext {
@@ -93,6 +94,7 @@ export async function buildDeps(
     stores,
     storeRows: new StoreRowService(database.db, database.dialect, clock, stores),
     feedCursors: new FeedCursors(secretKey),
+    ...workflowDocumentServices(database.db, clock, { secretKey, baseUrl: config.baseUrl }),
     storeSweeper,
     metrics: new Metrics({ queueDepth: () => countQueue(database.db), onError: options.onBackgroundError }),
     close: async () => {

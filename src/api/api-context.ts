@@ -10,6 +10,10 @@ import type { ExecutionService } from '../services/executions/execution-service.
 import type { StoreService } from '../services/stores/store-service.js';
 import type { StoreRowService } from '../services/stores/store-row-service.js';
 import type { FeedCursors } from './routes/stores/feed-cursor.js';
+import type { WorkflowImports } from '../services/workflows/workflow-import.js';
+import type { WorkflowExports } from '../services/workflows/workflow-export.js';
+import type { CallGraphService } from '../services/workflows/call-graph-service.js';
+import type { FolderDocuments } from '../services/folders/folder-documents.js';
 
 /** What the routes get from the composition root; passed explicitly, no container. */
 export interface ApiContext {
@@ -24,6 +28,11 @@ export interface ApiContext {
   storeRows: StoreRowService;
   /** Signs and checks the cursors of the store feeds. */
   feedCursors: FeedCursors;
+  /** Workflow documents and the call graph (docs/import.md, docs/calls.md). */
+  imports: WorkflowImports;
+  exports: WorkflowExports;
+  callGraph: CallGraphService;
+  folderDocuments: FolderDocuments;
   /**
    * Serialised list answers by workspace and URL, fresh while the listed tables are unchanged
    * (db/data-stamp.ts); null where the database cannot tell (no stamp).

@@ -7,6 +7,7 @@ import * as webhooks from './migrations/0004-webhooks.js';
 import * as leanExecutionIndexes from './migrations/0005-lean-execution-indexes.js';
 import * as stores from './migrations/0006-stores.js';
 import * as scaleOut from './migrations/0007-scale-out.js';
+import * as workflowDocuments from './migrations/0009-workflow-documents.js';
 import * as sharedState from './migrations/0010-shared-state.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0005-lean-execution-indexes': leanExecutionIndexes,
   '0006-stores': stores,
   '0007-scale-out': scaleOut,
+  '0009-workflow-documents': workflowDocuments,
   '0010-shared-state': sharedState,
 };
 

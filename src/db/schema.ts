@@ -80,6 +80,8 @@ export interface WorkflowsTable {
   graph: string;
   /** The snapshot an active workflow runs; kept (not cleared) on deactivation for audit. */
   active_snapshot_id: string | null;
+  /** Portable name, unique per workspace, kept across export and import (migration 0009). */
+  export_key: string;
   created_at: string;
   updated_at: string;
 }
@@ -279,6 +281,17 @@ export interface RateLimitsTable {
   window_ends_at: Date;
 }
 
+export const WORKFLOW_CALL_SOURCES = ['canvas', 'snapshot'] as const;
+export type WorkflowCallSource = (typeof WORKFLOW_CALL_SOURCES)[number];
+
+/** A call_workflow step of a caller's live canvas or active snapshot naming a callee (migration 0009). */
+export interface WorkflowCallsTable {
+  workspace_id: string;
+  caller_id: string;
+  source: WorkflowCallSource;
+  callee_id: string;
+}
+
 export interface Database {
   stores: StoresTable;
   store_rows: StoreRowsTable;
@@ -294,5 +307,6 @@ export interface Database {
   workflow_folders: WorkflowFoldersTable;
   workflows: WorkflowsTable;
   workflow_snapshots: WorkflowSnapshotsTable;
+  workflow_calls: WorkflowCallsTable;
   rate_limits: RateLimitsTable;
 }
