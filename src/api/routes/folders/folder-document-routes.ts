@@ -20,7 +20,8 @@ const IMPORT_BODY_SCHEMA = {
     data: {
       type: 'object',
       properties: {
-        document: { description: 'a service-folder/v1 document, or an n8n export:workflow list (all into one new folder)', anyOf: [SERVICE_FOLDER_DOCUMENT_SCHEMA, { type: 'array', items: { type: 'object' } }] },
+        // Described, not validated here: the service reads it and answers 422 with pointers into it.
+        document: { description: `a service-folder/v1 document (components.schemas.ServiceFolderDocument: ${SERVICE_FOLDER_DOCUMENT_SCHEMA.description}), or an n8n export:workflow list (all into one new folder)` },
         parent_id: { type: ['string', 'null'], description: 'file the new folder under this root folder (documents without sub-folders only)' },
         name: { type: 'string', description: 'the new folder\'s name instead of the document\'s' },
       },
