@@ -40,11 +40,13 @@ export class CallGraphService {
       throw new AppError('invalid_query_parameter', `status must be one of ${WORKFLOW_STATUSES.join(', ')}`, { parameter: 'status' });
     }
     const calls = new WorkflowCallRepository(this.db, actor.workspaceId);
-    const [members, edges, folders] = await Promise.all([
+    const [members, rows, folders] = await Promise.all([
       calls.workflows(),
-      calls.edges(),
+      calls.rows(),
       this.db.selectFrom('workflow_folders').select(['id', 'name']).where('workspace_id', '=', actor.workspaceId).execute(),
     ]);
+    const active = new Set(members.filter((m) => m.status === 'active').map((m) => m.id));
+    const edges = rows.filter((row) => row.source === 'canvas' || active.has(row.caller_id));
     return buildWorkspaceMap(members, edges, new Map(folders.map((f) => [f.id, f.name])), {
       ...(typeof search === 'string' ? { search } : {}),
       ...(typeof status === 'string' ? { status } : {}),
