@@ -36,6 +36,8 @@ import { storeRowRoutes } from './api/routes/stores/store-row-routes.js';
 import { connectionRoutes } from './api/routes/connections/connection-routes.js';
 import { knowledgeBaseRoutes } from './api/routes/knowledge-bases/knowledge-base-routes.js';
 import { memoryRoutes } from './api/routes/memories/memory-routes.js';
+import { workflowDocumentRoutes } from './api/routes/workflows/document-routes.js';
+import { folderDocumentRoutes } from './api/routes/folders/folder-document-routes.js';
 
 export interface AppDeps extends ApiContext {
   config: Pick<Config, 'apiRateLimit' | 'trustProxy' | 'baseUrl'> & Partial<Pick<Config, 'webhookRateLimit' | 'metricsToken'>>;
@@ -131,6 +133,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await connectionRoutes(api, deps);
       await knowledgeBaseRoutes(api, deps);
       await memoryRoutes(api, deps);
+      await workflowDocumentRoutes(api, deps);
+      await folderDocumentRoutes(api, deps);
     },
     { prefix: '/api/v1' },
   );

@@ -34,6 +34,7 @@ import { KnowledgeBaseService } from './services/knowledge/knowledge-base-servic
 import { KnowledgeDocumentService } from './services/knowledge/knowledge-document-service.js';
 import { MemoryService } from './services/memories/memory-service.js';
 import { createCompactionJobs } from './memory/compaction-jobs.js';
+import { workflowDocumentServices } from './services/workflows/document-services.js';
 
 /** Everything the process runs on, built once and passed explicitly (no container). */
 export interface Deps extends ApiContext {
@@ -139,6 +140,7 @@ export async function buildDeps(
     stores,
     storeRows: new StoreRowService(database.db, database.dialect, clock, stores),
     feedCursors: new FeedCursors(secretKey),
+    ...workflowDocumentServices(database.db, clock, { secretKey, baseUrl: config.baseUrl }),
     storeSweeper,
     metrics,
     processId,

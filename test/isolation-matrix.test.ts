@@ -69,6 +69,11 @@ const ROUTES: RouteCase[] = [
   { method: 'POST', path: (i) => `/api/v1/memories/${i.memory}/sessions/s1/messages`, body: () => ({ data: { role: 'user', content: 'hello' } }), byId: true },
   { method: 'GET', path: (i) => `/api/v1/memories/${i.memory}/sessions/s1/messages`, byId: true },
   { method: 'GET', path: (i) => `/api/v1/memories/${i.memory}/sessions/s1/context?query=hello`, byId: true },
+  { method: 'GET', path: (i) => `/api/v1/workflows/${i.workflow}/export`, byId: true },
+  { method: 'GET', path: (i) => `/api/v1/workflows/${i.workflow}/calls`, byId: true },
+  { method: 'GET', path: () => '/api/v1/workflows/map', byId: false },
+  { method: 'GET', path: (i) => `/api/v1/folders/${i.folder}/export`, byId: true },
+  { method: 'POST', path: () => '/api/v1/folders/import', body: () => ({ data: { document: { format: 'service-folder/v1', name: 'matrix', workflows: [], folders: [], calls: [] } } }), byId: false },
   // Deletes last: they remove the fixtures.
   { method: 'DELETE', path: (i) => `/api/v1/stores/${i.store}/rows/${encodeURIComponent(i.key)}`, byId: true },
   { method: 'DELETE', path: (i) => `/api/v1/stores/${i.store}`, byId: true },

@@ -66,6 +66,11 @@ const ROUTES = [
   'post /api/v1/memories/{id}/sessions/{key}/messages',
   'delete /api/v1/memories/{id}/sessions/{key}/messages',
   'get /api/v1/memories/{id}/sessions/{key}/context',
+  'get /api/v1/workflows/{id}/export',
+  'get /api/v1/workflows/{id}/calls',
+  'get /api/v1/workflows/map',
+  'get /api/v1/folders/{id}/export',
+  'post /api/v1/folders/import',
   'get /healthz',
   'get /readyz',
   'get /metrics',
@@ -118,6 +123,12 @@ describeEachDialect('OpenAPI document', (dialect) => {
     expect(doc.paths['/api/v1/memories/{id}/sessions/{key}/messages'].post.responses['201'].content).toHaveProperty(['application/json']);
     expect(doc.paths['/api/v1/connections'].get.responses['200'].content['application/vnd.api+json'].schema.properties.data.items.properties.attributes.properties).not.toHaveProperty('api_key');
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    // Workflow documents: both formats are named schemas, and the export routes answer them as plain JSON.
+    expect(doc.components.schemas.ServiceDocument.properties.format).toMatchObject({ type: 'string', enum: ['service/v1'] });
+    expect(doc.components.schemas.ServiceFolderDocument.properties.format).toMatchObject({ type: 'string', enum: ['service-folder/v1'] });
+    expect(doc.paths['/api/v1/workflows/{id}/export'].get.responses['200'].content['application/json'].schema.properties.references).toBeDefined();
+    expect(doc.paths['/api/v1/folders/{id}/export'].get.responses['200'].content['application/json'].schema.properties.calls).toBeDefined();
+    expect(doc.paths['/api/v1/workflows/map'].get.responses['200'].content['application/json'].schema.properties.systems).toBeDefined();
   });
 
   it('is the same document at /api/v1/open_api with a token, and 401 without one', async () => {

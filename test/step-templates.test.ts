@@ -5,6 +5,8 @@ import { createTestApp, type TestApp } from './support/test-app.js';
 const SPEC_SLUGS = ['webhook', 'http', 'agent', 'code', 'call_workflow', 'respond_to_webhook', 'save_to_store'];
 /** The control flow the engine adds (DESIGN.md). */
 const CONTROL_SLUGS = ['set', 'if', 'switch', 'loop', 'wait'];
+/** Imports' stand-in for nodes no step can do (docs/import.md). */
+const IMPORT_SLUGS = ['placeholder'];
 
 describeEachDialect('step templates', (dialect) => {
   let t: TestApp;
@@ -13,11 +15,11 @@ describeEachDialect('step templates', (dialect) => {
   });
   afterAll(() => t.close());
 
-  it('lists the seven templates the spec names and the control-flow steps, ordered by sort_order, with every default field', async () => {
+  it('lists the seven templates the spec names, the control-flow steps and the import placeholder, ordered by sort_order, with every default field', async () => {
     const res = await t.request('GET', '/api/v1/step-templates');
     expect(res.status).toBe(200);
     const slugs = res.body.data.map((d: { attributes: { slug: string } }) => d.attributes.slug);
-    expect([...slugs].sort()).toEqual([...SPEC_SLUGS, ...CONTROL_SLUGS].sort());
+    expect([...slugs].sort()).toEqual([...SPEC_SLUGS, ...CONTROL_SLUGS, ...IMPORT_SLUGS].sort());
     expect(slugs.slice(0, 7).sort()).toEqual([...SPEC_SLUGS].sort());
     const orders = res.body.data.map((d: { attributes: { sort_order: number } }) => d.attributes.sort_order);
     expect(orders).toEqual([...orders].sort((a: number, b: number) => a - b));

@@ -43,10 +43,11 @@ describeEachDialect('workflows', (dialect) => {
       });
     });
 
-    it('answers 422 not yet supported for a document import', async () => {
-      const res = await t.request('POST', '/api/v1/workflows', { body: { data: { name: 'x', document: { nodes: [], edges: [] } } } });
-      expect(res.status).toBe(422);
-      expect(res.body.errors[0]).toMatchObject({ code: 'not_supported', source: { pointer: '/data/document' } });
+    it('imports a bare graph given as document (test/documents-*.test.ts cover imports)', async () => {
+      const res = await t.request('POST', '/api/v1/workflows?fields[workflow]=name,graph', { body: { data: { name: 'x', document: { nodes: [], edges: [] } } } });
+      expect(res.status).toBe(201);
+      expect(res.body.data.attributes).toEqual({ name: 'x', graph: { nodes: [], edges: [] } });
+      expect(res.body.meta).toMatchObject({ source: { format: 'graph' }, placeholders: [] });
     });
 
     it('answers 422 pointing at a missing name, and writes nothing', async () => {

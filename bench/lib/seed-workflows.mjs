@@ -50,6 +50,7 @@ function workflowRow(i, count, workspace, graphs, nowMs) {
     build_prompt: guided ? 'When an order is paid, look up the customer and post a summary to #sales.' : null,
     graph: graphs.get(GRAPH_SIZES[i % GRAPH_SIZES.length]),
     active_snapshot_id: null,
+    export_key: uuidv7({ msecs: createdMs }),
     created_at: created,
     updated_at: formatMicros(createdMs * 1000 + 3_600_000_000),
   };

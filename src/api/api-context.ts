@@ -14,6 +14,10 @@ import type { ConnectionService } from '../services/connections/connection-servi
 import type { KnowledgeBaseService } from '../services/knowledge/knowledge-base-service.js';
 import type { KnowledgeDocumentService } from '../services/knowledge/knowledge-document-service.js';
 import type { MemoryService } from '../services/memories/memory-service.js';
+import type { WorkflowImports } from '../services/workflows/workflow-import.js';
+import type { WorkflowExports } from '../services/workflows/workflow-export.js';
+import type { CallGraphService } from '../services/workflows/call-graph-service.js';
+import type { FolderDocuments } from '../services/folders/folder-documents.js';
 
 /** What the routes get from the composition root; passed explicitly, no container. */
 export interface ApiContext {
@@ -32,6 +36,11 @@ export interface ApiContext {
   knowledgeBases: KnowledgeBaseService;
   knowledgeDocuments: KnowledgeDocumentService;
   memories: MemoryService;
+  /** Workflow documents and the call graph (docs/import.md, docs/calls.md). */
+  imports: WorkflowImports;
+  exports: WorkflowExports;
+  callGraph: CallGraphService;
+  folderDocuments: FolderDocuments;
   /**
    * Serialised list answers by workspace and URL, fresh while the listed tables are unchanged
    * (db/data-stamp.ts); null where the database cannot tell (no stamp).

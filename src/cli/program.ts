@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, SERVE_ROLES, type Config, type ServeRole } from '../config.js';
 import { migrateCommand, tokenCreate, tokenList, tokenRevoke, workspaceCreate, workspaceList } from './admin-commands.js';
 import { serve } from './serve-command.js';
+import { workflowExport } from './workflow-commands.js';
 
 type Out = (line: string) => void;
 
@@ -59,5 +60,14 @@ export function buildProgram(env: Record<string, string | undefined>, out: Out, 
     .action((options) => tokenCreate(config(), options, out));
   token.command('list').option('--workspace <slug>', 'only this workspace').option('--json', 'print JSON').action((options) => tokenList(config(), options, out));
   token.command('revoke').argument('<id>', 'token id').option('--json', 'print JSON').action((id: string, options) => tokenRevoke(config(), id, options, out));
+
+  const workflow = program.command('workflow').description('workflow documents');
+  workflow
+    .command('export')
+    .description('print a workflow as a service/v1 document (the same as GET /api/v1/workflows/:id/export)')
+    .requiredOption('--workspace <slug>', 'the workspace holding the workflow')
+    .requiredOption('--id <id>', 'the workflow id')
+    .option('--pretty', 'indent the JSON')
+    .action((options) => workflowExport(config(), options, out));
   return program;
 }

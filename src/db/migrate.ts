@@ -8,6 +8,7 @@ import * as leanExecutionIndexes from './migrations/0005-lean-execution-indexes.
 import * as stores from './migrations/0006-stores.js';
 import * as scaleOut from './migrations/0007-scale-out.js';
 import * as knowledge from './migrations/0008-knowledge.js';
+import * as workflowDocuments from './migrations/0009-workflow-documents.js';
 import * as sharedState from './migrations/0010-shared-state.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0006-stores': stores,
   '0007-scale-out': scaleOut,
   '0008-knowledge': knowledge,
+  '0009-workflow-documents': workflowDocuments,
   '0010-shared-state': sharedState,
 };
 

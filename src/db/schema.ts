@@ -82,6 +82,8 @@ export interface WorkflowsTable {
   graph: string;
   /** The snapshot an active workflow runs; kept (not cleared) on deactivation for audit. */
   active_snapshot_id: string | null;
+  /** Portable name, unique per workspace, kept across export and import (migration 0009). */
+  export_key: string;
   created_at: string;
   updated_at: string;
 }
@@ -463,6 +465,17 @@ export interface MemoryMessagesTable {
   created_at: string;
 }
 
+export const WORKFLOW_CALL_SOURCES = ['canvas', 'snapshot'] as const;
+export type WorkflowCallSource = (typeof WORKFLOW_CALL_SOURCES)[number];
+
+/** A call_workflow step of a caller's live canvas or active snapshot naming a callee (migration 0009). */
+export interface WorkflowCallsTable {
+  workspace_id: string;
+  caller_id: string;
+  source: WorkflowCallSource;
+  callee_id: string;
+}
+
 export interface Database {
   stores: StoresTable;
   store_rows: StoreRowsTable;
@@ -485,5 +498,6 @@ export interface Database {
   workflow_folders: WorkflowFoldersTable;
   workflows: WorkflowsTable;
   workflow_snapshots: WorkflowSnapshotsTable;
+  workflow_calls: WorkflowCallsTable;
   rate_limits: RateLimitsTable;
 }

@@ -30,6 +30,8 @@ export const ERROR_CODES = {
   validation_failed: { status: 422, title: 'Validation failed' },
   invalid_graph: { status: 422, title: 'Invalid graph' },
   not_supported: { status: 422, title: 'Not supported yet' },
+  unsupported_document: { status: 422, title: 'Unsupported document' },
+  invalid_import: { status: 422, title: 'Invalid document' },
   row_cap_exceeded: { status: 422, title: 'Row cap exceeded' },
   schema_violated_by_rows: { status: 422, title: 'Schema violated by rows' },
   rate_limited: { status: 429, title: 'Too many requests' },

@@ -47,10 +47,24 @@ export interface GraphSettings {
   save_step_payloads?: boolean;
 }
 
+/**
+ * A note drawn on the canvas (an n8n sticky note, say): not a step, never run, kept by
+ * `PUT /graph`, exported and imported with the graph.
+ */
+export interface GraphAnnotation {
+  id: string;
+  text: string;
+  position: { x: number; y: number };
+  name?: string;
+  size?: { width: number; height: number };
+  color?: string | number;
+}
+
 export interface Graph {
   nodes: GraphNode[];
   edges: GraphEdge[];
   settings?: GraphSettings;
+  annotations?: GraphAnnotation[];
 }
 
 export interface GraphViolation {
@@ -80,5 +94,9 @@ export const GRAPH_VIOLATION_CODES = [
   'duplicate_edge_id',
   'invalid_settings',
   'invalid_loop',
+  'invalid_annotation',
+  'placeholder_node',
+  'unbound_reference',
+  'missing_secret',
 ] as const;
 export type GraphViolationCode = (typeof GRAPH_VIOLATION_CODES)[number];

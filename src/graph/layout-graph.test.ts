@@ -85,6 +85,13 @@ describe('layoutGraph', () => {
     expect(positionOf(laid, 'b').x).toBeGreaterThan(positionOf(laid, 'a').x);
   });
 
+  it('keeps settings and annotations, which it does not lay out', () => {
+    const annotations = [{ id: 'note', text: 'Read me', position: { x: 7, y: 8 } }];
+    const laid = layoutGraph({ ...sample, settings: { concurrency_limit: 2 }, annotations });
+    expect(laid.settings).toEqual({ concurrency_limit: 2 });
+    expect(laid.annotations).toEqual(annotations);
+  });
+
   it('returns an empty graph for an empty graph', () => {
     expect(layoutGraph({ nodes: [], edges: [] })).toEqual({ nodes: [], edges: [] });
   });

@@ -29,6 +29,8 @@ export function layoutGraph(graph: Graph): Graph {
   dagre.layout(g);
 
   return {
+    // Settings and annotations are not laid out; they travel with the graph unchanged.
+    ...graph,
     nodes: graph.nodes.map((node) => {
       const placed = g.node(node.id);
       return {

@@ -95,6 +95,21 @@ describe('validateGraph: graph shape and limits', () => {
     expect(violationsOf({ nodes, settings: [] })).toEqual([{ pointer: '/data/graph/settings', code: 'invalid_settings', detail: 'settings must be an object.' }]);
   });
 
+  it('keeps annotations and points at each invalid one', () => {
+    const nodes = [{ id: 'a', type: 'webhook' }];
+    const note = { id: 'note', text: 'Read me', position: { x: 1, y: 2 }, size: { width: 300, height: 100 }, color: 4, name: 'Sticky' };
+    const ok = validateGraph({ nodes, annotations: [note] });
+    expect(ok.ok && ok.graph.annotations).toEqual([note]);
+    expect(violationsOf({ nodes, annotations: [note, { ...note }, { id: 'b c', text: 5, position: { x: 'x' }, pinned: true }] }).map((v) => [v.code, v.pointer])).toEqual([
+      ['invalid_annotation', '/data/graph/annotations/1/id'],
+      ['invalid_annotation', '/data/graph/annotations/2/id'],
+      ['invalid_annotation', '/data/graph/annotations/2/text'],
+      ['invalid_annotation', '/data/graph/annotations/2/position'],
+      ['invalid_annotation', '/data/graph/annotations/2/pinned'],
+    ]);
+    expect(violationsOf({ nodes, annotations: {} })).toEqual([{ pointer: '/data/graph/annotations', code: 'invalid_annotation', detail: 'annotations must be an array.' }]);
+  });
+
   it('addresses violations under the pointer base it is given', () => {
     expect(violationsOf({ nodes: [{ id: 'a', type: 'nope' }] }, '/data/attributes/graph')[0]?.pointer).toBe('/data/attributes/graph/nodes/0/type');
   });

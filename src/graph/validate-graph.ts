@@ -13,6 +13,7 @@ import {
 import { escapePointerToken } from './json-pointer.js';
 import { parseNode } from './parse-node.js';
 import { parseSettings } from './parse-settings.js';
+import { parseAnnotations } from './parse-annotations.js';
 
 export { findCycle } from './find-cycle.js';
 
@@ -22,7 +23,7 @@ export { findCycle } from './find-cycle.js';
  */
 export const GRAPH_LIMITS = Object.freeze({ maxNodes: 2000, maxEdges: 5000 });
 
-const GRAPH_FIELDS = ['nodes', 'edges', 'settings'];
+const GRAPH_FIELDS = ['nodes', 'edges', 'settings', 'annotations'];
 const EDGE_FIELDS = ['id', 'source', 'source_port', 'target', 'target_port'];
 
 interface NodeRef {
@@ -123,8 +124,13 @@ export function validateGraph(input: unknown, pointerBase = '/data/graph'): Vali
 
   const settings = parseSettings(input.settings, `${pointerBase}/settings`);
   violations.push(...settings.violations);
+  const annotations = parseAnnotations(input.annotations, `${pointerBase}/annotations`);
+  violations.push(...annotations.violations);
   if (violations.length > 0) return { ok: false, violations };
-  return { ok: true, graph: settings.value === undefined ? { nodes, edges } : { nodes, edges, settings: settings.value } };
+  const graph: Graph = { nodes, edges };
+  if (settings.value !== undefined) graph.settings = settings.value;
+  if (annotations.value !== undefined) graph.annotations = annotations.value;
+  return { ok: true, graph };
 }
 
 type EdgeProblem = { field: string; detail: string };

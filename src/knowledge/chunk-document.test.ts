@@ -35,13 +35,15 @@ describe('chunking the project\'s own markdown', () => {
         const chunks = chunkDocument(text, { size, overlap: Math.floor(size / 8), markdown: true });
         expect(chunks.length).toBeGreaterThan(0);
         const firstHeading = /^# (.+)$/m.exec(text)?.[1];
+        const longRows = new Set(text.split('\n').filter((line) => line.trimStart().startsWith('|') && countTokens(line) > size).map((line) => line.trimStart().slice(0, 40)));
         for (const chunk of chunks) {
           expect(chunk.tokens).toBe(countTokens(chunk.text));
           expect(chunk.tokens).toBeLessThanOrEqual(size);
           expect(chunk.text.trim()).toBe(chunk.text);
           if (firstHeading) expect(chunk.headingPath[0]).toBe(firstHeading);
-          // A row is never cut: every table line in a chunk is a whole row.
-          for (const line of chunk.text.split('\n')) if (line.trimStart().startsWith('|')) expect(line.trimEnd().endsWith('|'), line).toBe(true);
+          // A row that fits is never cut: every such table line in a chunk is a whole row (a row
+          // longer than a chunk has to be cut, by tokens).
+          for (const line of chunk.text.split('\n')) if (line.trimStart().startsWith('|') && !longRows.has(line.trimStart().slice(0, 40))) expect(line.trimEnd().endsWith('|'), line).toBe(true);
           // Fences come in pairs: no chunk opens a code block it does not close.
           expect((chunk.text.match(/^ {0,3}```/gm) ?? []).length % 2).toBe(0);
         }

@@ -20,6 +20,7 @@ const MINIMAL_CONFIGS: Record<string, Record<string, unknown>> = {
   switch: { value: '{{ trigger.body.type }}' },
   loop: { items: '{{ trigger.body.items }}' },
   wait: { duration_ms: 1000 },
+  placeholder: { original: { type: 'n8n-nodes-base.airtable' } },
 };
 
 /** Control-flow steps name their out ports after what they decide; every other step has `out`. */
@@ -44,6 +45,7 @@ describe('step catalog', () => {
       'switch',
       'loop',
       'wait',
+      'placeholder',
     ]);
     const orders = stepDefinitions.map((d) => d.sortOrder);
     expect(orders).toEqual([...orders].sort((a, b) => a - b));

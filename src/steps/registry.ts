@@ -5,6 +5,7 @@ import { codeStep } from './code/index.js';
 import { httpStep } from './http/index.js';
 import { ifStep } from './if/index.js';
 import { loopStep } from './loop/index.js';
+import { placeholderStep } from './placeholder/index.js';
 import { respondToWebhookStep } from './respond-to-webhook/index.js';
 import { saveToStoreStep } from './save-to-store/index.js';
 import { setStep } from './set/index.js';
@@ -27,6 +28,7 @@ export const stepDefinitions: readonly StepDefinition[] = Object.freeze(
     switchStep,
     loopStep,
     waitStep,
+    placeholderStep,
   ].sort((a, b) => a.sortOrder - b.sortOrder),
 );
 

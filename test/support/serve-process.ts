@@ -24,8 +24,8 @@ export function startServe(env: Record<string, string | undefined>, args: string
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`serve did not start within 30 s:\n${output}`));
-    }, 30_000);
+      reject(new Error(`serve did not start within 60 s:\n${output}`));
+    }, 60_000);
     child.stdout!.on('data', () => {
       const match = /listening on (http:\/\/\S+?);/.exec(output);
       if (!match) return;

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { DOCS_BRANDING } from './docs-branding.js';
 import { JSONAPI_MEDIA_TYPE } from './error-document.js';
 import { WEBHOOK_ERROR_SCHEMA, WEBHOOK_PATH_ITEM } from './openapi-webhooks.js';
+import { SERVICE_DOCUMENT_SCHEMA, SERVICE_FOLDER_DOCUMENT_SCHEMA } from '../routes/workflows/document-schemas.js';
 
 type Schema = Record<string, unknown>;
 
@@ -55,7 +56,7 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
           bearer: { type: 'http', scheme: 'bearer', description: 'API token (sy_…) pinned to one workspace, scope read or build' },
           metricsToken: { type: 'http', scheme: 'bearer', description: 'SWITCHYARD_METRICS_TOKEN, required by /metrics only when it is set' },
         },
-        schemas: { WebhookError: WEBHOOK_ERROR_SCHEMA },
+        schemas: { WebhookError: WEBHOOK_ERROR_SCHEMA, ServiceDocument: structuredClone(SERVICE_DOCUMENT_SCHEMA) as Schema, ServiceFolderDocument: structuredClone(SERVICE_FOLDER_DOCUMENT_SCHEMA) as Schema },
       },
       security: [{ bearer: [] }],
       tags: [

@@ -25,6 +25,12 @@ export interface SyncContext {
   now: string;
   /** Duplicating: the source's endpoints by node id, whose HMAC secrets the copy keeps. */
   copyOf?: Map<string, WebhookRow>;
+  /**
+   * Importing: an HMAC node may arrive without its secret (secrets never come from a document).
+   * Its endpoint refuses every delivery until the secret is set, and activation refuses the
+   * workflow; the node is reported in `unsetSecrets` instead of as a violation.
+   */
+  allowUnsetSecrets?: boolean;
 }
 
 export interface SyncResult {
@@ -33,6 +39,8 @@ export interface SyncResult {
   /** Bearer tokens minted now, by node id: shown once. */
   tokens: Record<string, string>;
   violations: GraphViolation[];
+  /** Indexes of HMAC webhook nodes left without a secret (only with `allowUnsetSecrets`). */
+  unsetSecrets: number[];
 }
 
 /**
@@ -47,6 +55,7 @@ export async function syncWebhooks(ctx: SyncContext, graph: Graph, pointerBase: 
   const existing = new Map((await repo.listForWorkflow(ctx.workflowId)).map((row) => [row.node_id, row]));
   const tokens: Record<string, string> = {};
   const violations: GraphViolation[] = [];
+  const unsetSecrets: number[] = [];
   const kept = new Set<string>();
 
   const nodes: GraphNode[] = [];
@@ -67,7 +76,9 @@ export async function syncWebhooks(ctx: SyncContext, graph: Graph, pointerBase: 
       const secret = verification.secret;
       if (typeof secret === 'string' && secret !== '') secretEncrypted = sealSecret(ctx.secretKey, secret);
       else secretEncrypted = current?.secret_encrypted ?? ctx.copyOf?.get(node.id)?.secret_encrypted ?? null;
-      if (secretEncrypted === null) {
+      if (secretEncrypted === null && ctx.allowUnsetSecrets) {
+        unsetSecrets.push(index);
+      } else if (secretEncrypted === null) {
         violations.push({
           pointer: `${pointerBase}/nodes/${index}/config/verification/secret`,
           code: 'invalid_config',
@@ -106,5 +117,5 @@ export async function syncWebhooks(ctx: SyncContext, graph: Graph, pointerBase: 
     });
   }
   await repo.delete([...existing.values()].filter((row) => !kept.has(row.id)).map((row) => row.id));
-  return { graph: { ...graph, nodes }, tokens, violations };
+  return { graph: { ...graph, nodes }, tokens, violations, unsetSecrets };
 }

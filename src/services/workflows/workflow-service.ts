@@ -16,6 +16,8 @@ import { readString, rejectUnknown, Violations, type AttributeInput } from '../a
 import { WebhookRepository } from '../../store/webhook-repository.js';
 import { syncWebhooks } from '../webhooks/webhook-sync.js';
 import { escapePointerToken } from '../../graph/json-pointer.js';
+import { recordCalls } from './workflow-calls.js';
+import { clearConnections } from './connection-bindings.js';
 
 export interface Actor {
   workspaceId: string;
@@ -23,7 +25,8 @@ export interface Actor {
 }
 
 const EMPTY_GRAPH: Graph = { nodes: [], edges: [] };
-const CREATE_ATTRIBUTES = ['name', 'description', 'document', 'ai_auto_probe', 'build_mode', 'build_prompt', 'folder_id'] as const;
+/** `document` is read by WorkflowImports (workflow-import.ts); the route sends those bodies there. */
+const CREATE_ATTRIBUTES = ['name', 'description', 'ai_auto_probe', 'build_mode', 'build_prompt', 'folder_id'] as const;
 const PATCH_ATTRIBUTES = ['name', 'description'] as const;
 
 /** Workflow use cases. Every method takes the actor and works only inside its workspace. */
@@ -48,9 +51,6 @@ export class WorkflowService {
   async create(actor: Actor, input: AttributeInput): Promise<WorkflowRow> {
     const violations = new Violations();
     rejectUnknown(input, CREATE_ATTRIBUTES, violations, (name) => `${name} cannot be set on create (the graph is set with PUT /workflows/:id/graph, status by activate/deactivate)`);
-    if (input.values.document !== undefined) {
-      throw new AppError('not_supported', 'creating a workflow from a document is not yet supported; create it bare and push the graph with PUT /workflows/:id/graph', { pointer: input.pointer('document') });
-    }
     const name = readString(input, 'name', violations, { required: true, max: 200 });
     const description = readString(input, 'description', violations, { max: 10_000, nullable: true });
     const buildPrompt = readString(input, 'build_prompt', violations, { max: 20_000, nullable: true });
@@ -82,6 +82,7 @@ export class WorkflowService {
       build_prompt: buildPrompt ?? null,
       graph: JSON.stringify(EMPTY_GRAPH),
       active_snapshot_id: null,
+      export_key: newId(),
       created_at: now,
       updated_at: now,
     };
@@ -117,14 +118,31 @@ export class WorkflowService {
   async activate(actor: Actor, id: string): Promise<WorkflowRow> {
     const current = await this.get(actor, id);
     const graph = runnableGraph(current.graph);
+    await this.requireSecrets(actor, id, graph);
     const now = this.clock.now();
     const snapshotId = newId();
     await this.db.transaction().execute(async (trx) => {
       const repo = this.workflows(actor).withTransaction(trx);
       await repo.insertSnapshot({ id: snapshotId, workspace_id: actor.workspaceId, workflow_id: id, graph: JSON.stringify(graph), created_by: actor.userId, created_at: now, draft: false });
       await repo.update(id, { status: 'active', active_snapshot_id: snapshotId, updated_at: now });
+      await recordCalls(trx, actor.workspaceId, id, 'snapshot', graph);
     });
     return { ...current, status: 'active', active_snapshot_id: snapshotId, updated_at: now };
+  }
+
+  /**
+   * An HMAC webhook whose secret was never set (an imported one: secrets never come from a
+   * document) would refuse every delivery; activation says so with the pointer to set it.
+   */
+  private async requireSecrets(actor: Actor, id: string, graph: Graph): Promise<void> {
+    const missing = (await new WebhookRepository(this.db, actor.workspaceId).listForWorkflow(id)).filter((row) => row.verification === 'hmac' && row.secret_encrypted === null);
+    const items = missing.flatMap((row) => {
+      const index = graph.nodes.findIndex((node) => node.id === row.node_id && node.type === 'webhook');
+      if (index === -1) return [];
+      const pointer = `/nodes/${index}/config/verification/secret`;
+      return [{ code: 'missing_secret', detail: `webhook node "${row.node_id}" verifies HMAC signatures but has no secret yet: set verification.secret with PUT /workflows/:id/graph`, source: { pointer: `/data/attributes/graph${pointer}` }, meta: { node_id: row.node_id, pointer } }];
+    });
+    if (items.length > 0) throw AppError.many('invalid_graph', items);
   }
 
   /** Stops the triggers; the snapshot stays recorded for audit. */
@@ -153,14 +171,19 @@ export class WorkflowService {
         name: `${source.name} (copy)`.slice(0, 200),
         status: 'inactive',
         active_snapshot_id: null,
+        export_key: newId(),
         position: ((await repo.withTransaction(trx).maxPosition(source.folder_id)) ?? 0) + POSITION_STEP,
         created_at: now,
         updated_at: now,
       };
       await repo.withTransaction(trx).insert(copy);
-      const synced = await syncWebhooks({ trx, workspaceId: actor.workspaceId, workflowId: copyId, ...this.webhooks, now, copyOf: sourceEndpoints }, JSON.parse(source.graph) as Graph, '/data/attributes/graph');
+      // Connection bindings reset (DESIGN.md): the copy names no connection until one is chosen.
+      const graph = JSON.parse(source.graph) as Graph;
+      clearConnections(graph);
+      const synced = await syncWebhooks({ trx, workspaceId: actor.workspaceId, workflowId: copyId, ...this.webhooks, now, copyOf: sourceEndpoints }, graph, '/data/attributes/graph');
       copy.graph = JSON.stringify(synced.graph);
       await repo.withTransaction(trx).update(copyId, { graph: copy.graph });
+      await recordCalls(trx, actor.workspaceId, copyId, 'canvas', synced.graph);
       return copy;
     });
   }
@@ -215,6 +238,7 @@ export class WorkflowService {
       if (synced.violations.length > 0) throw invalidGraph(synced.violations);
       const text = JSON.stringify(synced.graph);
       await this.workflows(actor).withTransaction(trx).update(id, { graph: text, updated_at: now });
+      await recordCalls(trx, actor.workspaceId, id, 'canvas', synced.graph);
       return { workflow: { ...current, graph: text, updated_at: now }, graph: synced.graph, layout, webhookTokens: synced.tokens };
     });
   }

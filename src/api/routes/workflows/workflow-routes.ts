@@ -46,9 +46,23 @@ export async function workflowRoutes(app: FastifyInstance, ctx: ApiContext): Pro
   });
 
   app.post('/workflows', {
-    schema: { tags, summary: 'Create a bare workflow', body: RESOURCE_BODY_SCHEMA, querystring: SINGLE_QUERY_SCHEMA, response: { 201: single, ...errors } },
+    schema: {
+      tags,
+      summary: 'Create a workflow: bare (name), or imported from a document (a service/v1 export, an n8n workflow, a bare {nodes, edges} graph)',
+      description:
+        'With `document`, the answer\'s `meta` reports what is left to finish: `placeholders` (nodes no step could take) and `requirements` by kind (credentials, secrets, bindings, expressions, provider_keys), each with a pointer into `graph`; `webhook_tokens` shows the new webhook nodes\' bearer tokens once (docs/import.md).',
+      body: RESOURCE_BODY_SCHEMA,
+      querystring: SINGLE_QUERY_SCHEMA,
+      response: { 201: single, ...errors },
+    },
   }, async (request, reply) => {
-    const row = await ctx.workflows.create(actorOf(request), readResourceDocument(request.body, 'workflow', { relationships: { folder: 'workflow-folder' } }));
+    const input = readResourceDocument(request.body, 'workflow', { relationships: { folder: 'workflow-folder' } });
+    if (input.values.document !== undefined) {
+      const { workflow, meta } = await ctx.imports.importWorkflow(actorOf(request), input);
+      reply.header('location', apiUrl(ctx, `/workflows/${workflow.id}`));
+      return sendResource(reply.code(201), present(request, workflow), undefined, meta as unknown as Record<string, unknown>);
+    }
+    const row = await ctx.workflows.create(actorOf(request), input);
     reply.header('location', apiUrl(ctx, `/workflows/${row.id}`));
     return sendResource(reply.code(201), present(request, row));
   });
