@@ -3,10 +3,13 @@
  * `PRAGMA data_version` opens a read transaction: two fcntl locks and an fstat on the WAL index,
  * ~14 us of CPU a call on the 2-core VM of bench/results, where a whole cached `GET /me` costs
  * ~47 us. Asked on every request it was the largest single cost of the API's cached reads; asked
- * at most once a millisecond it costs well under 1 us a request at 20,000 requests/s. Writes of
- * this process are counted exactly (TableWrites) and are never stale.
+ * at most once every 10 ms it is a fraction of a microsecond a request (at once a millisecond it
+ * was still ~3% of a cached `GET /me`'s CPU in bench/results/profiles/me.txt). Another process's
+ * commit (the admin CLI revoking a token) shows within 10 ms, far below what a person or a script
+ * starting the CLI can notice. Writes of this process are counted exactly (TableWrites) and are
+ * never stale.
  */
-export const EXTERNAL_PROBE_INTERVAL_MS = 1;
+export const EXTERNAL_PROBE_INTERVAL_MS = 10;
 
 /** `probe()`'s answer, asked again only when `intervalMs` passed since it was last asked (monotonic clock). */
 export function throttledProbe(probe: () => number, intervalMs: number): () => number {
