@@ -140,7 +140,7 @@ export async function buildDeps(
     stores,
     storeRows: new StoreRowService(database.db, database.dialect, clock, stores),
     feedCursors: new FeedCursors(secretKey),
-    ...workflowDocumentServices(database.db, clock, { secretKey, baseUrl: config.baseUrl }),
+    ...workflowDocumentServices(database.db, clock, { secretKey, baseUrl: config.baseUrl }, database.dialect.isUniqueViolation),
     storeSweeper,
     metrics,
     processId,

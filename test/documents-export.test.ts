@@ -99,6 +99,16 @@ describeEachDialect('workflow export and service/v1 round trips', (dialect) => {
     expect(portable(second, false)).toEqual(portable(first, false));
   });
 
+  it('imports one document eight times at once: every import succeeds, one keeps the export key', async () => {
+    const document = { ...(await exportOf(t, childId)), export_key: 'concurrent-key' };
+    const imported = await Promise.all(Array.from({ length: 8 }, () => importOk(t, document)));
+    const rows = await t.deps.db.selectFrom('workflows').select(['id', 'export_key']).where('id', 'in', imported.map((w) => w.id)).execute();
+    expect(rows).toHaveLength(8);
+    expect(new Set(rows.map((row) => row.export_key)).size).toBe(8);
+    expect(rows.filter((row) => row.export_key === 'concurrent-key')).toHaveLength(1);
+    for (const w of imported) expect(w.meta.requirements.bindings).toEqual([]);
+  });
+
   it('gives the imported webhook a new endpoint and token, never the source\'s', async () => {
     const source = await exportOf(t, childId);
     const hookDoc = { ...source, graph: { nodes: [node('hook', 'webhook', {}), node('done', 'code', {})], edges: [edge('hook', 'done')] } };

@@ -67,49 +67,54 @@ export class FolderDocuments {
       throw new AppError('validation_failed', 'name must be a non-empty string of at most 200 characters', { pointer: '/data/name' });
     }
     if (data.document === undefined) throw new AppError('validation_failed', 'document is required', { pointer: '/data/document' });
-    const draft = readFolderDocument(data.document, '/data/document');
+    const checked = readFolderDocument(data.document, '/data/document');
     const folders = new FolderRepository(this.db, actor.workspaceId);
     if (typeof parentId === 'string') {
       const parent = await folders.find(parentId);
       if (!parent) throw new AppError('validation_failed', 'parent_id names no folder of this workspace', { pointer: '/data/parent_id' });
       if (parent.parent_id !== null) throw new AppError('validation_failed', 'folders are one level deep: the parent is itself inside a folder', { pointer: '/data/parent_id' });
-      if (draft.folders.length > 0) throw new AppError('validation_failed', 'folders are one level deep: a document with sub-folders can only be imported at the root', { pointer: '/data/parent_id' });
+      if (checked.folders.length > 0) throw new AppError('validation_failed', 'folders are one level deep: a document with sub-folders can only be imported at the root', { pointer: '/data/parent_id' });
     }
     const now = this.clock.now();
-    return this.db.transaction().execute(async (trx) => {
-      const repo = folders.withTransaction(trx);
-      const created: FolderRow[] = [];
-      const makeFolder = async (name: string, parent: string | null) => {
-        const siblings = await repo.listSiblingPositions(parent);
-        const row: FolderRow = { id: newId(), workspace_id: actor.workspaceId, parent_id: parent, name, position: (siblings.at(-1)?.position ?? 0) + POSITION_STEP, created_at: now, updated_at: now };
-        await repo.insert(row);
-        created.push(row);
-        return row;
-      };
-      const root = await makeFolder(typeof data.name === 'string' ? data.name.trim() : (draft.name ?? 'Imported workflows'), parentId as string | null);
-      const subFolders = [];
-      for (const name of draft.folders) subFolders.push(await makeFolder(name, root.id));
+    let tries = 0;
+    // Read again on a retry (workflow-import.ts withExportKeyRetry): importing writes into the draft.
+    return this.imports.withExportKeyRetry(async () => {
+      const draft = tries++ === 0 ? checked : readFolderDocument(data.document, '/data/document');
+      return this.db.transaction().execute(async (trx) => {
+        const repo = folders.withTransaction(trx);
+        const created: FolderRow[] = [];
+        const makeFolder = async (name: string, parent: string | null) => {
+          const siblings = await repo.listSiblingPositions(parent);
+          const row: FolderRow = { id: newId(), workspace_id: actor.workspaceId, parent_id: parent, name, position: (siblings.at(-1)?.position ?? 0) + POSITION_STEP, created_at: now, updated_at: now };
+          await repo.insert(row);
+          created.push(row);
+          return row;
+        };
+        const root = await makeFolder(typeof data.name === 'string' ? data.name.trim() : (draft.name ?? 'Imported workflows'), parentId as string | null);
+        const subFolders = [];
+        for (const name of draft.folders) subFolders.push(await makeFolder(name, root.id));
 
-      // Ids and export keys first, so every workflow's calls to the others bind to the new ids.
-      const lookups = new ReferenceLookups(trx, actor.workspaceId);
-      const siblings = new Map<string, string>();
-      const reserved: Array<{ id: string; exportKey: string }> = [];
-      const claimed = new Set<string>();
-      for (const { draft: workflow } of draft.workflows) {
-        const id = newId();
-        let exportKey = await this.imports.freeExportKey(lookups, workflow.exportKey);
-        if (claimed.has(exportKey)) exportKey = newId();
-        claimed.add(exportKey);
-        reserved.push({ id, exportKey });
-        if (workflow.exportKey !== null && !siblings.has(workflow.exportKey)) siblings.set(workflow.exportKey, id);
-      }
-      const workflows: FolderImportMeta['workflows'] = [];
-      for (const [i, { folder, draft: workflow }] of draft.workflows.entries()) {
-        const folderId = folder === null ? root.id : subFolders[folder]!.id;
-        const result = await this.imports.createFromDraft(trx, actor, workflow, { name: null, description: null, folderId, reserved: reserved[i]!, siblings });
-        workflows.push({ id: result.workflow.id, name: result.workflow.name, export_key: result.workflow.export_key, folder_id: folderId, ...result.meta });
-      }
-      return { folder: root, meta: { folders: created.map((f) => ({ id: f.id, name: f.name, parent_id: f.parent_id })), workflows } };
+        // Ids and export keys first, so every workflow's calls to the others bind to the new ids.
+        const lookups = new ReferenceLookups(trx, actor.workspaceId);
+        const siblings = new Map<string, string>();
+        const reserved: Array<{ id: string; exportKey: string }> = [];
+        const claimed = new Set<string>();
+        for (const { draft: workflow } of draft.workflows) {
+          const id = newId();
+          let exportKey = await this.imports.freeExportKey(lookups, workflow.exportKey);
+          if (claimed.has(exportKey)) exportKey = newId();
+          claimed.add(exportKey);
+          reserved.push({ id, exportKey });
+          if (workflow.exportKey !== null && !siblings.has(workflow.exportKey)) siblings.set(workflow.exportKey, id);
+        }
+        const workflows: FolderImportMeta['workflows'] = [];
+        for (const [i, { folder, draft: workflow }] of draft.workflows.entries()) {
+          const folderId = folder === null ? root.id : subFolders[folder]!.id;
+          const result = await this.imports.createFromDraft(trx, actor, workflow, { name: null, description: null, folderId, reserved: reserved[i]!, siblings });
+          workflows.push({ id: result.workflow.id, name: result.workflow.name, export_key: result.workflow.export_key, folder_id: folderId, ...result.meta });
+        }
+        return { folder: root, meta: { folders: created.map((f) => ({ id: f.id, name: f.name, parent_id: f.parent_id })), workflows } };
+      });
     });
   }
 }

@@ -46,6 +46,8 @@ export interface ImportOptions {
 }
 
 const IMPORT_ATTRIBUTES = ['name', 'description', 'document', 'folder_id'];
+/** How many times an import runs when concurrent imports keep taking its export key. */
+const EXPORT_KEY_ATTEMPTS = 3;
 
 /**
  * `POST /workflows` with a `document`: the document is read (documents/), its references bound
@@ -57,7 +59,25 @@ export class WorkflowImports {
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly webhooks: { secretKey: string; baseUrl: string },
+    private readonly isUniqueViolation: (error: unknown) => boolean,
   ) {}
+
+  /**
+   * Runs an import transaction again when it lost a race for an export key: two imports of one
+   * document at once both find its key free, and the second insert hits the unique index
+   * (PostgreSQL, READ COMMITTED; SQLite runs transactions one at a time). The retry sees the
+   * first one's key taken and takes a fresh one. `attempt` reads the document again each time:
+   * binding and reporting write into the draft.
+   */
+  async withExportKeyRetry<T>(attempt: () => Promise<T>): Promise<T> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await attempt();
+      } catch (error) {
+        if (tries === EXPORT_KEY_ATTEMPTS || !this.isUniqueViolation(error)) throw error;
+      }
+    }
+  }
 
   async importWorkflow(actor: Actor, input: AttributeInput): Promise<{ workflow: WorkflowRow; meta: ImportMeta }> {
     const violations = new Violations();
@@ -71,10 +91,11 @@ export class WorkflowImports {
     if (typeof folderId === 'string' && !(await new FolderRepository(this.db, actor.workspaceId).find(folderId))) {
       throw new AppError('validation_failed', 'folder_id names no folder of this workspace', { pointer: input.pointer('folder_id') });
     }
-    const draft = readWorkflowDocument(input.values.document, input.pointer('document'));
-    return this.db.transaction().execute((trx) =>
-      this.createFromDraft(trx, actor, draft, { name: name ?? null, description: description ?? null, folderId: typeof folderId === 'string' ? folderId : null }),
-    );
+    const options = { name: name ?? null, description: description ?? null, folderId: typeof folderId === 'string' ? folderId : null };
+    return this.withExportKeyRetry(() => {
+      const draft = readWorkflowDocument(input.values.document, input.pointer('document'));
+      return this.db.transaction().execute((trx) => this.createFromDraft(trx, actor, draft, options));
+    });
   }
 
   /** Creates one workflow from a draft inside `trx` (folder imports call it once per workflow). */
