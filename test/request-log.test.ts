@@ -1,4 +1,8 @@
 import { createHmac } from 'node:crypto';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -130,6 +134,22 @@ describeEachDialect('request logging', (dialect) => {
 });
 
 describe('createLogger', () => {
+  it('writes out a buffered line of a quiet process without waiting for more lines or a flush', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-log-'));
+    const file = path.join(dir, 'out.log');
+    const fd = openSync(file, 'w');
+    try {
+      const { logger } = createLogger({ level: 'info', format: 'json', base: { role: 'all' }, fd });
+      logger.info({ req_id: 'r1' }, 'request');
+      // Far below the 4 KB that makes the destination write by itself.
+      for (let waited = 0; readFileSync(file, 'utf8') === '' && waited < 5_000; waited += 20) await sleep(20);
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ level: 30, role: 'all', req_id: 'r1', msg: 'request' });
+    } finally {
+      closeSync(fd);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses nothing and writes JSON lines with the base fields', () => {
     const chunks: string[] = [];
     const destination = new Writable({ write: (chunk, _e, done) => void (chunks.push(String(chunk)), done()) });

@@ -21,6 +21,8 @@ export interface LoggerSettings {
   base: Record<string, unknown>;
   /** Where lines go; standard output by default (tests pass a stream). */
   destination?: DestinationStream;
+  /** The file descriptor of the buffered JSON destination (standard output, 1, by default). */
+  fd?: number;
 }
 
 /**
@@ -44,10 +46,38 @@ export function createLogger(settings: LoggerSettings): ProcessLogger {
     const stream = pretty({ colorize: process.stdout.isTTY === true, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
     return { logger: pino(options, stream), flush: async () => {} };
   }
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  const destination = pino.destination({ dest: settings.fd ?? 1, sync: false, minLength: 4096 });
   return {
-    logger: pino(options, destination),
+    logger: pino(options, flushedSoon(destination)),
     // Waits for a write in flight too (a synchronous flush would write the rest around it).
     flush: () => new Promise((resolve) => destination.flush(() => resolve())),
+  };
+}
+
+/** How long a line may wait in the buffer when fewer than 4 KB follow it (a quiet server). */
+export const LOG_FLUSH_DELAY_MS = 100;
+
+/**
+ * The buffered destination, flushed at most LOG_FLUSH_DELAY_MS after a line is written: under
+ * load the 4 KB threshold writes long before that, and a quiet server's last lines (one request,
+ * a start-up error) still show at once instead of waiting for 4 KB more. One timer at a time.
+ */
+function flushedSoon(destination: ReturnType<typeof pino.destination>): DestinationStream & { flushSync(): void; flush(cb?: (error?: Error) => void): void } {
+  let timer: NodeJS.Timeout | null = null;
+  const flushNow = () => {
+    timer = null;
+    // A destination already closed (the process is ending) has nothing left to flush.
+    destination.flush(() => {});
+  };
+  return {
+    write(line: string) {
+      destination.write(line);
+      if (timer === null) {
+        timer = setTimeout(flushNow, LOG_FLUSH_DELAY_MS);
+        timer.unref();
+      }
+    },
+    flush: (cb) => destination.flush(cb),
+    flushSync: () => destination.flushSync(),
   };
 }
