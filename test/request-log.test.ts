@@ -143,7 +143,7 @@ describe('createLogger', () => {
       logger.info({ req_id: 'r1' }, 'request');
       // Far below the 4 KB that makes the destination write by itself.
       for (let waited = 0; readFileSync(file, 'utf8') === '' && waited < 5_000; waited += 20) await sleep(20);
-      expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ level: 30, role: 'all', req_id: 'r1', msg: 'request' });
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ level: 30, time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), role: 'all', req_id: 'r1', msg: 'request' });
     } finally {
       closeSync(fd);
       rmSync(dir, { recursive: true, force: true });
