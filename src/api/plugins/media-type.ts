@@ -14,7 +14,8 @@ declare module 'fastify' {
  * `application/vnd.api+json` range with parameters does not count as accepting it.
  */
 export function acceptsJsonApi(accept: string | undefined, plainJson: boolean): boolean {
-  if (!accept) return true;
+  // The common answers first, without splitting (this runs before every API request).
+  if (!accept || accept === '*/*' || accept === JSONAPI_MEDIA_TYPE) return true;
   for (const part of accept.split(',')) {
     const [range = '', ...params] = part.trim().toLowerCase().split(';').map((s) => s.trim());
     const q = params.find((p) => p.startsWith('q='));
@@ -47,9 +48,9 @@ export function registerMediaType(app: FastifyInstance): void {
     parseJson(request, String(body), done);
   });
 
-  app.addHook('onRequest', async (request) => {
-    if (!acceptsJsonApi(request.headers.accept, request.routeOptions.config?.plainJson === true)) {
-      throw new AppError('not_acceptable', `this route answers ${JSONAPI_MEDIA_TYPE}; send an Accept header that includes it (or */*)`, { header: 'Accept' });
-    }
+  // Callback style: no promise a request on the open path.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (acceptsJsonApi(request.headers.accept, request.routeOptions.config?.plainJson === true)) done();
+    else done(new AppError('not_acceptable', `this route answers ${JSONAPI_MEDIA_TYPE}; send an Accept header that includes it (or */*)`, { header: 'Accept' }));
   });
 }
