@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -14,8 +14,9 @@ export function randomBase62(length: number): string {
   return out;
 }
 
+/** SHA-256 in hex. The one-shot `crypto.hash` (Node 20.12+) is ~2.5x cheaper than a Hash object; it runs on every API request (the token). */
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  return hash('sha256', value, 'hex');
 }
 
 /** Constant-time comparison of two strings; unequal lengths compare as unequal without early exit on content. */
