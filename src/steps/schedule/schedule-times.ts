@@ -27,7 +27,9 @@ export function cronProblem(expression: string): string | null {
     return `config.cron must have 5 fields (minute hour day-of-month month day-of-week) or 6 (seconds first); "${expression}" has ${expression.trim() === '' ? 0 : fields}.`;
   }
   try {
-    new Cron(expression, { paused: true, mode: '5-or-6-parts' });
+    if (new Cron(expression, { paused: true, mode: '5-or-6-parts' }).nextRun() === null) {
+      return `config.cron never fires: no date matches "${expression}".`;
+    }
   } catch (error) {
     // croner's messages name the field ("Invalid value for minute: 61"); its prefix does not help.
     const message = error instanceof Error ? error.message.replace(/^CronPattern:\s*/, '') : String(error);
