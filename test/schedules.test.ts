@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { formatMicros, type Clock } from '../src/lib/clock.js';
 import { Scheduler } from '../src/schedules/scheduler.js';
 import { describeEachDialect } from './support/dialects.js';
 import { executionRow, node, stepRows, workflowWith } from './support/engine-helpers.js';
@@ -215,6 +216,29 @@ describeEachDialect('schedules', (dialect) => {
       expect(new Set(keys).size).toBe(120);
       await peer?.close();
       for (const id of ids) await t.request('POST', `/api/v1/workflows/${id}/deactivate`);
+    });
+  
+    it('wakes at the earliest stored fire time by its timer, without waiting for the poll', async () => {
+      // A clock that runs in real time from an injected origin: the timer's delay is real.
+      const offset = Date.parse('2026-12-01T00:00:00Z') - Date.now();
+      const running: Clock = { nowMs: () => Date.now() + offset, now: () => formatMicros((Date.now() + offset) * 1000) };
+      t.clock.set(running.now());
+      const id = await workflowWith(t, 'Every second', scheduled({ cron: '* * * * * *' }), { activate: true });
+      // The poll would look only after ten minutes: every fire below comes from the timer.
+      const timed = new Scheduler({ db: t.deps.db, dialect, engine: t.deps.engine, clock: running, timers: true, pollMs: 600_000 });
+      timed.start();
+      try {
+        await vi.waitFor(() => expect(timed.counts.fired).toBeGreaterThanOrEqual(3), { timeout: 30_000, interval: 50 });
+      } finally {
+        await timed.stop();
+      }
+      await t.deps.engine.idle();
+      await t.request('POST', `/api/v1/workflows/${id}/deactivate`);
+      const times = (await fires(t, id)).map((f) => Date.parse(f.scheduled_at));
+      expect(times.length).toBeGreaterThanOrEqual(3);
+      // One fire per second, each for its own whole second.
+      for (const time of times) expect(time % 1000).toBe(0);
+      expect(new Set(times).size).toBe(times.length);
     });
   });
 });

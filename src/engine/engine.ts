@@ -191,12 +191,18 @@ export class Engine extends EngineRuns {
     return chosen.map((entry) => ({ execution_id: entry.row.id, status: 'pending' as const }));
   }
 
+  /** Plans of many snapshots in one read (see PlanCache.loadMany); missing snapshots are absent. */
+  plansOf(snapshotIds: Iterable<string>): Promise<Map<string, GraphPlan>> {
+    return this.plans.loadMany(snapshotIds);
+  }
+
   private async pendingEntries(starts: StartRun[]): Promise<QueuedStart[]> {
     const now = this.options.clock.now();
     const entries: QueuedStart[] = [];
+    const preloaded = starts.length > 1 ? await this.plans.loadMany(starts.filter((start) => !start.graph).map((start) => start.snapshotId)) : new Map<string, GraphPlan>();
     for (const start of starts) {
       const identity = runIdentity(start);
-      const plan = await this.plans.load(start.snapshotId, start.graph);
+      const plan = (start.graph ? undefined : preloaded.get(start.snapshotId)) ?? (await this.plans.load(start.snapshotId, start.graph));
       const steps = rootRows(plan, identity, start.trigger, now, start.firedRoots);
       entries.push({ row: newExecutionRow(identity, 'pending', steps.length, now, plan.settings.concurrencyLimit, null), plan, steps });
     }

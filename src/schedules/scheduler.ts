@@ -116,16 +116,12 @@ export class Scheduler {
     this.timer.unref?.();
   }
 
+  /** Snapshots of these rows that cannot be planned (missing): their fires are dropped, reported once per pass. */
   private async unplannableSnapshots(rows: ScheduleRow[]): Promise<Set<string>> {
-    const failed = new Set<string>();
-    for (const snapshotId of new Set(rows.map((row) => row.snapshot_id))) {
-      try {
-        await this.options.engine.planOf(snapshotId);
-      } catch (error) {
-        failed.add(snapshotId);
-        this.options.onError?.(error);
-      }
-    }
+    const ids = new Set(rows.map((row) => row.snapshot_id));
+    const plans = await this.options.engine.plansOf(ids);
+    const failed = new Set([...ids].filter((id) => !plans.has(id)));
+    if (failed.size > 0) this.options.onError?.(new Error(`schedules name snapshots that do not exist: ${[...failed].join(', ')}`));
     return failed;
   }
 
@@ -166,18 +162,29 @@ export class Scheduler {
       const claimed = await claimSchedules(trx, dialect, due);
       claimedCount = claimed.size;
       skipped = 0;
+      // One UPDATE per distinct next time (10,000 schedules on one cron share it), not one per row.
+      const advances = new Map<string, string[]>();
+      const ended: string[] = [];
       for (const row of due) {
         if (!claimed.has(row.id)) continue;
         const decision = decisions.get(row.id)!;
         if (!decision.fire) skipped += 1;
         if (decision.nextMs === null) {
-          await trx.deleteFrom('schedules').where('id', '=', row.id).execute();
+          ended.push(row.id);
           continue;
         }
+        const key = `${msTimestamp(decision.nextMs)} ${decision.fire ? 'fired' : 'skipped'}`;
+        const ids = advances.get(key);
+        if (ids) ids.push(row.id);
+        else advances.set(key, [row.id]);
+      }
+      if (ended.length > 0) await trx.deleteFrom('schedules').where('id', 'in', ended).execute();
+      for (const [key, ids] of advances) {
+        const [next, outcome] = key.split(' ');
         await trx
           .updateTable('schedules')
-          .set({ next_fire_at: msTimestamp(decision.nextMs), ...(decision.fire ? { last_fired_at: firedAt } : {}), updated_at: firedAt })
-          .where('id', '=', row.id)
+          .set({ next_fire_at: next!, ...(outcome === 'fired' ? { last_fired_at: firedAt } : {}), updated_at: firedAt })
+          .where('id', 'in', ids)
           .execute();
       }
       const chosen = new Set<number>();
