@@ -26,6 +26,7 @@ import { Metrics } from './observability/metrics.js';
 import { countQueue } from './store/queue-depth.js';
 import { newId } from './lib/ids.js';
 import { BackgroundLoop } from './lib/background-loop.js';
+import { Scheduler } from './schedules/scheduler.js';
 import { ConnectionResolver } from './ai/connection-resolver.js';
 import { openSearchIndexes, type VectorMode } from './knowledge/search-indexes.js';
 import { createEmbeddingJobs } from './knowledge/embedding-jobs.js';
@@ -53,6 +54,8 @@ export interface Deps extends ApiContext {
   processId: string;
   /** Durable background work: embedding documents, re-embedding bases, compacting memories. `serve` starts it. */
   background: BackgroundLoop;
+  /** Fires schedule triggers; started by `serve` in the processes that run executions. */
+  scheduler: Scheduler;
   /** How vectors are searched: sqlite-vec, pgvector, or an exact scan (reported by /readyz). */
   vectorMode: VectorMode;
   close(): Promise<void>;
@@ -110,6 +113,7 @@ export async function buildDeps(
     onError: (error) => options.onBackgroundError?.(error),
   });
   executions = new ExecutionService(database.db, clock, engine, stamp);
+  const scheduler = new Scheduler({ db: database.db, dialect: database.dialect.name, engine, clock, timers: options.timers ?? true, pollMs: config.pollMs ?? 1_000, onError: (error) => options.onBackgroundError?.(error) });
   const storeSweeper = new StoreSweeper(database.db, { onError: (error) => options.onBackgroundError?.(error) });
   const stores = new StoreService(database.db, database.dialect, clock, { maxRowCap: config.storeMaxRowCap ?? DEFAULT_STORE_MAX_ROW_CAP }, () => storeSweeper.wake());
   const background = new BackgroundLoop(
@@ -130,7 +134,7 @@ export async function buildDeps(
     baseUrl: config.baseUrl,
     identity: new IdentityService(database.db, clock),
     authenticator: new Authenticator(new TokenStore(database.db), clock, stamp, options.onBackgroundError),
-    workflows: new WorkflowService(database.db, clock, { secretKey, baseUrl: config.baseUrl }),
+    workflows: new WorkflowService(database.db, clock, { secretKey, baseUrl: config.baseUrl }, () => scheduler.poke()),
     folders: new FolderService(database.db, clock),
     listCache: stamp ? { bodies: new FreshCache<Buffer>(1000), stamp } : null,
     engine,
@@ -150,9 +154,11 @@ export async function buildDeps(
     knowledgeDocuments: new KnowledgeDocumentService(database.db, clock, knowledgeBases, indexes, poke),
     memories: new MemoryService(database.db, clock, poke),
     background,
+    scheduler,
     vectorMode: indexes.vectorMode,
     close: async () => {
       await background.stop();
+      await scheduler.stop();
       await storeSweeper.stop();
       await engine.stop();
       await database.close();

@@ -55,8 +55,8 @@ function track(child) {
 }
 
 /** Seeds `dataDir` in a short child process (seed-data-dir.mjs); resolves with `{token, seeded}`. */
-async function seedDataDir(dataDir, workflows) {
-  const child = fork(SEED, [dataDir, String(workflows)], { env: cleanEnvironment(), execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+async function seedDataDir(dataDir, workflows, script = SEED, args = []) {
+  const child = fork(script, [dataDir, String(workflows), ...args], { env: cleanEnvironment(), execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const exited = track(child);
   let answer = null;
   child.on('message', (message) => {
@@ -74,18 +74,19 @@ async function seedDataDir(dataDir, workflows) {
  * - `env`: the only variables set beyond the clean environment, SWITCHYARD_DATA_DIR, PORT and
  *   HOST (e.g. `{SWITCHYARD_API_RATE_LIMIT: '0'}`).
  * - `seed`: a number of workflows to insert before the server starts (then the token is the one
- *   the seed minted; serve prints none on a data dir with users).
+ *   the seed minted; serve prints none on a data dir with users). `seedScript` (default
+ *   seed-data-dir.mjs) and `seedArgs` replace the seeding child (schedules/seed-schedules.mjs).
  * - `probe`: preload serve-probe.mjs and open an IPC channel; `probe(op)` then asks it.
  * - `profileDir`: run under `--cpu-prof` (cpu-profiles.mjs).
  * `stop()` sends SIGTERM, waits for the exit, requires code 0, reads the log's figures, collects
  * the profiles, removes the data dir, and resolves with `{shutdownMs, log, profiles}`.
  */
-export async function spawnServe({ id, env = {}, seed = null, probe = false, profileDir } = {}) {
+export async function spawnServe({ id, env = {}, seed = null, seedScript = SEED, seedArgs = [], probe = false, profileDir } = {}) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `switchyard-serve-${id}-`));
   let seeded;
   let port;
   try {
-    seeded = seed === null ? null : await seedDataDir(dataDir, seed);
+    seeded = seed === null ? null : await seedDataDir(dataDir, seed, seedScript, seedArgs);
     port = await freePort();
   } catch (error) {
     fs.rmSync(dataDir, { recursive: true, force: true });

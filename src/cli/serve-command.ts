@@ -45,6 +45,8 @@ export async function serve(config: Config, out: (line: string) => void = consol
   if (runsSteps) deps.storeSweeper.start();
   // Documents left pending by the last run (or by another process) are picked up here.
   if (runsSteps) deps.background.start();
+  // Schedules fire where executions run; on PostgreSQL several workers share them (claimed rows).
+  if (runsSteps) deps.scheduler.start();
   if (first) {
     out('');
     out('First start: created the Pro workspace "default" and a build-scoped API token.');

@@ -226,6 +226,28 @@ export interface WebhookDeliveriesTable {
 }
 
 /**
+ * A schedule node of an active workflow's snapshot (migration 0012): its timing and its durable
+ * next fire time. Exactly one of `cron` (with `timezone`) and `interval_seconds` is set.
+ */
+export interface SchedulesTable {
+  id: string;
+  workspace_id: string;
+  workflow_id: string;
+  snapshot_id: string;
+  node_id: string;
+  cron: string | null;
+  timezone: string | null;
+  interval_seconds: number | null;
+  catch_up: 'skip' | 'run_once';
+  /** Activation time: intervals count from it. */
+  anchor_at: string;
+  next_fire_at: string;
+  last_fired_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/**
  * Stores: workspace data tables. Terminology:
  * - store: a table of one workspace with a JSON Schema for its rows (`schema`, bumped
  *   `schema_version` on every change) and a row cap;
@@ -489,6 +511,7 @@ export interface Database {
   memory_messages: MemoryMessagesTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  schedules: SchedulesTable;
   executions: ExecutionsTable;
   execution_steps: ExecutionStepsTable;
   step_templates: StepTemplatesTable;

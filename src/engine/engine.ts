@@ -160,31 +160,68 @@ export class Engine extends EngineRuns {
    * cluster, workers) take them; no caller waits for their answers.
    */
   async runMany(starts: StartRun[], alsoWrite?: (trx: Transaction<Database>, executionIds: string[]) => Promise<void>): Promise<{ execution_id: string; status: ExecutionStatus }[]> {
-    const now = this.options.clock.now();
-    const entries: QueuedStart[] = [];
-    for (const start of starts) {
-      const identity = runIdentity(start);
-      const plan = await this.plans.load(start.snapshotId, start.graph);
-      const steps = rootRows(plan, identity, start.trigger, now, start.firedRoots);
-      entries.push({ row: newExecutionRow(identity, 'pending', steps.length, now, plan.settings.concurrencyLimit, null), plan, steps });
-    }
+    const entries = await this.pendingEntries(starts);
     const { cluster } = this;
     await this.batcher.write(async (trx) => {
       for (const entry of entries) await insertExecution(trx, entry.row, entry.steps);
       if (alsoWrite) await alsoWrite(trx, entries.map((entry) => entry.row.id));
       if (cluster && entries.length > 0) await cluster.announceWork(trx);
     });
-    if (cluster) {
-      void cluster.requestClaim(true);
-    } else {
-      for (const entry of entries) {
-        if (this.queue.push(entry)) continue;
-        this.mayHavePending = true;
-        this.pendingEpoch += 1;
-      }
-      this.startQueued();
-    }
+    this.startPending(entries);
     return entries.map((entry) => ({ execution_id: entry.row.id, status: 'pending' as const }));
+  }
+
+  /**
+   * Like `runMany`, but `select` decides inside the transaction which of the prepared starts are
+   * created, by index (a scheduler claiming due schedules and advancing them in the same commit);
+   * the others are dropped. `select` may run more than once (a group commit that failed is
+   * retried alone), so it must decide from what it reads in `trx`.
+   */
+  async runSelected(starts: StartRun[], select: (trx: Transaction<Database>) => Promise<ReadonlySet<number>>): Promise<{ execution_id: string; status: ExecutionStatus }[]> {
+    const entries = await this.pendingEntries(starts);
+    const { cluster } = this;
+    let chosen: QueuedStart[] = [];
+    await this.batcher.write(async (trx) => {
+      const indexes = await select(trx);
+      chosen = entries.filter((_, index) => indexes.has(index));
+      for (const entry of chosen) await insertExecution(trx, entry.row, entry.steps);
+      if (cluster && chosen.length > 0) await cluster.announceWork(trx);
+    });
+    this.startPending(chosen);
+    return chosen.map((entry) => ({ execution_id: entry.row.id, status: 'pending' as const }));
+  }
+
+  /** Plans of many snapshots in one read (see PlanCache.loadMany); missing snapshots are absent. */
+  plansOf(snapshotIds: Iterable<string>): Promise<Map<string, GraphPlan>> {
+    return this.plans.loadMany(snapshotIds);
+  }
+
+  private async pendingEntries(starts: StartRun[]): Promise<QueuedStart[]> {
+    const now = this.options.clock.now();
+    const entries: QueuedStart[] = [];
+    const preloaded = starts.length > 1 ? await this.plans.loadMany(starts.filter((start) => !start.graph).map((start) => start.snapshotId)) : new Map<string, GraphPlan>();
+    for (const start of starts) {
+      const identity = runIdentity(start);
+      const plan = (start.graph ? undefined : preloaded.get(start.snapshotId)) ?? (await this.plans.load(start.snapshotId, start.graph));
+      const steps = rootRows(plan, identity, start.trigger, now, start.firedRoots);
+      entries.push({ row: newExecutionRow(identity, 'pending', steps.length, now, plan.settings.concurrencyLimit, null), plan, steps });
+    }
+    return entries;
+  }
+
+  /** Executions just committed `pending`: a cluster's workers claim them; here they queue for slots. */
+  private startPending(entries: QueuedStart[]): void {
+    if (entries.length === 0) return;
+    if (this.cluster) {
+      void this.cluster.requestClaim(true);
+      return;
+    }
+    for (const entry of entries) {
+      if (this.queue.push(entry)) continue;
+      this.mayHavePending = true;
+      this.pendingEpoch += 1;
+    }
+    this.startQueued();
   }
 
   /** Retries a failed execution as a new one that continues from its failed step (see `retryStart`). */

@@ -22,6 +22,7 @@ const notAvailable = (slug: string): StepRuntime => async () => {
 
 const RUNTIMES: Record<string, StepRuntime> = {
   webhook: passThrough,
+  schedule: passThrough,
   code: runCode,
   http: runHttp,
   set: runSet,

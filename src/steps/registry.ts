@@ -8,6 +8,7 @@ import { loopStep } from './loop/index.js';
 import { placeholderStep } from './placeholder/index.js';
 import { respondToWebhookStep } from './respond-to-webhook/index.js';
 import { saveToStoreStep } from './save-to-store/index.js';
+import { scheduleStep } from './schedule/index.js';
 import { setStep } from './set/index.js';
 import { switchStep } from './switch/index.js';
 import { waitStep } from './wait/index.js';
@@ -28,6 +29,7 @@ export const stepDefinitions: readonly StepDefinition[] = Object.freeze(
     switchStep,
     loopStep,
     waitStep,
+    scheduleStep,
     placeholderStep,
   ].sort((a, b) => a.sortOrder - b.sortOrder),
 );

@@ -18,6 +18,7 @@ import { syncWebhooks } from '../webhooks/webhook-sync.js';
 import { escapePointerToken } from '../../graph/json-pointer.js';
 import { recordCalls } from './workflow-calls.js';
 import { clearConnections } from './connection-bindings.js';
+import { activateSchedules, deactivateSchedules } from '../schedules/schedule-sync.js';
 
 export interface Actor {
   workspaceId: string;
@@ -36,6 +37,8 @@ export class WorkflowService {
     private readonly clock: Clock,
     /** Seals webhook secrets; builds webhook URLs. */
     private readonly webhooks: { secretKey: string; baseUrl: string },
+    /** Told after an activation or deactivation committed schedule changes (the scheduler looks again). */
+    private readonly schedulesChanged: () => void = () => {},
   ) {}
 
   private workflows(actor: Actor): WorkflowRepository {
@@ -126,7 +129,9 @@ export class WorkflowService {
       await repo.insertSnapshot({ id: snapshotId, workspace_id: actor.workspaceId, workflow_id: id, graph: JSON.stringify(graph), created_by: actor.userId, created_at: now, draft: false });
       await repo.update(id, { status: 'active', active_snapshot_id: snapshotId, updated_at: now });
       await recordCalls(trx, actor.workspaceId, id, 'snapshot', graph);
+      await activateSchedules({ trx, workspaceId: actor.workspaceId, workflowId: id, now }, snapshotId, graph);
     });
+    this.schedulesChanged();
     return { ...current, status: 'active', active_snapshot_id: snapshotId, updated_at: now };
   }
 
@@ -149,7 +154,10 @@ export class WorkflowService {
   async deactivate(actor: Actor, id: string): Promise<WorkflowRow> {
     const current = await this.get(actor, id);
     const now = this.clock.now();
-    await this.workflows(actor).update(id, { status: 'inactive', updated_at: now });
+    await this.db.transaction().execute(async (trx) => {
+      await this.workflows(actor).withTransaction(trx).update(id, { status: 'inactive', updated_at: now });
+      await deactivateSchedules({ trx, workspaceId: actor.workspaceId, workflowId: id, now });
+    });
     return { ...current, status: 'inactive', updated_at: now };
   }
 
