@@ -71,8 +71,8 @@ describeEachDialect('n8n imports', (dialect) => {
       expect(byId.if_file_too_large.config.condition).toContain('$exists(input.error)');
       expect(graph.edges).not.toContainEqual(expect.objectContaining({ source: 'return', target: 'loop_over_items' }));
       expect(graph.annotations?.map((a) => a.id)).toEqual(['sticky_note', 'sticky_note1', 'sticky_note2']);
-      expect(meta.placeholders.find((p: { node_id: string }) => p.node_id === 'schedule_trigger').reason).toContain('no schedule step');
-      expect(byId.schedule_trigger.config.suggested).toEqual({ type: 'schedule', config: { cron: '33 1 * * *', timezone: 'UTC', catch_up: 'skip' } });
+      expect(meta.placeholders.find((p: { node_id: string }) => p.node_id === 'schedule_trigger')).toBeUndefined();
+      expect(byId.schedule_trigger).toMatchObject({ type: 'schedule', config: { cron: '33 1 * * *', timezone: 'UTC', catch_up: 'skip' } });
     });
 
     it('reads CLI export:workflow output: one object, or one workflow in a list, and refuses several with where to go', async () => {
@@ -165,13 +165,12 @@ describeEachDialect('n8n imports', (dialect) => {
 
     it('refuses to activate or draft-run while placeholders remain, pointing at each', async () => {
       const { id, meta } = await importOk(t, n8nFixture('docs-course-level-one-finished.json'));
-      expect(meta.placeholders.map((p: { pointer: string }) => p.pointer)).toEqual(['/nodes/1', '/nodes/5', '/nodes/6']);
+      expect(meta.placeholders.map((p: { pointer: string }) => p.pointer)).toEqual(['/nodes/1', '/nodes/5']);
       for (const res of [await t.request('POST', `/api/v1/workflows/${id}/activate`), await t.request('POST', `/api/v1/workflows/${id}/run`, { body: { data: { draft: true } } })]) {
         expect(res.status).toBe(422);
         expect(res.body.errors.map((e: { code: string; source: { pointer: string }; meta: { pointer: string } }) => [e.code, e.source.pointer, e.meta.pointer])).toEqual([
           ['placeholder_node', '/data/attributes/graph/nodes/1', '/nodes/1'],
           ['placeholder_node', '/data/attributes/graph/nodes/5', '/nodes/5'],
-          ['placeholder_node', '/data/attributes/graph/nodes/6', '/nodes/6'],
         ]);
       }
     });

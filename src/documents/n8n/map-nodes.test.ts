@@ -132,9 +132,15 @@ describe('control flow', () => {
 });
 
 describe('triggers, calls and stores', () => {
-  it('maps the schedule of a Cron node into a placeholder that carries the schedule step it would become', () => {
+  it('maps the schedule of a Cron node to a schedule trigger in the workflow\'s time zone', () => {
     const draft = draftOf([{ name: 'Cron', type: 'n8n-nodes-base.cron', parameters: { triggerTimes: { item: [{ mode: 'everyWeek', hour: 8, minute: 30, weekday: 1 }] } } }], {}, { settings: { timezone: 'Europe/Berlin' } });
-    expect(nodesOf(draft)[0]!.config.suggested).toEqual({ type: 'schedule', config: { cron: '30 8 * * 1', timezone: 'Europe/Berlin', catch_up: 'skip' } });
+    expect(nodesOf(draft)[0]).toMatchObject({ type: 'schedule', config: { cron: '30 8 * * 1', timezone: 'Europe/Berlin', catch_up: 'skip' } });
+  });
+
+  it('maps an interval of a Schedule Trigger to interval_seconds, without a time zone', () => {
+    const draft = draftOf([{ name: 'Every 5 min', type: 'n8n-nodes-base.scheduleTrigger', typeVersion: 1.2, parameters: { rule: { interval: [{ field: 'minutes', minutesInterval: 5 }] } } }], {}, { settings: { timezone: 'Europe/Berlin' } });
+    expect(nodesOf(draft)[0]).toMatchObject({ type: 'schedule', config: { interval_seconds: 300, catch_up: 'skip' } });
+    expect(nodesOf(draft)[0]!.config).not.toHaveProperty('timezone');
   });
 
   it('reads the called workflow from every n8n shape', () => {

@@ -1,22 +1,20 @@
-import { findStepDefinition } from '../../steps/registry.js';
 import { isPlainObject } from '../../lib/json.js';
 import type { MapResult, NodeContext } from './map-context.js';
 
 /**
- * Schedule Trigger and the old Cron node become the `schedule` trigger's config (DESIGN.md:
- * `{cron, timezone, interval_ms, catch_up}`). This release has no schedule step yet, so the node
- * stays a placeholder that carries the config it will become (`suggested`).
+ * Schedule Trigger and the old Cron node become the `schedule` trigger (docs/triggers.md:
+ * `{cron, timezone, catch_up}` or `{interval_seconds, catch_up}`). The workflow's n8n time zone
+ * setting goes with a cron; an interval has none. A schedule that one step cannot say (several
+ * rules, every few weeks, an expression) becomes a placeholder saying why.
  */
 export function mapSchedule(ctx: NodeContext): MapResult {
   const timezone = typeof ctx.workflow.settings.timezone === 'string' ? ctx.workflow.settings.timezone : 'UTC';
   const spec = ctx.node.type.endsWith('.cron') ? cronNodeSpec(ctx) : scheduleTriggerSpec(ctx);
   if ('problem' in spec) return { placeholder: spec.problem };
-  const config: Record<string, unknown> = { ...spec, timezone, catch_up: 'skip' };
-  if (findStepDefinition('schedule') !== undefined) return { type: 'schedule', config };
-  return { placeholder: 'this release has no schedule step; the schedule it would run is in suggested', suggested: { type: 'schedule', config } };
+  return { type: 'schedule', config: 'cron' in spec ? { cron: spec.cron, timezone, catch_up: 'skip' } : { ...spec, catch_up: 'skip' } };
 }
 
-type Spec = { cron: string } | { interval_ms: number } | { problem: string };
+type Spec = { cron: string } | { interval_seconds: number } | { problem: string };
 
 function scheduleTriggerSpec(ctx: NodeContext): Spec {
   const rule = ctx.param('rule', {});
@@ -28,9 +26,9 @@ function scheduleTriggerSpec(ctx: NodeContext): Spec {
   const minute = num(entry.triggerAtMinute, 0);
   switch (field) {
     case 'seconds':
-      return { interval_ms: num(entry.secondsInterval, 30) * 1000 };
+      return { interval_seconds: num(entry.secondsInterval, 30) };
     case 'minutes':
-      return { interval_ms: num(entry.minutesInterval, 5) * 60_000 };
+      return { interval_seconds: num(entry.minutesInterval, 5) * 60 };
     case 'hours':
       return { cron: `${minute} */${num(entry.hoursInterval, 1)} * * *` };
     case 'days':
@@ -68,7 +66,7 @@ function cronNodeSpec(ctx: NodeContext): Spec {
     case 'everyMonth':
       return { cron: `${minute} ${hour} ${num(item.dayOfMonth, 1)} * *` };
     case 'everyX':
-      return { interval_ms: num(item.value, 2) * (item.unit === 'minutes' ? 60_000 : 3_600_000) };
+      return { interval_seconds: num(item.value, 2) * (item.unit === 'minutes' ? 60 : 3600) };
     case 'custom':
       return typeof item.cronExpression === 'string' ? { cron: item.cronExpression.trim() } : { problem: 'the custom cron expression is missing' };
     default:
