@@ -3,6 +3,7 @@ import type { Database } from '../db/schema.js';
 import type { Graph } from '../graph/graph-types.js';
 import type { Clock } from '../lib/clock.js';
 import type { StepSettings } from '../steps/step-runtime.js';
+import type { AgentResources } from '../steps/agent/agent-resources.js';
 import type { RunEnd } from './execution-run.js';
 import type { ClusterSettings } from './cluster.js';
 import type { EngineMetrics } from '../observability/engine-metrics.js';
@@ -16,6 +17,8 @@ export interface EngineOptions {
   db: Kysely<Database>;
   clock: Clock;
   settings: StepSettings;
+  /** What the agent step reads from the workspace (connections, knowledge, stores, memory). */
+  agent?: AgentResources;
   /** Executions running at once in this process; more wait `pending`, in order. */
   maxConcurrent?: number;
   /**

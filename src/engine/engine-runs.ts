@@ -96,7 +96,7 @@ export abstract class EngineRuns {
   }
 
   protected newRun(row: ExecutionRow, plan: GraphPlan, steps: StepRow[]): ExecutionRun {
-    const deps = { clock: this.options.clock, batcher: this.batcher, settings: this.options.settings, startChild: (request: ChildRequest) => this.startChild(request), coordination: this.cluster ?? undefined, metrics: this.metrics };
+    const deps = { db: this.options.db, clock: this.options.clock, batcher: this.batcher, settings: this.options.settings, agent: this.options.agent, startChild: (request: ChildRequest) => this.startChild(request), coordination: this.cluster ?? undefined, metrics: this.metrics };
     return new ExecutionRun(deps, row, steps.length, plan.settings.savePayloads);
   }
 

@@ -1,3 +1,7 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { AgentResources } from '../steps/agent/agent-resources.js';
+import type { StepEffect } from '../steps/step-runtime.js';
 import { RunCancel } from '../lib/cancellation.js';
 import type { Clock } from '../lib/clock.js';
 import { formatMicros, parseTimestampMicros } from '../lib/clock.js';
@@ -10,6 +14,7 @@ import type { ExpressionScope } from './expressions.js';
 import { childOutcome, startCall } from './call-runner.js';
 import { runLoop, type LoopProgress } from './loop-runner.js';
 import { runAttempt, type AttemptOutcome } from './node-runner.js';
+import { nodeCalls, nodeJournal } from './node-journal.js';
 import type { FrameState, WaitingNode } from './restore-state.js';
 import type { SerializedStepError } from './step-errors.js';
 import { json, stepRow, type StepOwner, type StepRecord } from './step-rows.js';
@@ -35,9 +40,12 @@ export interface ChildResult {
 }
 
 export interface RunDeps {
+  db: Kysely<Database>;
   clock: Clock;
   batcher: WriteBatcher;
   settings: StepSettings;
+  /** What the agent step reads from the workspace (built by the composition root). */
+  agent?: AgentResources;
   /** Commits a child execution (and starts it when there is capacity); throws a StepError when the call cannot be made. */
   startChild(request: ChildRequest): Promise<void>;
   /** Several processes share the database: leases and notifications in every commit (cluster.ts). */
@@ -311,11 +319,11 @@ export class ExecutionRun {
         case 'completed': {
           const began = outcome.startedAt ?? resumed?.startedAt ?? startedAt;
           const took = began === startedAt ? durationMs : Math.max(0, Math.round(elapsedMs(began, finishedAt)));
+          const completedRow = this.row(frame, { id: outcome.rowId, nodeId, attempt, input, now: finishedAt, status: 'completed', startedAt: began, finishedAt, durationMs: took, kind: outcome.kind, provider: outcome.provider ?? null, output: outcome.output, logs: outcome.logs ?? null, ports: outcome.ports, memoryBytes: outcome.memoryBytes ?? null, reductions: outcome.reductions ?? null, resumeAt: resumed?.resumeAt ?? null, awaitingExecutionId: resumed?.awaiting ?? null });
+          this.record(completedRow, runningRowId ?? resumed?.stepId ?? undefined);
+          // A step's effect (the agent's memory append) commits with its completed row, now.
+          if (outcome.type === 'completed' && outcome.effect && !(await this.persist(undefined, [], outcome.effect))) return { status: 'cancelled' };
           flow.resolve(nodeId, 'completed', outcome.output, outcome.ports);
-          this.record(
-            this.row(frame, { id: outcome.rowId, nodeId, attempt, input, now: finishedAt, status: 'completed', startedAt: began, finishedAt, durationMs: took, kind: outcome.kind, provider: outcome.provider ?? null, output: outcome.output, logs: outcome.logs ?? null, ports: outcome.ports, memoryBytes: outcome.memoryBytes ?? null, reductions: outcome.reductions ?? null, resumeAt: resumed?.resumeAt ?? null, awaitingExecutionId: resumed?.awaiting ?? null }),
-            runningRowId ?? resumed?.stepId ?? undefined,
-          );
           // What a respond step answered goes on the execution; its caller is answered once the
           // commit holding it is durable (see sendResponse).
           if (node.type === 'respond_to_webhook') {
@@ -388,6 +396,9 @@ export class ExecutionRun {
       settings: this.deps.settings,
       execution: { id: this.execution.id, workflowId: this.execution.workflow_id, workspaceId: this.execution.workspace_id },
       resuming: waitResuming,
+      journal: node.type === 'agent' ? nodeJournal(this, frame, node.id, attempt) : undefined,
+      calls: node.type === 'agent' ? nodeCalls(this, () => this.control.cancelled()) : undefined,
+      agent: this.deps.agent,
     });
   }
 
@@ -468,7 +479,7 @@ export class ExecutionRun {
    * run that waits for children is due at once if one of them ended meanwhile. Resolves false
    * when the execution had already ended (cancelled meanwhile): its row is left as it is.
    */
-  persist(final?: Partial<ExecutionRow>, awaited: string[] = []): Promise<boolean> {
+  persist(final?: Partial<ExecutionRow>, awaited: string[] = [], effect?: StepEffect): Promise<boolean> {
     const writes = this.pending;
     this.responseUnsent = false;
     // Object.assign, not spreads: see StepOwner in step-rows.ts (the keys are column names).
@@ -501,6 +512,7 @@ export class ExecutionRun {
           await updateStep(trx, write.update, fields);
         }
       }
+      if (effect) await effect(trx);
       if (!coordination) {
         if (changes.status === 'waiting' && changes.run_at === null && (await listEndedChildren(trx, awaited)).length > 0) changes.run_at = changes.updated_at!;
         if (Object.keys(changes).length > 0) current = await updateExecution(trx, execution.id, Object.assign(changes, { step_count: stepCount }), LIVE_STATUSES);

@@ -5,6 +5,7 @@ import { runHttp } from '../steps/http/run-http.js';
 import { runSet } from '../steps/set/run-set.js';
 import { runIf } from '../steps/if/run-if.js';
 import { runSwitch } from '../steps/switch/run-switch.js';
+import { runAgent } from '../steps/agent/run-agent.js';
 
 /** A trigger in the middle of a run passes its input on (a trigger's own output is the payload). */
 const passThrough: StepRuntime = async (context) => ({ output: context.input });
@@ -29,7 +30,7 @@ const RUNTIMES: Record<string, StepRuntime> = {
   switch: runSwitch,
   respond_to_webhook: respond,
   save_to_store: notAvailable('save_to_store'),
-  agent: notAvailable('agent'),
+  agent: runAgent,
 };
 // `wait`, `loop` and `call_workflow` are run by the engine itself (execution-run.ts).
 
