@@ -238,6 +238,33 @@ describeEachDialect('agent step', (dialect) => {
     expect((await journal(executionId)).map((e) => [e.kind, e.iter_index])).toEqual([['model_call', 0], ['tool_call', 0], ['model_call', 1]]);
   });
 
+  it('reads stores with read_store (a row by key, a list) and refuses a store it was not given', async () => {
+    const store = (await t.request('POST', '/api/v1/stores', { body: { data: { type: 'store', attributes: { name: 'Orders' } } } })).body.data.id as string;
+    const foreign = (await t.request('POST', '/api/v1/stores', { body: { data: { type: 'store', attributes: { name: 'Secrets' } } } })).body.data.id as string;
+    expect((await t.request('PUT', `/api/v1/stores/${store}/rows/o-1`, { body: { data: { row: { status: 'shipped' } } } })).status).toBe(201);
+    expect((await t.request('PUT', `/api/v1/stores/${store}/rows/o-2`, { body: { data: { row: { status: 'packed' } } } })).status).toBe(201);
+    const workflow = await agentWorkflow('Stores', { store_ids: [store] });
+    provider.script(
+      'chat',
+      { body: openAiCompletion({ toolCalls: [{ id: 'k', name: 'read_store', arguments: { store_id: store, key: 'o-1' } }, { id: 'l', name: 'read_store', arguments: { store_id: store, limit: 5 } }, { id: 'f', name: 'read_store', arguments: { store_id: foreign, key: 'x' } }, { id: 'n', name: 'read_store', arguments: { store_id: store, key: 'missing' } }] }) },
+      { body: openAiCompletion({ text: 'Order o-1 has shipped.' }) },
+    );
+    const output = await agentOutput(await run(workflow, 'Where is order o-1?'));
+    const [byKey, list, refused, missing] = output.tool_calls;
+    expect(byKey).toMatchObject({ is_error: false, result: { key: 'o-1', row: { status: 'shipped' } } });
+    expect(list.result.rows.map((r: { key: string }) => r.key)).toEqual(['o-1', 'o-2']);
+    expect(refused).toMatchObject({ is_error: true, result: { code: 'invalid_arguments' } });
+    expect(missing).toMatchObject({ is_error: false, result: null });
+    expect(provider.received('chat')[0]!.body.tools.map((tool: { function: { name: string } }) => tool.function.name)).toEqual(['read_store']);
+  });
+
+  it('duplicates an agent workflow with its connection binding reset', async () => {
+    const workflow = await agentWorkflow('Bound', {});
+    const copy = await t.request('POST', `/api/v1/workflows/${workflow}/duplicate?fields[workflow]=name,graph`);
+    expect(copy.status).toBe(201);
+    expect(copy.body.data.attributes.graph.nodes.find((n: { id: string }) => n.id === 'agent').config).toMatchObject({ connection_id: null, model: 'fake-model' });
+  });
+
   it('fails clearly without a connection', async () => {
     const workflow = await agentWorkflow('Unbound', { connection_id: null });
     const execution = await executionRow(t, await run(workflow, 'Hi'));
