@@ -87,7 +87,7 @@ describeEachDialect('agent crash recovery', (dialect) => {
     let output = '';
     child.stdout.on('data', (chunk) => (output += String(chunk)));
     child.stderr.on('data', (chunk) => (output += String(chunk)));
-    await Promise.race([slowReached, new Promise((_, reject) => setTimeout(() => reject(new Error(`the child never reached the slow step:\n${output}`)), 30_000))]);
+    await Promise.race([slowReached, new Promise((_, reject) => setTimeout(() => reject(new Error(`the child never reached the slow step:\n${output}`)), 120_000))]);
     const { execution_id: executionId } = JSON.parse(output.split('\n')[0]!) as { execution_id: string };
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
@@ -128,5 +128,5 @@ describeEachDialect('agent crash recovery', (dialect) => {
       { role: 'assistant', content: 'Hello Ada, it is sunny.' },
     ]);
     await recovered.engine.stop();
-  }, 90_000);
+  }, 240_000);
 });

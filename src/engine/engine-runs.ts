@@ -6,6 +6,7 @@ import { ExecutionRun, type ChildRequest, type ChildResult, type RunEnd } from '
 import type { GraphPlan } from './graph-plan.js';
 import { PlanCache } from './plan-cache.js';
 import { restoreFrame, type FrameState } from './restore-state.js';
+import { noteJournaledRows } from './node-journal.js';
 import { ParkedRuns, type ParkedRun, type QueuedStart } from './run-queue.js';
 import { RunSlots } from './run-slots.js';
 import { WriteBatcher } from './write-batcher.js';
@@ -97,7 +98,9 @@ export abstract class EngineRuns {
 
   protected newRun(row: ExecutionRow, plan: GraphPlan, steps: StepRow[]): ExecutionRun {
     const deps = { db: this.options.db, clock: this.options.clock, batcher: this.batcher, settings: this.options.settings, agent: this.options.agent, startChild: (request: ChildRequest) => this.startChild(request), coordination: this.cluster ?? undefined, metrics: this.metrics };
-    return new ExecutionRun(deps, row, steps.length, plan.settings.savePayloads);
+    const run = new ExecutionRun(deps, row, steps.length, plan.settings.savePayloads);
+    noteJournaledRows(run, steps);
+    return run;
   }
 
   protected track(row: ExecutionRow, body: (flight: InFlight) => Promise<void>): void {

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import { JOURNAL_KINDS, type CallResult, type JournalEntry, type StepCalls, type StepJournal } from '../steps/step-journal.js';
+import { isJournalRow, JOURNAL_KINDS, type CallResult, type JournalEntry, type StepCalls, type StepJournal } from '../steps/step-journal.js';
 import { NonRetriableError } from './step-errors.js';
 import type { ExecutionRun } from './execution-run.js';
-import { listEndedChildren } from './execution-store.js';
+import { listEndedChildren, type StepRow } from './execution-store.js';
 import type { FrameState } from './restore-state.js';
 
 /** Set on a journal row's output inside a loop body: which iteration the entry belongs to. */
@@ -14,6 +14,26 @@ const CHILD_POLL_MS = 250;
 const CHILD_LOCAL_POLL_MS = 5;
 
 /**
+ * The nodes of each run that have journal rows (by frame key), known from the rows the run was
+ * restored from and from what it recorded since: a node with none skips the journal's query on
+ * its first attempt (measured in bench/results/agent.md: the query is part of each run's overhead).
+ */
+const journaled = new WeakMap<ExecutionRun, Set<string>>();
+
+const frameKey = (loopNodeId: string | null, loopIndex: number | null, nodeId: string, output: string | null = null): string => {
+  // A row inside a loop body carries its iteration in its output (see LOOP_INDEX).
+  const index = loopNodeId === null ? null : (loopIndex ?? ((output === null ? {} : (JSON.parse(output) as Record<string, unknown>))[LOOP_INDEX] ?? null));
+  return `${loopNodeId ?? ''}/${index ?? ''}/${nodeId}`;
+};
+
+/** Notes which nodes of a run have journal rows among the rows it starts from (engine-runs.ts). */
+export function noteJournaledRows(run: ExecutionRun, rows: readonly StepRow[]): void {
+  const keys = new Set<string>();
+  for (const row of rows) if (isJournalRow(row)) keys.add(frameKey(row.loop_node_id, null, row.node_id, row.output));
+  journaled.set(run, keys);
+}
+
+/**
  * The journal of one node in one frame, kept as execution-step rows of the node (`kind`
  * `model_call` / `tool_call`, the turn in `iter_index`). Every entry goes through the run's
  * own commit path (`persist`: the lease check on PostgreSQL, the cancelled check), so an entry
@@ -23,8 +43,11 @@ export function nodeJournal(run: ExecutionRun, frame: FrameState, nodeId: string
   const loopIndex = frame.iteration?.index ?? null;
   // Rows this journal knows to exist (loaded or recorded): recording one again updates it.
   const known = new Set<string>();
+  const key = frameKey(frame.iteration?.nodeId ?? null, loopIndex, nodeId);
   return {
     async load() {
+      // Only a run built from rows knows for sure there are none (a run made here by hand does not).
+      if (journaled.get(run)?.has(key) === false) return [];
       const rows = await run.deps.db
         .selectFrom('execution_steps')
         .selectAll()
@@ -77,6 +100,7 @@ export function nodeJournal(run: ExecutionRun, frame: FrameState, nodeId: string
       if (entry.status === 'completed' && entry.startedAt !== now) row.inserted_at = entry.startedAt;
       run.record(row, known.has(entry.id) ? entry.id : undefined, false);
       known.add(entry.id);
+      journaled.get(run)?.add(key);
       if (!(await run.persist())) throw new NonRetriableError('the execution ended (cancelled) while the step ran', { code: 'cancelled' });
     },
   };
