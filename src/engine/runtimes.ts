@@ -5,6 +5,8 @@ import { runHttp } from '../steps/http/run-http.js';
 import { runSet } from '../steps/set/run-set.js';
 import { runIf } from '../steps/if/run-if.js';
 import { runSwitch } from '../steps/switch/run-switch.js';
+import { runSaveToStore } from '../steps/save-to-store/run-save-to-store.js';
+import { runReadStore } from '../steps/read-store/run-read-store.js';
 
 /** A trigger in the middle of a run passes its input on (a trigger's own output is the payload). */
 const passThrough: StepRuntime = async (context) => ({ output: context.input });
@@ -28,7 +30,8 @@ const RUNTIMES: Record<string, StepRuntime> = {
   if: runIf,
   switch: runSwitch,
   respond_to_webhook: respond,
-  save_to_store: notAvailable('save_to_store'),
+  save_to_store: runSaveToStore,
+  read_store: runReadStore,
   agent: notAvailable('agent'),
 };
 // `wait`, `loop` and `call_workflow` are run by the engine itself (execution-run.ts).
