@@ -22,6 +22,7 @@ import { StoreService } from './services/stores/store-service.js';
 import { StoreRowService } from './services/stores/store-row-service.js';
 import { StoreSweeper } from './services/stores/store-sweeper.js';
 import { FeedCursors } from './api/routes/stores/feed-cursor.js';
+import { stepStoreAccess } from './api/routes/stores/step-store-access.js';
 import { Metrics } from './observability/metrics.js';
 import { countQueue } from './store/queue-depth.js';
 import { newId } from './lib/ids.js';
@@ -113,6 +114,7 @@ export async function buildDeps(
     clock,
     settings: { httpAllow: config.httpAllow ?? [] },
     agent: createAgentResources({ db: database.db, clock, resolver, knowledgeBases, httpAllow, poke }),
+    stores: stepStoreAccess(database.db, database.dialect),
     timers: options.timers ?? true,
     maxConcurrent: cluster ? (config.workerConcurrency ?? maxRunning) : maxRunning,
     cluster,

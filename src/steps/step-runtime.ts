@@ -38,6 +38,8 @@ export interface StepRunContext {
   calls?: StepCalls;
   /** The workspace's resources the agent step reads (connections, knowledge, stores, memory). */
   agent?: AgentResources;
+  /** The workspace's stores, for save_to_store and read_store; absent where none were wired (unit tests). */
+  stores?: StepStoreAccess;
 }
 
 /**
@@ -47,6 +49,39 @@ export interface StepRunContext {
  * is recorded completed, and an attempt lost in a crash left nothing behind to write twice.
  */
 export type StepEffect = (trx: Transaction<Database>) => Promise<unknown>;
+
+/** One store row as steps see it. */
+export interface StepStoreRow {
+  key: string;
+  row: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+  workflow_id: string | null;
+  execution_id: string | null;
+}
+
+export interface StepStoreWrite {
+  workspaceId: string;
+  storeId: string;
+  key: string;
+  row?: unknown;
+  mode: 'upsert' | 'insert' | 'update' | 'delete';
+  workflowId: string;
+  executionId: string;
+  now: string;
+}
+
+/**
+ * What steps may do with stores, and nothing more (no service locator). Every call is scoped by
+ * workspace: a store of another workspace is unknown. Failures are NonRetriableErrors.
+ */
+export interface StepStoreAccess {
+  /** The row write as an effect (see StepEffect); validated (schema, cap, key, mode) when it runs. */
+  write(request: StepStoreWrite): StepEffect;
+  get(request: { workspaceId: string; storeId: string; key: string }): Promise<StepStoreRow | null>;
+  /** Rows in change-feed order (updated_at, key), filtered with the row list API's filter language. */
+  list(request: { workspaceId: string; storeId: string; filter?: Record<string, unknown>; limit: number }): Promise<StepStoreRow[]>;
+}
 
 /** Process-wide settings some runtimes need (from Config). */
 export interface StepSettings {
