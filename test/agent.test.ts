@@ -120,6 +120,8 @@ describeEachDialect('agent step', (dialect) => {
     expect(listed.status).toBe(200);
     expect(listed.body.data.filter((s: { attributes: { node_id: string } }) => s.attributes.node_id === 'agent').map((s: { attributes: { kind: string } }) => s.attributes.kind)).toEqual(['agent', 'model_call', 'tool_call', 'tool_call', 'model_call']);
 
+    const modelCalls = await t.request('GET', `/api/v1/executions/${executionId}/steps?filter[kind]=model_call`);
+    expect(modelCalls.body.data.map((s: { attributes: { iter_index: number; provider: string } }) => [s.attributes.iter_index, s.attributes.provider])).toEqual([[0, 'openai_compatible'], [1, 'openai_compatible']]);
     const messages = await t.request('GET', `/api/v1/memories/${memory}/sessions/ada/messages`);
     expect(messages.body.data.map((m: { attributes: { role: string; content: string } }) => [m.attributes.role, m.attributes.content])).toEqual([
       ['user', 'My name is Ada.'],
