@@ -22,6 +22,7 @@ import { StoreService } from './services/stores/store-service.js';
 import { StoreRowService } from './services/stores/store-row-service.js';
 import { StoreSweeper } from './services/stores/store-sweeper.js';
 import { FeedCursors } from './api/routes/stores/feed-cursor.js';
+import { stepStoreAccess } from './api/routes/stores/step-store-access.js';
 import { Metrics } from './observability/metrics.js';
 import { countQueue } from './store/queue-depth.js';
 import { newId } from './lib/ids.js';
@@ -36,6 +37,7 @@ import { KnowledgeDocumentService } from './services/knowledge/knowledge-documen
 import { MemoryService } from './services/memories/memory-service.js';
 import { createCompactionJobs } from './memory/compaction-jobs.js';
 import { workflowDocumentServices } from './services/workflows/document-services.js';
+import { createAgentResources } from './services/agents/agent-resources.js';
 
 /** Everything the process runs on, built once and passed explicitly (no container). */
 export interface Deps extends ApiContext {
@@ -90,6 +92,16 @@ export async function buildDeps(
     await database.close();
     throw error;
   }
+  const resolver = new ConnectionResolver(database.db, secretKey);
+  const background = new BackgroundLoop(
+    [
+      ...createEmbeddingJobs({ db: database.db, dialect: database.dialect.name, indexes, clock, secretKey, httpAllow }),
+      ...createCompactionJobs({ db: database.db, dialect: database.dialect.name, clock, secretKey, httpAllow }),
+    ],
+    { onError: (error) => options.onBackgroundError?.(error) },
+  );
+  const poke = () => background.poke();
+  const knowledgeBases = new KnowledgeBaseService(database.db, clock, { dialect: database.dialect.name, indexes, resolver, httpAllow, nowMs: () => clock.nowMs() }, poke);
   // The engine resolves call_workflow targets through the execution service, which needs the engine.
   let executions: ExecutionService | null = null;
   const metrics = new Metrics({ queueDepth: () => countQueue(database.db), onError: options.onBackgroundError });
@@ -104,6 +116,8 @@ export async function buildDeps(
     db: database.db,
     clock,
     settings: { httpAllow: config.httpAllow ?? [] },
+    agent: createAgentResources({ db: database.db, clock, resolver, knowledgeBases, httpAllow, poke }),
+    stores: stepStoreAccess(database.db, database.dialect),
     timers: options.timers ?? true,
     maxConcurrent: cluster ? (config.workerConcurrency ?? maxRunning) : maxRunning,
     cluster,
@@ -116,15 +130,6 @@ export async function buildDeps(
   const scheduler = new Scheduler({ db: database.db, dialect: database.dialect.name, engine, clock, timers: options.timers ?? true, pollMs: config.pollMs ?? 1_000, onError: (error) => options.onBackgroundError?.(error) });
   const storeSweeper = new StoreSweeper(database.db, { onError: (error) => options.onBackgroundError?.(error) });
   const stores = new StoreService(database.db, database.dialect, clock, { maxRowCap: config.storeMaxRowCap ?? DEFAULT_STORE_MAX_ROW_CAP }, () => storeSweeper.wake());
-  const background = new BackgroundLoop(
-    [
-      ...createEmbeddingJobs({ db: database.db, dialect: database.dialect.name, indexes, clock, secretKey, httpAllow }),
-      ...createCompactionJobs({ db: database.db, dialect: database.dialect.name, clock, secretKey, httpAllow }),
-    ],
-    { onError: (error) => options.onBackgroundError?.(error) },
-  );
-  const poke = () => background.poke();
-  const knowledgeBases = new KnowledgeBaseService(database.db, clock, { dialect: database.dialect.name, indexes, resolver: new ConnectionResolver(database.db, secretKey), httpAllow, nowMs: () => clock.nowMs() }, poke);
   return {
     database,
     db: database.db,

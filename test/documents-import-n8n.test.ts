@@ -24,7 +24,8 @@ describeEachDialect('n8n imports', (dialect) => {
       expect(attributes).toMatchObject({ name: 'AI tutorial', status: 'inactive' });
       expect(meta.source).toEqual({ format: 'n8n', shape: 'editor', n8n_id: 'l05TkWXXYbOiuL4o' });
       expect(graph.nodes.map((n) => [n.id, n.type])).toEqual([['when_chat_message_received', 'placeholder'], ['ai_agent', 'agent']]);
-      expect(graph.nodes[1]).toMatchObject({ name: 'AI Agent', position: { x: -80, y: -40 }, config: { provider: 'openai', model: 'gpt-4o-mini', prompt: '{{ input.chatInput }}', memory_id: '00000000-0000-0000-0000-000000000000', session_key: '{{ input.sessionId }}' } });
+      expect(graph.nodes[1]).toMatchObject({ name: 'AI Agent', position: { x: -80, y: -40 }, config: { model: 'gpt-4o-mini', prompt: '{{ input.chatInput }}', memory_id: '00000000-0000-0000-0000-000000000000', session_key: '{{ input.sessionId }}' } });
+      expect(graph.nodes[1].config).not.toHaveProperty('provider');
       expect(meta.placeholders).toEqual([{ node_id: 'when_chat_message_received', original: { name: 'When chat message received', type: '@n8n/n8n-nodes-langchain.chatTrigger', version: 1.1 }, reason: expect.stringContaining('no Switchyard step'), pointer: '/nodes/0' }]);
       expect(meta.requirements.credentials).toEqual([expect.objectContaining({ pointer: '/nodes/1/config/connection_id', provider: 'openai', credential_type: 'openAiApi', credential_name: 'OpenAi account 37' })]);
       expect(meta.requirements.bindings).toEqual([expect.objectContaining({ pointer: '/nodes/1/config/memory_id', resource: 'memory', window: 5 })]);

@@ -9,6 +9,8 @@ const CONTROL_SLUGS = ['set', 'if', 'switch', 'loop', 'wait'];
 const IMPORT_SLUGS = ['placeholder'];
 /** Triggers beyond the contract (docs/triggers.md). */
 const TRIGGER_SLUGS = ['schedule'];
+/** Steps issues added beside the spec's (issue 12: read_store). */
+const ADDED_SLUGS = ['read_store'];
 
 describeEachDialect('step templates', (dialect) => {
   let t: TestApp;
@@ -21,7 +23,7 @@ describeEachDialect('step templates', (dialect) => {
     const res = await t.request('GET', '/api/v1/step-templates');
     expect(res.status).toBe(200);
     const slugs = res.body.data.map((d: { attributes: { slug: string } }) => d.attributes.slug);
-    expect([...slugs].sort()).toEqual([...SPEC_SLUGS, ...CONTROL_SLUGS, ...IMPORT_SLUGS, ...TRIGGER_SLUGS].sort());
+    expect([...slugs].sort()).toEqual([...SPEC_SLUGS, ...CONTROL_SLUGS, ...IMPORT_SLUGS, ...TRIGGER_SLUGS, ...ADDED_SLUGS].sort());
     expect(slugs.slice(0, 7).sort()).toEqual([...SPEC_SLUGS].sort());
     const orders = res.body.data.map((d: { attributes: { sort_order: number } }) => d.attributes.sort_order);
     expect(orders).toEqual([...orders].sort((a: number, b: number) => a - b));
@@ -35,6 +37,13 @@ describeEachDialect('step templates', (dialect) => {
     expect(typeof webhook.attributes.output_schema).toBe('string');
     expect(JSON.parse(webhook.attributes.output_schema)).toHaveProperty('type', 'object');
     expect(webhook.attributes.default_config).toMatchObject({ response_mode: 'immediate', verification: { method: 'bearer' } });
+  });
+
+  it('shows read_store with its config schema and default limit', async () => {
+    const res = await t.request('GET', '/api/v1/step-templates');
+    const readStore = res.body.data.find((d: { id: string }) => d.id === 'read_store');
+    expect(readStore.attributes).toMatchObject({ slug: 'read_store', name: 'Read Store', default_config: { limit: 100 }, ports: { in: ['in'], out: ['out'] } });
+    expect(JSON.stringify(readStore.attributes.canvas_schema)).toContain('store_id');
   });
 
   it('returns icon and icon_color only when asked', async () => {

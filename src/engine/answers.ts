@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { AnswerMessage } from './cluster.js';
 import type { ExecutionObserver } from './engine-options.js';
-import type { RunEnd } from './execution-run.js';
+import type { RunEnd } from './run-types.js';
 import { findExecution } from './execution-store.js';
 import { isTerminal } from './statuses.js';
 

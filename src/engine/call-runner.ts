@@ -1,6 +1,7 @@
 import type { GraphNode } from '../graph/graph-types.js';
 import { newId } from '../lib/ids.js';
-import type { ChildResult, ExecutionRun, Outcome } from './execution-run.js';
+import type { ExecutionRun } from './execution-run.js';
+import type { ChildResult, Outcome } from './run-types.js';
 import type { AttemptOutcome } from './node-runner.js';
 import type { FrameState, WaitingNode } from './restore-state.js';
 import { nextRetryDelay } from './retry-policy.js';

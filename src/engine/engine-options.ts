@@ -2,8 +2,9 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Graph } from '../graph/graph-types.js';
 import type { Clock } from '../lib/clock.js';
-import type { StepSettings } from '../steps/step-runtime.js';
-import type { RunEnd } from './execution-run.js';
+import type { StepSettings, StepStoreAccess } from '../steps/step-runtime.js';
+import type { AgentResources } from '../steps/agent/agent-resources.js';
+import type { RunEnd } from './run-types.js';
 import type { ClusterSettings } from './cluster.js';
 import type { EngineMetrics } from '../observability/engine-metrics.js';
 
@@ -16,6 +17,10 @@ export interface EngineOptions {
   db: Kysely<Database>;
   clock: Clock;
   settings: StepSettings;
+  /** What the agent step reads from the workspace (connections, knowledge, stores, memory). */
+  agent?: AgentResources;
+  /** The stores save_to_store and read_store use (built in deps.ts); without it they fail `not_available`. */
+  stores?: StepStoreAccess;
   /** Executions running at once in this process; more wait `pending`, in order. */
   maxConcurrent?: number;
   /**

@@ -2,10 +2,12 @@ import type { ExecutionRow, StepRow } from './execution-store.js';
 import { findExecution, listSteps, loadEndedChildren } from './execution-store.js';
 import { RunCancel } from '../lib/cancellation.js';
 import { parseTimestampMicros } from '../lib/clock.js';
-import { ExecutionRun, type ChildRequest, type ChildResult, type RunEnd } from './execution-run.js';
+import { ExecutionRun } from './execution-run.js';
+import type { ChildRequest, ChildResult, RunEnd } from './run-types.js';
 import type { GraphPlan } from './graph-plan.js';
 import { PlanCache } from './plan-cache.js';
 import { restoreFrame, type FrameState } from './restore-state.js';
+import { noteJournaledRows } from './node-journal.js';
 import { ParkedRuns, type ParkedRun, type QueuedStart } from './run-queue.js';
 import { RunSlots } from './run-slots.js';
 import { WriteBatcher } from './write-batcher.js';
@@ -96,8 +98,10 @@ export abstract class EngineRuns {
   }
 
   protected newRun(row: ExecutionRow, plan: GraphPlan, steps: StepRow[]): ExecutionRun {
-    const deps = { clock: this.options.clock, batcher: this.batcher, settings: this.options.settings, startChild: (request: ChildRequest) => this.startChild(request), coordination: this.cluster ?? undefined, metrics: this.metrics };
-    return new ExecutionRun(deps, row, steps.length, plan.settings.savePayloads);
+    const deps = { db: this.options.db, clock: this.options.clock, batcher: this.batcher, settings: this.options.settings, stores: this.options.stores, agent: this.options.agent, startChild: (request: ChildRequest) => this.startChild(request), coordination: this.cluster ?? undefined, metrics: this.metrics };
+    const run = new ExecutionRun(deps, row, steps.length, plan.settings.savePayloads);
+    noteJournaledRows(run, steps);
+    return run;
   }
 
   protected track(row: ExecutionRow, body: (flight: InFlight) => Promise<void>): void {

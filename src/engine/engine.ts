@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Database, ExecutionStatus } from '../db/schema.js';
 import { parseTimestampMicros } from '../lib/clock.js';
-import type { ChildRequest } from './execution-run.js';
+import type { ChildRequest } from './run-types.js';
 import { childIdentity, newExecutionRow, retryStart, rootRows, runIdentity, type ExecutionIdentity } from './execution-start.js';
 import {
   failRunningSteps,

@@ -1,89 +1,31 @@
 import { RunCancel } from '../lib/cancellation.js';
-import type { Clock } from '../lib/clock.js';
-import { formatMicros, parseTimestampMicros } from '../lib/clock.js';
+import { formatMicros } from '../lib/clock.js';
 import type { GraphNode } from '../graph/graph-types.js';
-import type { StepSettings } from '../steps/step-runtime.js';
 import { findStepDefinition } from '../steps/registry.js';
 import type { ExecutionRow, StepRow } from './execution-store.js';
 import { clearStepPayloads, insertStep, listEndedChildren, updateExecution, updateStep, wakeParent } from './execution-store.js';
 import type { ExpressionScope } from './expressions.js';
 import { childOutcome, startCall } from './call-runner.js';
 import { runLoop, type LoopProgress } from './loop-runner.js';
-import { runAttempt, type AttemptOutcome } from './node-runner.js';
+import { runAttempt } from './node-runner.js';
+import { nodeCalls, nodeJournal } from './node-journal.js';
 import type { FrameState, WaitingNode } from './restore-state.js';
-import type { SerializedStepError } from './step-errors.js';
+import { serializeStepError, StepError, type SerializedStepError } from './step-errors.js';
+import { nextRetryDelay } from './retry-policy.js';
+import type { StepEffect } from '../steps/step-runtime.js';
 import { json, stepRow, type StepOwner, type StepRecord } from './step-rows.js';
-import type { WriteBatcher } from './write-batcher.js';
-import { LeaseLostError, type RunCoordination, type RunNews } from './run-coordination.js';
-import type { EngineMetrics } from '../observability/engine-metrics.js';
-
-/** A call_workflow step asks the engine for a child execution. */
-export interface ChildRequest {
-  childId: string;
-  parent: ExecutionRow;
-  /** The parent's step row that starts the child (the child's `triggered_by_step_id`). */
-  stepId: string;
-  workflowId: string;
-  input: unknown;
-}
-
-/** How an awaited child execution ended; `missing` when it was never committed (a crash in between). */
-export interface ChildResult {
-  status: 'completed' | 'failed' | 'cancelled' | 'missing';
-  output: unknown;
-  error: unknown;
-}
-
-export interface RunDeps {
-  clock: Clock;
-  batcher: WriteBatcher;
-  settings: StepSettings;
-  /** Commits a child execution (and starts it when there is capacity); throws a StepError when the call cannot be made. */
-  startChild(request: ChildRequest): Promise<void>;
-  /** Several processes share the database: leases and notifications in every commit (cluster.ts). */
-  coordination?: RunCoordination;
-  metrics?: EngineMetrics;
-}
-
-/** One stretch of running (the engine attaches a new one each time it resumes the execution). */
-export interface RunControl {
-  /** The flight's cancellation (not an AbortSignal per run: see lib/cancellation.ts). */
-  cancel: RunCancel;
-  cancelled: () => boolean;
-  /**
-   * Told how the execution ends as soon as its final write is queued, before that commit is
-   * awaited: a parent waiting for it can go on at once, and its next write joins the same group
-   * commit (the batcher commits in order, so the parent's writes never land before the child's end).
-   */
-  ending?: (end: RunEnd) => void;
-  /** Told a respond step's answer once the commit holding it is durable. */
-  responded?: (response: unknown) => void;
-}
-
-/** How a run ended: the execution finished (with its output or error), or it waits until `runAt` (null: for a child execution). */
-export type RunEnd =
-  | { status: 'completed'; output: unknown }
-  | { status: 'failed'; error: unknown }
-  | { status: 'cancelled' }
-  /** `deferred`: it waits only for children and its `waiting` status is not written yet (see `commitWait`). */
-  | { status: 'waiting'; runAt: string | null; deferred?: boolean };
-
-/** How a frame (the run, or one loop iteration) ended. */
-export type FrameEnd =
-  | { status: 'settled' | 'cancelled' }
-  | { status: 'waiting'; runAt: string | null }
-  | { status: 'failed'; nodeId: string; error: SerializedStepError };
-
-/**
- * An attempt's outcome as the frame handles it. `startedAt`: the attempt began earlier (a call
- * resumed); `rowId`: the id its new row must have; `replaces`: the waiting row it replaces.
- */
-export type Outcome =
-  | (AttemptOutcome & { startedAt?: string; rowId?: string; replaces?: string })
-  | { type: 'loop_waiting'; runAt: string | null }
-  | { type: 'cancelled' };
+import { LeaseLostError, type RunNews } from './run-coordination.js';
+import type { ChildResult, FrameEnd, Outcome, RunControl, RunDeps, RunEnd } from './run-types.js';
+import { awaitedChildren, elapsedMs, recordFailure } from './run-frames.js';
 
 type Write = { insert: StepRow } | { update: string; row: StepRow };
+
+/** A step's effect riding on a commit, and what it answered there (see commitEffect). */
+interface EffectWrite {
+  run: StepEffect;
+  row: StepRow;
+  output: unknown;
+}
 
 function hasEffects(slug: string): boolean {
   return findStepDefinition(slug)?.effects === true;
@@ -311,11 +253,21 @@ export class ExecutionRun {
         case 'completed': {
           const began = outcome.startedAt ?? resumed?.startedAt ?? startedAt;
           const took = began === startedAt ? durationMs : Math.max(0, Math.round(elapsedMs(began, finishedAt)));
+          const row = this.row(frame, { id: outcome.rowId, nodeId, attempt, input, now: finishedAt, status: 'completed', startedAt: began, finishedAt, durationMs: took, kind: outcome.kind, provider: outcome.provider ?? null, output: outcome.output, logs: outcome.logs ?? null, ports: outcome.ports, memoryBytes: outcome.memoryBytes ?? null, reductions: outcome.reductions ?? null, resumeAt: resumed?.resumeAt ?? null, awaitingExecutionId: resumed?.awaiting ?? null });
+          if (outcome.effect) {
+            const applied = await this.commitEffect(outcome.effect, row, runningRowId ?? resumed?.stepId ?? undefined);
+            if (applied.type === 'cancelled') return { status: 'cancelled' };
+            if (applied.type === 'failed') {
+              const failed: StepRecord = { nodeId, attempt, input, now: finishedAt, status: 'failed', startedAt: began, finishedAt, durationMs: took, kind: outcome.kind, error: applied.error, resumeAt: resumed?.resumeAt ?? null, awaitingExecutionId: resumed?.awaiting ?? null };
+              const end = recordFailure(this, frame, node, failed, nextRetryDelay(node.retry, attempt, applied.error), runningRowId ?? resumed?.stepId ?? undefined);
+              if (end) return end;
+              continue;
+            }
+            flow.resolve(nodeId, 'completed', applied.output, outcome.ports);
+            continue;
+          }
           flow.resolve(nodeId, 'completed', outcome.output, outcome.ports);
-          this.record(
-            this.row(frame, { id: outcome.rowId, nodeId, attempt, input, now: finishedAt, status: 'completed', startedAt: began, finishedAt, durationMs: took, kind: outcome.kind, provider: outcome.provider ?? null, output: outcome.output, logs: outcome.logs ?? null, ports: outcome.ports, memoryBytes: outcome.memoryBytes ?? null, reductions: outcome.reductions ?? null, resumeAt: resumed?.resumeAt ?? null, awaitingExecutionId: resumed?.awaiting ?? null }),
-            runningRowId ?? resumed?.stepId ?? undefined,
-          );
+          this.record(row, runningRowId ?? resumed?.stepId ?? undefined);
           // What a respond step answered goes on the execution; its caller is answered once the
           // commit holding it is durable (see sendResponse).
           if (node.type === 'respond_to_webhook') {
@@ -339,32 +291,35 @@ export class ExecutionRun {
           continue;
         case 'failed': {
           const failed: StepRecord = { nodeId, attempt, input, now: finishedAt, status: 'failed', startedAt: outcome.startedAt ?? resumed?.startedAt ?? startedAt, finishedAt, durationMs, kind: outcome.kind, error: outcome.error, resumeAt: resumed?.resumeAt ?? null, awaitingExecutionId: resumed?.awaiting ?? null };
-          const stepId = outcome.replaces ?? runningRowId ?? resumed?.stepId ?? undefined;
-          if (outcome.retryInMs !== null) {
-            this.record(this.row(frame, failed), stepId, false);
-            if (outcome.retryInMs === 0) {
-              // Ready again at once: its inputs are still resolved, and the attempt count goes on.
-              flow.requeue(nodeId);
-              continue;
-            }
-            const resumeAt = formatMicros((clock.nowMs() + outcome.retryInMs) * 1000);
-            const next = this.row(frame, { nodeId, status: 'waiting', attempt: attempt + 1, startedAt: null, finishedAt: null, durationMs: null, kind: outcome.kind, resumeAt, now: finishedAt });
-            this.record(next);
-            this.park(frame, { nodeId, stepId: next.id, attempt: attempt + 1, resumeAt, awaiting: null, startedAt: null, loop: false });
-            continue;
-          }
-          if (node.on_error === 'continue') {
-            const output = { error: outcome.error };
-            flow.resolve(nodeId, 'failed', output, ['error']);
-            failed.output = output;
-            failed.ports = ['error'];
-            this.record(this.row(frame, failed), stepId);
-            continue;
-          }
-          this.record(this.row(frame, failed), stepId);
-          return { status: 'failed', nodeId, error: outcome.error };
+          const end = recordFailure(this, frame, node, failed, outcome.retryInMs, outcome.replaces ?? runningRowId ?? resumed?.stepId ?? undefined);
+          if (end) return end;
+          continue;
         }
       }
+    }
+  }
+
+  /**
+   * Commits a step's effect (a store row) in the same transaction as its completed row, at once:
+   * the steps after it see the write. An effect that throws a StepError (schema, cap, a key
+   * conflict) rolled back with everything of that commit; the attempt is then failed with it,
+   * and what else the commit carried waits for the next one.
+   */
+  private async commitEffect(effect: StepEffect, row: StepRow, replaces: string | undefined): Promise<{ type: 'committed'; output: unknown } | { type: 'failed'; error: SerializedStepError } | { type: 'cancelled' }> {
+    const carried = { pending: this.pending.slice(), opening: this.openingChanges, changes: this.executionChanges, responseUnsent: this.responseUnsent, stepCount: this.stepCount };
+    this.record(row, replaces);
+    const applied: EffectWrite = { run: effect, row, output: undefined };
+    try {
+      return (await this.persist(undefined, [], applied)) ? { type: 'committed', output: applied.output } : { type: 'cancelled' };
+    } catch (error) {
+      if (!(error instanceof StepError)) throw error;
+      // Nothing of that commit landed: what it carried besides the row goes with the next one.
+      this.pending = carried.pending.concat(this.pending);
+      this.openingChanges = Object.assign({}, carried.opening, this.openingChanges);
+      this.executionChanges = Object.assign({}, carried.changes, this.executionChanges);
+      this.responseUnsent = this.responseUnsent || carried.responseUnsent;
+      this.stepCount = carried.stepCount;
+      return { type: 'failed', error: serializeStepError(error) };
     }
   }
 
@@ -386,8 +341,12 @@ export class ExecutionRun {
       cancel: this.control.cancel,
       clock: this.deps.clock,
       settings: this.deps.settings,
+      stores: this.deps.stores,
       execution: { id: this.execution.id, workflowId: this.execution.workflow_id, workspaceId: this.execution.workspace_id },
       resuming: waitResuming,
+      journal: node.type === 'agent' ? nodeJournal(this, frame, node.id, attempt) : undefined,
+      calls: node.type === 'agent' ? nodeCalls(this, () => this.control.cancelled()) : undefined,
+      agent: this.deps.agent,
     });
   }
 
@@ -468,7 +427,7 @@ export class ExecutionRun {
    * run that waits for children is due at once if one of them ended meanwhile. Resolves false
    * when the execution had already ended (cancelled meanwhile): its row is left as it is.
    */
-  persist(final?: Partial<ExecutionRow>, awaited: string[] = []): Promise<boolean> {
+  persist(final?: Partial<ExecutionRow>, awaited: string[] = [], effect?: EffectWrite): Promise<boolean> {
     const writes = this.pending;
     this.responseUnsent = false;
     // Object.assign, not spreads: see StepOwner in step-rows.ts (the keys are column names).
@@ -492,6 +451,12 @@ export class ExecutionRun {
         if (changes.status === 'waiting' && changes.run_at === null && (await listEndedChildren(trx, awaited)).length > 0) changes.run_at = changes.updated_at!;
         const held = Object.keys(changes).length > 0 ? await coordination.updateHeld(trx, execution.id, Object.assign(changes, { step_count: stepCount })) : await coordination.holds(trx, execution.id);
         if (!held) throw new LeaseLostError(execution.id);
+      }
+      if (effect) {
+        // Before the rows: the effect's result is the output its completed row records.
+        effect.output = await effect.run(trx);
+        effect.row.output = json(effect.output === undefined ? null : effect.output);
+        effect.row.output_bytes = effect.row.output === null ? null : Buffer.byteLength(effect.row.output);
       }
       for (const write of writes) {
         if ('insert' in write) {
@@ -525,20 +490,4 @@ export class ExecutionRun {
       return current;
     });
   }
-}
-
-/** Milliseconds between two canonical timestamps, to the microsecond. */
-function elapsedMs(from: string, to: string): number {
-  return ((parseTimestampMicros(to) ?? 0) - (parseTimestampMicros(from) ?? 0)) / 1000;
-}
-
-/** Ids of the child executions this run's waiting call steps await (its loops' current iterations included). */
-function awaitedChildren(frame: FrameState, loops: Map<string, LoopProgress>): string[] {
-  const ids: string[] = [];
-  for (const waiting of frame.waiting.values()) {
-    if (waiting.awaiting !== null) ids.push(waiting.awaiting);
-    const current = waiting.loop ? loops.get(waiting.nodeId)?.current : undefined;
-    if (current) ids.push(...awaitedChildren(current, loops));
-  }
-  return ids;
 }

@@ -1,7 +1,7 @@
 import type { ExecutionStatus } from '../db/schema.js';
 import { newId } from '../lib/ids.js';
 import { findStepDefinition } from '../steps/registry.js';
-import type { ChildRequest } from './execution-run.js';
+import type { ChildRequest } from './run-types.js';
 import type { ExecutionRow, StepRow } from './execution-store.js';
 import type { GraphPlan } from './graph-plan.js';
 import { json, stepRow, type StepOwner } from './step-rows.js';

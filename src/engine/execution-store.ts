@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, ExecutionsTable, ExecutionStepsTable, ExecutionStatus } from '../db/schema.js';
-import type { ChildResult } from './execution-run.js';
+import type { ChildResult } from './run-types.js';
 import { directWrites } from '../db/direct-writes.js';
 
 export type ExecutionRow = ExecutionsTable;

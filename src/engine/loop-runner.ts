@@ -1,6 +1,7 @@
 import type { GraphNode } from '../graph/graph-types.js';
 import { LOOP_DONE_PORT } from '../steps/loop/index.js';
-import type { ExecutionRun, Outcome } from './execution-run.js';
+import type { ExecutionRun } from './execution-run.js';
+import type { Outcome } from './run-types.js';
 import type { StepRow } from './execution-store.js';
 import { resolveConfig } from './expressions.js';
 import type { GraphPlan } from './graph-plan.js';

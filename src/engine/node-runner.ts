@@ -1,7 +1,7 @@
 import type { GraphNode } from '../graph/graph-types.js';
 import type { Cancellation } from '../lib/cancellation.js';
 import type { Clock } from '../lib/clock.js';
-import type { StepRunContext, StepSettings } from '../steps/step-runtime.js';
+import type { StepEffect, StepRunContext, StepSettings, StepStoreAccess } from '../steps/step-runtime.js';
 import { resolveConfig, type ExpressionScope } from './expressions.js';
 import { nextRetryDelay } from './retry-policy.js';
 import { serializeStepError, type SerializedStepError } from './step-errors.js';
@@ -9,7 +9,8 @@ import { runtimeFor } from './runtimes.js';
 import { waitUntil } from '../steps/wait/index.js';
 
 export type AttemptOutcome =
-  | { type: 'completed'; output: unknown; ports: string[]; logs?: string[]; kind: string; provider?: string; memoryBytes?: number; reductions?: number }
+  /** `effect`: a write the engine commits with the step's completion, whose result is the output (see StepEffect). */
+  | { type: 'completed'; output: unknown; ports: string[]; logs?: string[]; kind: string; provider?: string; memoryBytes?: number; reductions?: number; effect?: StepEffect }
   | { type: 'wait'; resumeAtMs: number }
   | { type: 'call'; workflowId: string; input: unknown; wait: boolean }
   | { type: 'failed'; error: SerializedStepError; retryInMs: number | null; kind: string };
@@ -22,9 +23,13 @@ export interface AttemptInput {
   cancel: Cancellation;
   clock: Clock;
   settings: StepSettings;
+  stores: StepStoreAccess | undefined;
   execution: StepRunContext['execution'];
   /** True when a waiting `wait` node is being resumed: it completes, passing its input on. */
   resuming: boolean;
+  journal?: StepRunContext['journal'];
+  calls?: StepRunContext['calls'];
+  agent?: StepRunContext['agent'];
 }
 
 /**
@@ -59,6 +64,10 @@ export async function runAttempt(args: AttemptInput): Promise<AttemptOutcome> {
       attempt: args.attempt,
       execution: args.execution,
       settings: args.settings,
+      stores: args.stores,
+      journal: args.journal,
+      calls: args.calls,
+      agent: args.agent,
     });
     // One literal with every key (absent ones undefined), not conditional spreads: see StepOwner in step-rows.ts.
     return {
@@ -70,6 +79,7 @@ export async function runAttempt(args: AttemptInput): Promise<AttemptOutcome> {
       provider: result.metrics?.provider || undefined,
       memoryBytes: result.metrics?.memory_bytes,
       reductions: result.metrics?.reductions,
+      effect: result.effect,
     };
   } catch (error) {
     const serialized = serializeStepError(error);

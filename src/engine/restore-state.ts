@@ -2,6 +2,7 @@ import type { GraphPlan } from './graph-plan.js';
 import { Dataflow } from './dataflow.js';
 import type { StepRow } from './execution-store.js';
 import { LOOP_BODY_PORT } from '../steps/loop/index.js';
+import { isJournalRow } from '../steps/step-journal.js';
 
 /**
  * A node that waits: a `wait` step, the next attempt of a retried step, a `call_workflow` step
@@ -61,6 +62,8 @@ export function restoreFrame(plan: GraphPlan, rows: StepRow[], inherited: Record
   if (iteration) flow.resolve(iteration.nodeId, 'completed', iteration.item, [LOOP_BODY_PORT]);
   const recorded = new Set<string>();
   for (const row of rows) {
+    // A node's journal (the agent's model turns and tool calls) says nothing of whether the node completed.
+    if (isJournalRow(row)) continue;
     if (iteration === null && row.loop_node_id !== null) {
       const list = frame.bodyRows.get(row.loop_node_id) ?? [];
       list.push(row);

@@ -5,6 +5,9 @@ import { runHttp } from '../steps/http/run-http.js';
 import { runSet } from '../steps/set/run-set.js';
 import { runIf } from '../steps/if/run-if.js';
 import { runSwitch } from '../steps/switch/run-switch.js';
+import { runSaveToStore } from '../steps/save-to-store/run-save-to-store.js';
+import { runReadStore } from '../steps/read-store/run-read-store.js';
+import { runAgent } from '../steps/agent/run-agent.js';
 
 /** A trigger in the middle of a run passes its input on (a trigger's own output is the payload). */
 const passThrough: StepRuntime = async (context) => ({ output: context.input });
@@ -15,11 +18,6 @@ const respond: StepRuntime = async (context) => ({
   metrics: { kind: 'respond_to_webhook' },
 });
 
-/** Declared in the catalog, built by later issues: they fail clearly instead of faking a result. */
-const notAvailable = (slug: string): StepRuntime => async () => {
-  throw new NonRetriableError(`the ${slug} step is not available yet in this release`, { code: 'not_available' });
-};
-
 const RUNTIMES: Record<string, StepRuntime> = {
   webhook: passThrough,
   schedule: passThrough,
@@ -29,8 +27,9 @@ const RUNTIMES: Record<string, StepRuntime> = {
   if: runIf,
   switch: runSwitch,
   respond_to_webhook: respond,
-  save_to_store: notAvailable('save_to_store'),
-  agent: notAvailable('agent'),
+  save_to_store: runSaveToStore,
+  read_store: runReadStore,
+  agent: runAgent,
 };
 // `wait`, `loop` and `call_workflow` are run by the engine itself (execution-run.ts).
 

@@ -6,6 +6,7 @@ import { httpStep } from './http/index.js';
 import { ifStep } from './if/index.js';
 import { loopStep } from './loop/index.js';
 import { placeholderStep } from './placeholder/index.js';
+import { readStoreStep } from './read-store/index.js';
 import { respondToWebhookStep } from './respond-to-webhook/index.js';
 import { saveToStoreStep } from './save-to-store/index.js';
 import { scheduleStep } from './schedule/index.js';
@@ -24,6 +25,7 @@ export const stepDefinitions: readonly StepDefinition[] = Object.freeze(
     callWorkflowStep,
     respondToWebhookStep,
     saveToStoreStep,
+    readStoreStep,
     setStep,
     ifStep,
     switchStep,

@@ -1,5 +1,9 @@
+import type { Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
 import type { Cancellation } from '../lib/cancellation.js';
 import type { Clock } from '../lib/clock.js';
+import type { AgentResources } from './agent/agent-resources.js';
+import type { StepCalls, StepJournal } from './step-journal.js';
 
 /**
  * What a step's runtime sees: its resolved config and input, nothing of the engine or the
@@ -25,6 +29,58 @@ export interface StepRunContext {
   attempt: number;
   execution: { id: string; workflowId: string; workspaceId: string };
   settings: StepSettings;
+  /**
+   * The durable journal of this node's attempts (the agent's model turns and tool calls), kept
+   * by the engine as execution-step rows of the node. Absent where no engine runs the step.
+   */
+  journal?: StepJournal;
+  /** Child executions the step starts and awaits itself (the agent's workflow tools). */
+  calls?: StepCalls;
+  /** The workspace's resources the agent step reads (connections, knowledge, stores, memory). */
+  agent?: AgentResources;
+  /** The workspace's stores, for save_to_store and read_store; absent where none were wired (unit tests). */
+  stores?: StepStoreAccess;
+}
+
+/**
+ * A write that must commit with the step's completion: the engine runs it inside the very
+ * transaction that records the step completed, and it resolves to the step's output. Throwing
+ * (a StepError) fails the step and rolls the write back, so a row exists exactly when its step
+ * is recorded completed, and an attempt lost in a crash left nothing behind to write twice.
+ */
+export type StepEffect = (trx: Transaction<Database>) => Promise<unknown>;
+
+/** One store row as steps see it. */
+export interface StepStoreRow {
+  key: string;
+  row: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+  workflow_id: string | null;
+  execution_id: string | null;
+}
+
+export interface StepStoreWrite {
+  workspaceId: string;
+  storeId: string;
+  key: string;
+  row?: unknown;
+  mode: 'upsert' | 'insert' | 'update' | 'delete';
+  workflowId: string;
+  executionId: string;
+  now: string;
+}
+
+/**
+ * What steps may do with stores, and nothing more (no service locator). Every call is scoped by
+ * workspace: a store of another workspace is unknown. Failures are NonRetriableErrors.
+ */
+export interface StepStoreAccess {
+  /** The row write as an effect (see StepEffect); validated (schema, cap, key, mode) when it runs. */
+  write(request: StepStoreWrite): StepEffect;
+  get(request: { workspaceId: string; storeId: string; key: string }): Promise<StepStoreRow | null>;
+  /** Rows in change-feed order (updated_at, key), filtered with the row list API's filter language. */
+  list(request: { workspaceId: string; storeId: string; filter?: Record<string, unknown>; limit: number }): Promise<StepStoreRow[]>;
 }
 
 /** Process-wide settings some runtimes need (from Config). */
@@ -51,6 +107,8 @@ export interface StepResult {
   ports?: string[];
   logs?: string[];
   metrics?: StepMetrics;
+  /** A write committed with the step's completion; its result replaces `output` (see StepEffect). */
+  effect?: StepEffect;
 }
 
 export type StepRuntime = (context: StepRunContext) => Promise<StepResult>;

@@ -22,8 +22,8 @@ const shortType = (node: N8nNode) => node.type.split('.').pop() ?? node.type;
 
 /**
  * The AI Agent (and the basic LLM chain, an agent without tools) with its sub-nodes folded into
- * the agent step's config (DESIGN.md): the language model gives `provider` and `model` (and a
- * credentials requirement: connections are never imported), memory gives a `memory_id` to bind
+ * the agent step's config (DESIGN.md): the language model gives `model` and a credentials
+ * requirement naming its provider (connections are never imported: `connection_id` stays null), memory gives a `memory_id` to bind
  * and the `session_key`, workflow and HTTP tools become `tools`. Sub-nodes with no place in
  * the config (output parsers, vector stores, code tools) are left to become placeholders.
  * Fields the agent step of this release does not take are dropped and listed.
@@ -35,6 +35,7 @@ export function mapAgent(ctx: NodeContext): MapResult {
   const text = ctx.param('text', chain ? ctx.param('prompt') : undefined);
   const promptType = ctx.param('promptType', text === undefined ? 'auto' : 'define');
   const prompt = promptType !== 'auto' ? ctx.translate(text ?? '', '/prompt') : '{{ input.chatInput }}';
+  // No connection_id: it is never imported (the credentials requirement names the provider).
   const config: Record<string, unknown> = { prompt: prompt === '' ? '{{ input.chatInput }}' : prompt, tools: [], knowledge_base_ids: [], memory_id: null };
   if (typeof options.systemMessage === 'string') config.system = ctx.translate(options.systemMessage, '/system');
   if (typeof options.maxIterations === 'number') config.max_turns = options.maxIterations;
@@ -51,7 +52,6 @@ export function mapAgent(ctx: NodeContext): MapResult {
     const name = model.parameters.model;
     const modelName = isPlainObject(name) ? name.value : name ?? model.parameters.modelName;
     if (typeof modelName === 'string' && !modelName.startsWith('=')) config.model = modelName;
-    if (provider !== undefined) config.provider = provider;
     const modelOptions = isPlainObject(model.parameters.options) ? model.parameters.options : {};
     if (typeof modelOptions.temperature === 'number') config.temperature = modelOptions.temperature;
     if (typeof modelOptions.maxTokens === 'number') config.max_tokens = modelOptions.maxTokens;

@@ -175,9 +175,10 @@ describe('triggers, calls and stores', () => {
       },
       { name: 'Get', type: 'n8n-nodes-base.dataTable', parameters: { operation: 'get', dataTableId: 'Orders 2025', filters: { conditions: [{ keyName: 'order_id', keyValue: 'A1' }] } } },
     ]);
-    expect(nodesOf(draft)[0]).toMatchObject({ type: 'save_to_store', config: { store_id: UNBOUND_ID, key: '{{ $string(input.id) }}', row: { total: '{{ input.total }}' } } });
+    expect(nodesOf(draft)[0]).toMatchObject({ type: 'save_to_store', config: { store_id: UNBOUND_ID, key: '{{ $string(input.id) }}', row: { total: '{{ input.total }}' }, mode: 'upsert' } });
     expect(draft.bindings[0]).toMatchObject({ pointer: '/nodes/0/config/store_id', by: { slug: 'orders-2025' } });
-    expect(nodesOf(draft)[1]).toMatchObject({ type: 'placeholder', config: { suggested: { type: 'read_store', config: { key: 'A1' } } } });
+    // With the read_store step in the catalog, a get by key maps onto it (bound like the save).
+    expect(nodesOf(draft)[1]).toEqual(expect.objectContaining({ type: 'read_store', config: { store_id: UNBOUND_ID, key: 'A1' } }));
   });
 
   it('makes sticky notes annotations, never steps, and accounts for every source node', () => {

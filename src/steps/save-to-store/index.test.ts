@@ -12,10 +12,17 @@ describe('save_to_store step', () => {
 
   it('requires store_id, key and row, which the default config leaves out', () => {
     expect(check({})).toEqual([
+      { pointer: '/row', detail: 'config.row is required.' },
       { pointer: '/store_id', detail: 'config.store_id is required.' },
       { pointer: '/key', detail: 'config.key is required.' },
-      { pointer: '/row', detail: 'config.row is required.' },
     ]);
+  });
+
+  it('takes the four modes, a delete needing no row', () => {
+    for (const mode of ['upsert', 'insert', 'update']) expect(check({ store_id: STORE_ID, key: 'k', row: {}, mode })).toEqual([]);
+    expect(check({ store_id: STORE_ID, key: 'k', mode: 'delete' })).toEqual([]);
+    expect(check({ store_id: STORE_ID, key: 'k', mode: 'update' })).toEqual([{ pointer: '/row', detail: 'config.row is required.' }]);
+    expect(check({ store_id: STORE_ID, key: 'k', row: {}, mode: 'merge' })).toEqual([{ pointer: '/mode', detail: 'config.mode must be one of "upsert", "insert", "update", "delete".' }]);
   });
 
   it('accepts an expression for the key and the row', () => {

@@ -1,0 +1,58 @@
+import type { GraphNode } from '../graph/graph-types.js';
+import { formatMicros, parseTimestampMicros } from '../lib/clock.js';
+import type { ExecutionRun } from './execution-run.js';
+import type { LoopProgress } from './loop-runner.js';
+import type { FrameState } from './restore-state.js';
+import type { StepRecord } from './step-rows.js';
+import type { FrameEnd } from './run-types.js';
+
+/** What ExecutionRun does with a failed attempt, and small helpers of its frames. */
+
+/**
+ * Records a failed attempt: retried (at once, or waiting `retryInMs`), passed on through the
+ * error port (`on_error: continue`), or ending the frame (the returned end).
+ */
+export function recordFailure(run: ExecutionRun, frame: FrameState, node: GraphNode, failed: StepRecord, retryInMs: number | null, stepId: string | undefined): FrameEnd | null {
+  const { flow } = frame;
+  const { nodeId, attempt } = failed;
+  const error = failed.error!;
+  if (retryInMs !== null) {
+    run.record(run.row(frame, failed), stepId, false);
+    if (retryInMs === 0) {
+      // Ready again at once: its inputs are still resolved, and the attempt count goes on.
+      flow.requeue(nodeId);
+      return null;
+    }
+    const resumeAt = formatMicros((run.deps.clock.nowMs() + retryInMs) * 1000);
+    const next = run.row(frame, { nodeId, status: 'waiting', attempt: attempt + 1, startedAt: null, finishedAt: null, durationMs: null, kind: failed.kind, resumeAt, now: failed.now });
+    run.record(next);
+    run.park(frame, { nodeId, stepId: next.id, attempt: attempt + 1, resumeAt, awaiting: null, startedAt: null, loop: false });
+    return null;
+  }
+  if (node.on_error === 'continue') {
+    const output = { error };
+    flow.resolve(nodeId, 'failed', output, ['error']);
+    failed.output = output;
+    failed.ports = ['error'];
+    run.record(run.row(frame, failed), stepId);
+    return null;
+  }
+  run.record(run.row(frame, failed), stepId);
+  return { status: 'failed', nodeId, error };
+}
+
+/** Milliseconds between two canonical timestamps, to the microsecond. */
+export function elapsedMs(from: string, to: string): number {
+  return ((parseTimestampMicros(to) ?? 0) - (parseTimestampMicros(from) ?? 0)) / 1000;
+}
+
+/** Ids of the child executions this run's waiting call steps await (its loops' current iterations included). */
+export function awaitedChildren(frame: FrameState, loops: Map<string, LoopProgress>): string[] {
+  const ids: string[] = [];
+  for (const waiting of frame.waiting.values()) {
+    if (waiting.awaiting !== null) ids.push(waiting.awaiting);
+    const current = waiting.loop ? loops.get(waiting.nodeId)?.current : undefined;
+    if (current) ids.push(...awaitedChildren(current, loops));
+  }
+  return ids;
+}
