@@ -35,6 +35,11 @@ import { KnowledgeDocumentService } from './services/knowledge/knowledge-documen
 import { MemoryService } from './services/memories/memory-service.js';
 import { createCompactionJobs } from './memory/compaction-jobs.js';
 import { workflowDocumentServices } from './services/workflows/document-services.js';
+import { AppService } from './services/apps/app-service.js';
+import { PlatformDirectory } from './platform/platform-directory.js';
+import { PlatformTriggers } from './platform/platform-triggers.js';
+import { buildPlatformEndpoints } from './platform/platform-endpoints.js';
+import type { PlatformEndpoint } from './platform/platform-routes.js';
 
 /** Everything the process runs on, built once and passed explicitly (no container). */
 export interface Deps extends ApiContext {
@@ -55,6 +60,12 @@ export interface Deps extends ApiContext {
   background: BackgroundLoop;
   /** How vectors are searched: sqlite-vec, pgvector, or an exact scan (reported by /readyz). */
   vectorMode: VectorMode;
+  /** Provider apps and installations as the platform endpoints read them (cached, secrets opened). */
+  platformDirectory: PlatformDirectory;
+  /** Live platform trigger nodes of active workflows. */
+  platformTriggers: PlatformTriggers;
+  /** The provider endpoints under /webhooks/inbound, served by the API. */
+  platformEndpoints: PlatformEndpoint[];
   close(): Promise<void>;
 }
 
@@ -121,6 +132,8 @@ export async function buildDeps(
   );
   const poke = () => background.poke();
   const knowledgeBases = new KnowledgeBaseService(database.db, clock, { dialect: database.dialect.name, indexes, resolver: new ConnectionResolver(database.db, secretKey), httpAllow, nowMs: () => clock.nowMs() }, poke);
+  const platformDirectory = new PlatformDirectory(database.db, secretKey, stamp, options.onBackgroundError);
+  const platformTriggers = new PlatformTriggers(database.db, (snapshotId) => engine.planOf(snapshotId), stamp);
   return {
     database,
     db: database.db,
@@ -149,6 +162,10 @@ export async function buildDeps(
     knowledgeBases,
     knowledgeDocuments: new KnowledgeDocumentService(database.db, clock, knowledgeBases, indexes, poke),
     memories: new MemoryService(database.db, clock, poke),
+    apps: new AppService(database.db, database.dialect, clock, secretKey),
+    platformDirectory,
+    platformTriggers,
+    platformEndpoints: buildPlatformEndpoints({ db: database.db, dialect: database.dialect, engine, clock, directory: platformDirectory, triggers: platformTriggers, metrics, baseUrl: config.baseUrl }),
     background,
     vectorMode: indexes.vectorMode,
     close: async () => {

@@ -7,6 +7,8 @@ const SPEC_SLUGS = ['webhook', 'http', 'agent', 'code', 'call_workflow', 'respon
 const CONTROL_SLUGS = ['set', 'if', 'switch', 'loop', 'wait'];
 /** Imports' stand-in for nodes no step can do (docs/import.md). */
 const IMPORT_SLUGS = ['placeholder'];
+/** Platform triggers (issue 14, docs/triggers.md). */
+const PLATFORM_SLUGS = ['app_event'];
 
 describeEachDialect('step templates', (dialect) => {
   let t: TestApp;
@@ -19,7 +21,7 @@ describeEachDialect('step templates', (dialect) => {
     const res = await t.request('GET', '/api/v1/step-templates');
     expect(res.status).toBe(200);
     const slugs = res.body.data.map((d: { attributes: { slug: string } }) => d.attributes.slug);
-    expect([...slugs].sort()).toEqual([...SPEC_SLUGS, ...CONTROL_SLUGS, ...IMPORT_SLUGS].sort());
+    expect([...slugs].sort()).toEqual([...SPEC_SLUGS, ...CONTROL_SLUGS, ...IMPORT_SLUGS, ...PLATFORM_SLUGS].sort());
     expect(slugs.slice(0, 7).sort()).toEqual([...SPEC_SLUGS].sort());
     const orders = res.body.data.map((d: { attributes: { sort_order: number } }) => d.attributes.sort_order);
     expect(orders).toEqual([...orders].sort((a: number, b: number) => a - b));

@@ -22,6 +22,7 @@ const notAvailable = (slug: string): StepRuntime => async () => {
 
 const RUNTIMES: Record<string, StepRuntime> = {
   webhook: passThrough,
+  app_event: passThrough,
   code: runCode,
   http: runHttp,
   set: runSet,

@@ -20,6 +20,7 @@ const MINIMAL_CONFIGS: Record<string, Record<string, unknown>> = {
   switch: { value: '{{ trigger.body.type }}' },
   loop: { items: '{{ trigger.body.items }}' },
   wait: { duration_ms: 1000 },
+  app_event: {},
   placeholder: { original: { type: 'n8n-nodes-base.airtable' } },
 };
 
@@ -45,6 +46,7 @@ describe('step catalog', () => {
       'switch',
       'loop',
       'wait',
+      'app_event',
       'placeholder',
     ]);
     const orders = stepDefinitions.map((d) => d.sortOrder);

@@ -1,5 +1,6 @@
 import type { StepDefinition } from './define-step.js';
 import { agentStep } from './agent/index.js';
+import { appEventStep } from './app-event/index.js';
 import { callWorkflowStep } from './call-workflow/index.js';
 import { codeStep } from './code/index.js';
 import { httpStep } from './http/index.js';
@@ -17,6 +18,7 @@ import { webhookStep } from './webhook/index.js';
 export const stepDefinitions: readonly StepDefinition[] = Object.freeze(
   [
     webhookStep,
+    appEventStep,
     httpStep,
     agentStep,
     codeStep,
