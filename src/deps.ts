@@ -39,6 +39,8 @@ import { AppService } from './services/apps/app-service.js';
 import { PlatformDirectory } from './platform/platform-directory.js';
 import { PlatformTriggers } from './platform/platform-triggers.js';
 import { buildPlatformEndpoints } from './platform/platform-endpoints.js';
+import { SlackChat } from './platform/slack/slack-chat.js';
+import { DEFAULT_SLACK_API_URL } from './platform/slack/slack-web-api.js';
 import type { PlatformEndpoint } from './platform/platform-routes.js';
 
 /** Everything the process runs on, built once and passed explicitly (no container). */
@@ -66,6 +68,8 @@ export interface Deps extends ApiContext {
   platformTriggers: PlatformTriggers;
   /** The provider endpoints under /webhooks/inbound, served by the API. */
   platformEndpoints: PlatformEndpoint[];
+  /** SWITCHYARD_SLACK_API_URL. */
+  slackApiUrl: string;
   close(): Promise<void>;
 }
 
@@ -75,7 +79,7 @@ export interface Deps extends ApiContext {
  */
 export async function buildDeps(
   config: Pick<Config, 'databaseUrl' | 'dataDir' | 'secretKey' | 'baseUrl'> &
-    Partial<Pick<Config, 'httpAllow' | 'storeMaxRowCap' | 'role' | 'leaseMs' | 'heartbeatMs' | 'pollMs' | 'maxRunning' | 'workerConcurrency' | 'shutdownGraceMs'>>,
+    Partial<Pick<Config, 'httpAllow' | 'slackApiUrl' | 'storeMaxRowCap' | 'role' | 'leaseMs' | 'heartbeatMs' | 'pollMs' | 'maxRunning' | 'workerConcurrency' | 'shutdownGraceMs'>>,
   options: { clock?: Clock; database?: DatabaseHandle; onBackgroundError?: (error: unknown) => void; timers?: boolean; processId?: string } = {},
 ): Promise<Deps> {
   const database = options.database ?? openDatabase(config);
@@ -108,10 +112,12 @@ export async function buildDeps(
   const cluster = database.notifier
     ? { processId, notifier: database.notifier, leaseMs: config.leaseMs ?? 30_000, heartbeatMs: config.heartbeatMs ?? 10_000, pollMs: config.pollMs ?? 1_000, maxRunning, runsSteps: (config.role ?? 'all') !== 'api' }
     : undefined;
+  const apps = new AppService(database.db, database.dialect, clock, secretKey);
+  const slackApiUrl = config.slackApiUrl ?? DEFAULT_SLACK_API_URL;
   const engine = new Engine({
     db: database.db,
     clock,
-    settings: { httpAllow: config.httpAllow ?? [] },
+    settings: { httpAllow: config.httpAllow ?? [], chat: new SlackChat(database.db, apps, clock, slackApiUrl) },
     timers: options.timers ?? true,
     maxConcurrent: cluster ? (config.workerConcurrency ?? maxRunning) : maxRunning,
     cluster,
@@ -162,10 +168,11 @@ export async function buildDeps(
     knowledgeBases,
     knowledgeDocuments: new KnowledgeDocumentService(database.db, clock, knowledgeBases, indexes, poke),
     memories: new MemoryService(database.db, clock, poke),
-    apps: new AppService(database.db, database.dialect, clock, secretKey),
+    apps,
+    slackApiUrl,
     platformDirectory,
     platformTriggers,
-    platformEndpoints: buildPlatformEndpoints({ db: database.db, dialect: database.dialect, engine, clock, directory: platformDirectory, triggers: platformTriggers, metrics, baseUrl: config.baseUrl }),
+    platformEndpoints: buildPlatformEndpoints({ db: database.db, dialect: database.dialect, engine, clock, directory: platformDirectory, triggers: platformTriggers, metrics, baseUrl: config.baseUrl, apps, slackApiUrl }),
     background,
     vectorMode: indexes.vectorMode,
     close: async () => {

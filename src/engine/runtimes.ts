@@ -5,6 +5,7 @@ import { runHttp } from '../steps/http/run-http.js';
 import { runSet } from '../steps/set/run-set.js';
 import { runIf } from '../steps/if/run-if.js';
 import { runSwitch } from '../steps/switch/run-switch.js';
+import { runChatReply } from '../steps/chat-reply/run-chat-reply.js';
 
 /** A trigger in the middle of a run passes its input on (a trigger's own output is the payload). */
 const passThrough: StepRuntime = async (context) => ({ output: context.input });
@@ -23,6 +24,7 @@ const notAvailable = (slug: string): StepRuntime => async () => {
 const RUNTIMES: Record<string, StepRuntime> = {
   webhook: passThrough,
   app_event: passThrough,
+  chat_reply: runChatReply,
   code: runCode,
   http: runHttp,
   set: runSet,

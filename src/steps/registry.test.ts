@@ -21,6 +21,7 @@ const MINIMAL_CONFIGS: Record<string, Record<string, unknown>> = {
   loop: { items: '{{ trigger.body.items }}' },
   wait: { duration_ms: 1000 },
   app_event: {},
+  chat_reply: { channel: 'C1', text: 'hi' },
   placeholder: { original: { type: 'n8n-nodes-base.airtable' } },
 };
 
@@ -47,6 +48,7 @@ describe('step catalog', () => {
       'loop',
       'wait',
       'app_event',
+      'chat_reply',
       'placeholder',
     ]);
     const orders = stepDefinitions.map((d) => d.sortOrder);

@@ -1,5 +1,6 @@
 import type { Cancellation } from '../lib/cancellation.js';
 import type { Clock } from '../lib/clock.js';
+import type { ChatApi } from './chat-reply/chat-api.js';
 
 /**
  * What a step's runtime sees: its resolved config and input, nothing of the engine or the
@@ -31,6 +32,8 @@ export interface StepRunContext {
 export interface StepSettings {
   /** Hosts/CIDRs the http step may reach despite the private-address guard (SWITCHYARD_HTTP_ALLOW). */
   httpAllow: readonly string[];
+  /** Posting as a workspace's installed chat bot (chat_reply); absent: the step fails as not available. */
+  chat?: ChatApi;
 }
 
 /** Measurements a runtime reports for the step row. */
