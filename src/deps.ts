@@ -40,6 +40,7 @@ import { PlatformDirectory } from './platform/platform-directory.js';
 import { PlatformTriggers } from './platform/platform-triggers.js';
 import { buildPlatformEndpoints } from './platform/platform-endpoints.js';
 import { SlackChat } from './platform/slack/slack-chat.js';
+import { SlackOAuth } from './services/apps/slack-oauth.js';
 import { DEFAULT_SLACK_API_URL } from './platform/slack/slack-web-api.js';
 import type { PlatformEndpoint } from './platform/platform-routes.js';
 
@@ -138,6 +139,7 @@ export async function buildDeps(
   );
   const poke = () => background.poke();
   const knowledgeBases = new KnowledgeBaseService(database.db, clock, { dialect: database.dialect.name, indexes, resolver: new ConnectionResolver(database.db, secretKey), httpAllow, nowMs: () => clock.nowMs() }, poke);
+  const slackOAuth = new SlackOAuth(apps, clock, secretKey, { baseUrl: config.baseUrl, slackApiUrl });
   const platformDirectory = new PlatformDirectory(database.db, secretKey, stamp, options.onBackgroundError);
   const platformTriggers = new PlatformTriggers(database.db, (snapshotId) => engine.planOf(snapshotId), stamp);
   return {
@@ -170,9 +172,10 @@ export async function buildDeps(
     memories: new MemoryService(database.db, clock, poke),
     apps,
     slackApiUrl,
+    slackOAuth,
     platformDirectory,
     platformTriggers,
-    platformEndpoints: buildPlatformEndpoints({ db: database.db, dialect: database.dialect, engine, clock, directory: platformDirectory, triggers: platformTriggers, metrics, baseUrl: config.baseUrl, apps, slackApiUrl }),
+    platformEndpoints: buildPlatformEndpoints({ db: database.db, dialect: database.dialect, engine, clock, directory: platformDirectory, triggers: platformTriggers, metrics, baseUrl: config.baseUrl, apps, slackApiUrl, slackOAuth }),
     background,
     vectorMode: indexes.vectorMode,
     close: async () => {

@@ -74,6 +74,7 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: () => '/api/v1/workflows/map', byId: false },
   { method: 'GET', path: (i) => `/api/v1/folders/${i.folder}/export`, byId: true },
   { method: 'GET', path: () => '/api/v1/app-installations', byId: false },
+  { method: 'POST', path: () => '/api/v1/app-installations/slack/authorize', byId: false },
   { method: 'GET', path: (i) => `/api/v1/app-installations/${i.installation}`, byId: true },
   { method: 'POST', path: () => '/api/v1/folders/import', body: () => ({ data: { document: { format: 'service-folder/v1', name: 'matrix', workflows: [], folders: [], calls: [] } } }), byId: false },
   // Deletes last: they remove the fixtures.
@@ -117,6 +118,7 @@ describeEachDialect('isolation matrix', (dialect) => {
     const document = (await t.request('POST', `/api/v1/knowledge-bases/${base}/documents`, { body: { data: { type: 'knowledge-document', attributes: { title: 'Owned', content: 'Owned text.' } } } })).body.data.id;
     const memory = (await t.request('POST', '/api/v1/memories', { body: { data: { type: 'memory', attributes: { name: 'Owned' } } } })).body.data.id;
     await t.request('POST', `/api/v1/memories/${memory}/sessions/s1/messages`, { body: { data: { role: 'user', content: 'first' } } });
+    await t.deps.apps.setApp('slack', { settings: { client_id: '1.2' }, secrets: { client_secret: 'matrix-client-secret' } });
     const installation = (await t.deps.apps.install({ provider: 'slack', workspace: { id: t.workspaces.main }, accountId: 'T0MATRIX', botUserId: 'U0BOT', botId: 'B0BOT', credentials: { bot_token: 'xoxb-matrix' } })).id;
     ids = { workflow, folder, execution, store, key: 'order/1 😀', connection, base, document, memory, installation };
   });

@@ -75,6 +75,8 @@ const ROUTES = [
   'get /api/v1/app-installations/{id}',
   'delete /api/v1/app-installations/{id}',
   'post /webhooks/inbound/slack',
+  'get /webhooks/inbound/slack/oauth',
+  'post /api/v1/app-installations/slack/authorize',
   'get /healthz',
   'get /readyz',
   'get /metrics',

@@ -19,6 +19,7 @@ import type { WorkflowExports } from '../services/workflows/workflow-export.js';
 import type { CallGraphService } from '../services/workflows/call-graph-service.js';
 import type { FolderDocuments } from '../services/folders/folder-documents.js';
 import type { AppService } from '../services/apps/app-service.js';
+import type { SlackOAuth } from '../services/apps/slack-oauth.js';
 
 /** What the routes get from the composition root; passed explicitly, no container. */
 export interface ApiContext {
@@ -44,6 +45,8 @@ export interface ApiContext {
   folderDocuments: FolderDocuments;
   /** Provider apps and installations (platform triggers, docs/triggers.md). */
   apps: AppService;
+  /** The Slack OAuth v2 install (its authorize route and callback). */
+  slackOAuth: SlackOAuth;
   /**
    * Serialised list answers by workspace and URL, fresh while the listed tables are unchanged
    * (db/data-stamp.ts); null where the database cannot tell (no stamp).

@@ -8,6 +8,7 @@ import { ERROR_RESPONSE_SCHEMA, ID_PARAMS_SCHEMA, LIST_QUERY_SCHEMA, listDocumen
 import { AppInstallationRepository, type AppInstallationRow } from '../../../store/app-installation-repository.js';
 import { actorOf } from '../workflows/workflow-routes.js';
 import { appInstallationResource } from './app-installation-resource.js';
+import { STATE_TTL_MS } from '../../../services/apps/slack-oauth.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 const errors = { 400: ERROR_RESPONSE_SCHEMA, 401: ERROR_RESPONSE_SCHEMA, 403: ERROR_RESPONSE_SCHEMA, 404: ERROR_RESPONSE_SCHEMA };
@@ -29,6 +30,18 @@ export async function appInstallationRoutes(app: FastifyInstance, ctx: ApiContex
   app.get('/app-installations', {
     schema: { tags, summary: 'List the provider app installations of this workspace, oldest first', querystring: LIST_QUERY_SCHEMA, response: { 200: listDocumentSchema(appInstallationResource), ...errors } },
   }, async (request, reply) => sendList(request, reply, ctx, { definition: appInstallationResource, base: new AppInstallationRepository(ctx.db, request.auth.workspace.id).selectBase(), path: '/app-installations' }));
+
+  app.post('/app-installations/slack/authorize', {
+    schema: {
+      tags,
+      summary: 'Start a Slack OAuth v2 install for this workspace: answers the Slack authorize URL to open (signed for this workspace, good for 10 minutes)',
+      response: { 200: { type: 'object', required: ['url'], properties: { url: { type: 'string' }, redirect_uri: { type: 'string' }, expires_in: { type: 'integer' } } }, ...errors, 409: ERROR_RESPONSE_SCHEMA },
+    },
+    config: { plainJson: true },
+  }, async (request, reply) => {
+    const url = await ctx.slackOAuth.authorizeUrl(request.auth.workspace.id);
+    return reply.type('application/json').send({ url, redirect_uri: ctx.slackOAuth.redirectUri, expires_in: STATE_TTL_MS / 1000 });
+  });
 
   app.get('/app-installations/:id', {
     schema: { tags, summary: 'Read an installation (never its credentials)', params: ID_PARAMS_SCHEMA, querystring: SINGLE_QUERY_SCHEMA, response: { 200: singleDocumentSchema(appInstallationResource), ...errors } },
