@@ -5,6 +5,7 @@
 // connections with freshly signed event_callback bodies, every 10th a redelivery of an earlier
 // event (X-Slack-Retry-Num). Measures events/s and the ack latency (p50/p99), then checks that
 // exactly one execution exists per distinct event. Writes bench/results/triggers.{md,json}.
+/* global fetch */
 import { spawn, execFileSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
