@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RetentionPruner } from '../src/engine/retention.js';
 import { startPlatformRuns } from '../src/platform/platform-start.js';
 import { describeEachDialect } from './support/dialects.js';
 import { edge, executionRow, node, workflowWith } from './support/engine-helpers.js';
@@ -127,6 +128,13 @@ describeEachDialect('provider apps and installations', (dialect) => {
       const started = [a, b].flatMap((r) => (r.outcome === 'started' ? r.executionIds : []));
       expect(started).toHaveLength(2);
       expect(await start('Ev5', 'mention', 'C1:1.000')).toEqual({ outcome: 'no_match' });
+    });
+
+    it('forgets dedupe keys after a week (retention), keeping recent ones', async () => {
+      await t.deps.db.insertInto('platform_events').values({ provider: 'slack', dedupe_key: 'event:Old', workspace_id: t.workspaces.main, execution_count: 1, created_at: '2026-10-20T00:00:00.000000Z' }).execute();
+      await new RetentionPruner(t.deps.db, t.clock, 0).runOnce();
+      expect(await countFor('event:Old')).toBe(0);
+      expect(await countFor('event:Ev1')).toBe(1);
     });
   });
 });
