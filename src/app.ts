@@ -38,6 +38,8 @@ import { knowledgeBaseRoutes } from './api/routes/knowledge-bases/knowledge-base
 import { memoryRoutes } from './api/routes/memories/memory-routes.js';
 import { workflowDocumentRoutes } from './api/routes/workflows/document-routes.js';
 import { folderDocumentRoutes } from './api/routes/folders/folder-document-routes.js';
+import { appInstallationRoutes } from './api/routes/app-installations/app-installation-routes.js';
+import { platformOpenApiPaths, platformRoutes, type PlatformEndpoint } from './platform/platform-routes.js';
 
 export interface AppDeps extends ApiContext {
   config: Pick<Config, 'apiRateLimit' | 'trustProxy' | 'baseUrl'> & Partial<Pick<Config, 'webhookRateLimit' | 'metricsToken'>>;
@@ -53,6 +55,8 @@ export interface AppDeps extends ApiContext {
   httpLimits?: Partial<HttpLimits>;
   /** The process metrics, served at /metrics and fed by every answer; none: no /metrics. */
   metrics?: Metrics | null;
+  /** The platform endpoints under /webhooks/inbound (platform/platform-endpoints.ts); none: not served. */
+  platformEndpoints?: readonly PlatformEndpoint[];
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -102,7 +106,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     app.addHook('onClose', async () => sharedRateLimits.stop());
   }
 
-  await registerOpenApi(app, deps.config.baseUrl);
+  const platformEndpoints = deps.platformEndpoints ?? [];
+  await registerOpenApi(app, deps.config.baseUrl, platformOpenApiPaths(platformEndpoints));
   await app.register(async (root) => healthRoutes(root, deps.db, { vectorSearch: deps.vectorMode ?? null }));
   const metrics = deps.metrics;
   if (metrics) await app.register(async (root) => metricsRoutes(root, { metrics, token: deps.config.metricsToken ?? null }));
@@ -113,6 +118,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       webhookRoutes(hooks, { db: deps.db, engine: deps.engine, clock: deps.clock, endpoints: deps.webhookEndpoints, rateLimit: deps.config.webhookRateLimit ?? 0, sharedRateLimits }),
     { prefix: '/webhooks' },
   );
+
+  if (platformEndpoints.length > 0) {
+    await app.register(async (inbound) => platformRoutes(inbound, { endpoints: platformEndpoints, rateLimit: deps.config.webhookRateLimit ?? 0, sharedRateLimits }), { prefix: '/webhooks/inbound' });
+  }
 
   await app.register(
     async (api) => {
@@ -135,6 +144,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await memoryRoutes(api, deps);
       await workflowDocumentRoutes(api, deps);
       await folderDocumentRoutes(api, deps);
+      await appInstallationRoutes(api, deps);
     },
     { prefix: '/api/v1' },
   );

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './lib/logger.js';
+import { DEFAULT_SLACK_API_URL } from './platform/slack/slack-web-api.js';
 
 /** What a `serve` process runs: the HTTP API and the engine (`all`), or one of them (PostgreSQL only). */
 export const SERVE_ROLES = ['all', 'api', 'worker'] as const;
@@ -45,6 +46,8 @@ export interface Config {
   workerConcurrency: number;
   /** When set, GET /metrics requires `Authorization: Bearer <it>`; unset, it is open on the listen address. */
   metricsToken: string | null;
+  /** Slack's Web API root (chat.postMessage, oauth.v2.access, auth.test); tests point it at a fake. */
+  slackApiUrl: string;
 }
 
 /** `SWITCHYARD_STORE_MAX_ROW_CAP` when unset. */
@@ -133,6 +136,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     throw new ConfigError('SWITCHYARD_METRICS_TOKEN', 'must be at least 16 printable characters without spaces (unset it to leave /metrics open on the listen address)');
   }
 
+  const slackApiUrl = (overrides.slackApiUrl ?? (env.SWITCHYARD_SLACK_API_URL?.trim() || DEFAULT_SLACK_API_URL)).replace(/\/+$/, '');
+  try {
+    const url = new URL(slackApiUrl);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('protocol');
+  } catch {
+    throw new ConfigError('SWITCHYARD_SLACK_API_URL', `"${slackApiUrl}" is not an http(s) URL`);
+  }
+
   return Object.freeze({
     port,
     host,
@@ -157,5 +168,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxRunning,
     workerConcurrency: overrides.workerConcurrency ?? integer(env, 'SWITCHYARD_WORKER_CONCURRENCY', maxRunning, 1, 100_000),
     metricsToken,
+    slackApiUrl,
   });
 }

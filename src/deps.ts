@@ -38,6 +38,14 @@ import { MemoryService } from './services/memories/memory-service.js';
 import { createCompactionJobs } from './memory/compaction-jobs.js';
 import { workflowDocumentServices } from './services/workflows/document-services.js';
 import { createAgentResources } from './services/agents/agent-resources.js';
+import { AppService } from './services/apps/app-service.js';
+import { PlatformDirectory } from './platform/platform-directory.js';
+import { PlatformTriggers } from './platform/platform-triggers.js';
+import { buildPlatformEndpoints } from './platform/platform-endpoints.js';
+import { SlackChat } from './platform/slack/slack-chat.js';
+import { SlackOAuth } from './services/apps/slack-oauth.js';
+import { DEFAULT_SLACK_API_URL } from './platform/slack/slack-web-api.js';
+import type { PlatformEndpoint } from './platform/platform-routes.js';
 
 /** Everything the process runs on, built once and passed explicitly (no container). */
 export interface Deps extends ApiContext {
@@ -60,6 +68,14 @@ export interface Deps extends ApiContext {
   scheduler: Scheduler;
   /** How vectors are searched: sqlite-vec, pgvector, or an exact scan (reported by /readyz). */
   vectorMode: VectorMode;
+  /** Provider apps and installations as the platform endpoints read them (cached, secrets opened). */
+  platformDirectory: PlatformDirectory;
+  /** Live platform trigger nodes of active workflows. */
+  platformTriggers: PlatformTriggers;
+  /** The provider endpoints under /webhooks/inbound, served by the API. */
+  platformEndpoints: PlatformEndpoint[];
+  /** SWITCHYARD_SLACK_API_URL. */
+  slackApiUrl: string;
   close(): Promise<void>;
 }
 
@@ -69,7 +85,7 @@ export interface Deps extends ApiContext {
  */
 export async function buildDeps(
   config: Pick<Config, 'databaseUrl' | 'dataDir' | 'secretKey' | 'baseUrl'> &
-    Partial<Pick<Config, 'httpAllow' | 'storeMaxRowCap' | 'role' | 'leaseMs' | 'heartbeatMs' | 'pollMs' | 'maxRunning' | 'workerConcurrency' | 'shutdownGraceMs'>>,
+    Partial<Pick<Config, 'httpAllow' | 'slackApiUrl' | 'storeMaxRowCap' | 'role' | 'leaseMs' | 'heartbeatMs' | 'pollMs' | 'maxRunning' | 'workerConcurrency' | 'shutdownGraceMs'>>,
   options: { clock?: Clock; database?: DatabaseHandle; onBackgroundError?: (error: unknown) => void; timers?: boolean; processId?: string } = {},
 ): Promise<Deps> {
   const database = options.database ?? openDatabase(config);
@@ -112,10 +128,12 @@ export async function buildDeps(
   const cluster = database.notifier
     ? { processId, notifier: database.notifier, leaseMs: config.leaseMs ?? 30_000, heartbeatMs: config.heartbeatMs ?? 10_000, pollMs: config.pollMs ?? 1_000, maxRunning, runsSteps: (config.role ?? 'all') !== 'api' }
     : undefined;
+  const apps = new AppService(database.db, database.dialect, clock, secretKey);
+  const slackApiUrl = config.slackApiUrl ?? DEFAULT_SLACK_API_URL;
   const engine = new Engine({
     db: database.db,
     clock,
-    settings: { httpAllow: config.httpAllow ?? [] },
+    settings: { httpAllow: config.httpAllow ?? [], chat: new SlackChat(database.db, apps, clock, slackApiUrl) },
     agent: createAgentResources({ db: database.db, clock, resolver, knowledgeBases, httpAllow, poke }),
     stores: stepStoreAccess(database.db, database.dialect),
     timers: options.timers ?? true,
@@ -130,6 +148,9 @@ export async function buildDeps(
   const scheduler = new Scheduler({ db: database.db, dialect: database.dialect.name, engine, clock, timers: options.timers ?? true, pollMs: config.pollMs ?? 1_000, onError: (error) => options.onBackgroundError?.(error) });
   const storeSweeper = new StoreSweeper(database.db, { onError: (error) => options.onBackgroundError?.(error) });
   const stores = new StoreService(database.db, database.dialect, clock, { maxRowCap: config.storeMaxRowCap ?? DEFAULT_STORE_MAX_ROW_CAP }, () => storeSweeper.wake());
+  const slackOAuth = new SlackOAuth(apps, clock, secretKey, { baseUrl: config.baseUrl, slackApiUrl });
+  const platformDirectory = new PlatformDirectory(database.db, secretKey, stamp, options.onBackgroundError);
+  const platformTriggers = new PlatformTriggers(database.db, (snapshotId) => engine.planOf(snapshotId), stamp);
   return {
     database,
     db: database.db,
@@ -158,6 +179,12 @@ export async function buildDeps(
     knowledgeBases,
     knowledgeDocuments: new KnowledgeDocumentService(database.db, clock, knowledgeBases, indexes, poke),
     memories: new MemoryService(database.db, clock, poke),
+    apps,
+    slackApiUrl,
+    slackOAuth,
+    platformDirectory,
+    platformTriggers,
+    platformEndpoints: buildPlatformEndpoints({ db: database.db, dialect: database.dialect, engine, clock, directory: platformDirectory, triggers: platformTriggers, metrics, baseUrl: config.baseUrl, apps, slackApiUrl, slackOAuth }),
     background,
     scheduler,
     vectorMode: indexes.vectorMode,

@@ -6,7 +6,7 @@ import { createTestApp, type TestApp } from './support/test-app.js';
 
 const UNKNOWN = '0190f2a0-0000-7000-8000-000000000000';
 
-type Ids = { workflow: string; folder: string; execution: string; store: string; key: string; connection: string; base: string; document: string; memory: string };
+type Ids = { workflow: string; folder: string; execution: string; store: string; key: string; connection: string; base: string; document: string; memory: string; installation: string };
 
 interface RouteCase {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -73,8 +73,12 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: (i) => `/api/v1/workflows/${i.workflow}/calls`, byId: true },
   { method: 'GET', path: () => '/api/v1/workflows/map', byId: false },
   { method: 'GET', path: (i) => `/api/v1/folders/${i.folder}/export`, byId: true },
+  { method: 'GET', path: () => '/api/v1/app-installations', byId: false },
+  { method: 'POST', path: () => '/api/v1/app-installations/slack/authorize', byId: false },
+  { method: 'GET', path: (i) => `/api/v1/app-installations/${i.installation}`, byId: true },
   { method: 'POST', path: () => '/api/v1/folders/import', body: () => ({ data: { document: { format: 'service-folder/v1', name: 'matrix', workflows: [], folders: [], calls: [] } } }), byId: false },
   // Deletes last: they remove the fixtures.
+  { method: 'DELETE', path: (i) => `/api/v1/app-installations/${i.installation}`, byId: true },
   { method: 'DELETE', path: (i) => `/api/v1/stores/${i.store}/rows/${encodeURIComponent(i.key)}`, byId: true },
   { method: 'DELETE', path: (i) => `/api/v1/stores/${i.store}`, byId: true },
   { method: 'DELETE', path: (i) => `/api/v1/memories/${i.memory}/sessions/s1/messages`, byId: true },
@@ -86,9 +90,9 @@ const ROUTES: RouteCase[] = [
   { method: 'DELETE', path: (i) => `/api/v1/workflows/${i.workflow}`, byId: true },
 ];
 
-const label = (r: RouteCase) => `${r.method} ${r.path({ workflow: ':id', folder: ':id', execution: ':id', store: ':id', key: ':key', connection: ':id', base: ':id', document: ':document_id', memory: ':id' })}`;
+const label = (r: RouteCase) => `${r.method} ${r.path({ workflow: ':id', folder: ':id', execution: ':id', store: ':id', key: ':key', connection: ':id', base: ':id', document: ':document_id', memory: ':id', installation: ':id' })}`;
 // An unknown store id, with the same key as the owner's row.
-const NO_IDS: Ids = { workflow: UNKNOWN, folder: UNKNOWN, execution: UNKNOWN, store: UNKNOWN, key: 'order/1 😀', connection: UNKNOWN, base: UNKNOWN, document: UNKNOWN, memory: UNKNOWN };
+const NO_IDS: Ids = { workflow: UNKNOWN, folder: UNKNOWN, execution: UNKNOWN, store: UNKNOWN, key: 'order/1 😀', connection: UNKNOWN, base: UNKNOWN, document: UNKNOWN, memory: UNKNOWN, installation: UNKNOWN };
 const stripIds = (body: { errors: { id?: string }[] }) => body.errors.map(({ id: _id, ...rest }) => rest);
 
 describeEachDialect('isolation matrix', (dialect) => {
@@ -114,7 +118,9 @@ describeEachDialect('isolation matrix', (dialect) => {
     const document = (await t.request('POST', `/api/v1/knowledge-bases/${base}/documents`, { body: { data: { type: 'knowledge-document', attributes: { title: 'Owned', content: 'Owned text.' } } } })).body.data.id;
     const memory = (await t.request('POST', '/api/v1/memories', { body: { data: { type: 'memory', attributes: { name: 'Owned' } } } })).body.data.id;
     await t.request('POST', `/api/v1/memories/${memory}/sessions/s1/messages`, { body: { data: { role: 'user', content: 'first' } } });
-    ids = { workflow, folder, execution, store, key: 'order/1 😀', connection, base, document, memory };
+    await t.deps.apps.setApp('slack', { settings: { client_id: '1.2' }, secrets: { client_secret: 'matrix-client-secret' } });
+    const installation = (await t.deps.apps.install({ provider: 'slack', workspace: { id: t.workspaces.main }, accountId: 'T0MATRIX', botUserId: 'U0BOT', botId: 'B0BOT', credentials: { bot_token: 'xoxb-matrix' } })).id;
+    ids = { workflow, folder, execution, store, key: 'order/1 😀', connection, base, document, memory, installation };
   });
   afterAll(() => t.close());
 
@@ -169,7 +175,7 @@ describeEachDialect('isolation matrix', (dialect) => {
       const executions = await t.request('GET', '/api/v1/executions', { token: t.tokens.other });
       const stores = await t.request('GET', '/api/v1/stores', { token: t.tokens.other });
       expect(stores.body.data).toEqual([]);
-      for (const path of ['/api/v1/connections', '/api/v1/knowledge-bases', '/api/v1/memories']) expect((await t.request('GET', path, { token: t.tokens.other })).body.data, path).toEqual([]);
+      for (const path of ['/api/v1/connections', '/api/v1/knowledge-bases', '/api/v1/memories', '/api/v1/app-installations']) expect((await t.request('GET', path, { token: t.tokens.other })).body.data, path).toEqual([]);
       expect(workflows.body.data).toEqual([]);
       expect(folders.body.data).toEqual([]);
       expect(executions.body.data).toEqual([]);

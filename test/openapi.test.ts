@@ -71,6 +71,12 @@ const ROUTES = [
   'get /api/v1/workflows/map',
   'get /api/v1/folders/{id}/export',
   'post /api/v1/folders/import',
+  'get /api/v1/app-installations',
+  'get /api/v1/app-installations/{id}',
+  'delete /api/v1/app-installations/{id}',
+  'post /webhooks/inbound/slack',
+  'get /webhooks/inbound/slack/oauth',
+  'post /api/v1/app-installations/slack/authorize',
   'get /healthz',
   'get /readyz',
   'get /metrics',
@@ -109,6 +115,9 @@ describeEachDialect('OpenAPI document', (dialect) => {
     const inbound = doc.paths['/webhooks/{webhook_id}'].post;
     expect(inbound.security).toEqual([]);
     expect(Object.keys(inbound.responses)).toEqual(expect.arrayContaining(['202', '401', '404', '504']));
+    const slack = doc.paths['/webhooks/inbound/slack'].post;
+    expect(slack.security).toEqual([]);
+    expect(Object.keys(slack.responses)).toEqual(expect.arrayContaining(['200', '401', '413', '429']));
     // Stores: the row write is an action route (plain JSON), the row list a JSON:API list.
     const put = doc.paths['/api/v1/stores/{store_id}/rows/{key}'].put;
     expect(Object.keys(put.responses)).toEqual(expect.arrayContaining(['200', '201', '404', '409', '422']));

@@ -11,6 +11,8 @@ const IMPORT_SLUGS = ['placeholder'];
 const TRIGGER_SLUGS = ['schedule'];
 /** Steps issues added beside the spec's (issue 12: read_store). */
 const ADDED_SLUGS = ['read_store'];
+/** Platform triggers (issue 14, docs/triggers.md). */
+const PLATFORM_SLUGS = ['app_event', 'chat_reply'];
 
 describeEachDialect('step templates', (dialect) => {
   let t: TestApp;
@@ -23,7 +25,7 @@ describeEachDialect('step templates', (dialect) => {
     const res = await t.request('GET', '/api/v1/step-templates');
     expect(res.status).toBe(200);
     const slugs = res.body.data.map((d: { attributes: { slug: string } }) => d.attributes.slug);
-    expect([...slugs].sort()).toEqual([...SPEC_SLUGS, ...CONTROL_SLUGS, ...IMPORT_SLUGS, ...TRIGGER_SLUGS, ...ADDED_SLUGS].sort());
+    expect([...slugs].sort()).toEqual([...SPEC_SLUGS, ...CONTROL_SLUGS, ...IMPORT_SLUGS, ...TRIGGER_SLUGS, ...ADDED_SLUGS, ...PLATFORM_SLUGS].sort());
     expect(slugs.slice(0, 7).sort()).toEqual([...SPEC_SLUGS].sort());
     const orders = res.body.data.map((d: { attributes: { sort_order: number } }) => d.attributes.sort_order);
     expect(orders).toEqual([...orders].sort((a: number, b: number) => a - b));

@@ -18,6 +18,8 @@ import type { WorkflowImports } from '../services/workflows/workflow-import.js';
 import type { WorkflowExports } from '../services/workflows/workflow-export.js';
 import type { CallGraphService } from '../services/workflows/call-graph-service.js';
 import type { FolderDocuments } from '../services/folders/folder-documents.js';
+import type { AppService } from '../services/apps/app-service.js';
+import type { SlackOAuth } from '../services/apps/slack-oauth.js';
 
 /** What the routes get from the composition root; passed explicitly, no container. */
 export interface ApiContext {
@@ -41,6 +43,10 @@ export interface ApiContext {
   exports: WorkflowExports;
   callGraph: CallGraphService;
   folderDocuments: FolderDocuments;
+  /** Provider apps and installations (platform triggers, docs/triggers.md). */
+  apps: AppService;
+  /** The Slack OAuth v2 install (its authorize route and callback). */
+  slackOAuth: SlackOAuth;
   /**
    * Serialised list answers by workspace and URL, fresh while the listed tables are unchanged
    * (db/data-stamp.ts); null where the database cannot tell (no stamp).

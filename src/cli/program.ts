@@ -3,6 +3,7 @@ import { loadConfig, SERVE_ROLES, type Config, type ServeRole } from '../config.
 import { migrateCommand, tokenCreate, tokenList, tokenRevoke, workspaceCreate, workspaceList } from './admin-commands.js';
 import { serve } from './serve-command.js';
 import { workflowExport } from './workflow-commands.js';
+import { appInstall, appList, appSet, appUninstall, readProcessStdin, type ReadStdin } from './app-commands.js';
 
 type Out = (line: string) => void;
 
@@ -15,7 +16,7 @@ function port(value: string): number {
  * The `switchyard` command. Flags override the environment; configuration is validated once
  * per command. `onServe` receives the shutdown function of a running server.
  */
-export function buildProgram(env: Record<string, string | undefined>, out: Out, onServe: (stop: () => Promise<void>) => void): Command {
+export function buildProgram(env: Record<string, string | undefined>, out: Out, onServe: (stop: () => Promise<void>) => void, readStdin: ReadStdin = readProcessStdin): Command {
   const program = new Command('switchyard').description('Self-hosted workflow automation service').showHelpAfterError();
   program.option('--data-dir <dir>', 'data directory (SWITCHYARD_DATA_DIR)').option('--database-url <url>', 'postgres:// URL (DATABASE_URL); unset: embedded SQLite');
   const config = (extra: Partial<Config> = {}): Config => {
@@ -69,5 +70,40 @@ export function buildProgram(env: Record<string, string | undefined>, out: Out, 
     .requiredOption('--id <id>', 'the workflow id')
     .option('--pretty', 'indent the JSON')
     .action((options) => workflowExport(config(), options, out));
+
+  const app = program.command('app').description('provider apps (Slack, Twilio, Mailgun, Postmark) and their installations');
+  app
+    .command('set')
+    .description('set a provider app; a secret given as "-" is read from standard input (one line each, in option order)')
+    .argument('<provider>', 'slack, twilio, mailgun or postmark')
+    .option('--signing-secret <secret>', 'slack: the app\'s signing secret')
+    .option('--client-id <id>', 'slack: the app\'s client id (OAuth install)')
+    .option('--client-secret <secret>', 'slack: the app\'s client secret (OAuth install)')
+    .option('--signing-key <key>', 'mailgun: the HTTP webhook signing key')
+    .option('--json', 'print JSON')
+    .action((provider: string, options: Record<string, unknown>) => appSet(config(), provider, options, out, readStdin));
+  app.command('list').description('list provider apps and installations (never a secret)').option('--json', 'print JSON').action((options) => appList(config(), options, out));
+  app
+    .command('install')
+    .description('link a provider account to a workspace; a credential given as "-" is read from standard input')
+    .argument('<provider>', 'slack, twilio, mailgun or postmark')
+    .requiredOption('--workspace <slug>', 'the workspace the account\'s events go to')
+    .requiredOption('--account-id <id>', 'slack team id, Twilio AccountSid, or the email domain or address')
+    .option('--bot-token <token>', 'slack: the bot token (xoxb-…)')
+    .option('--bot-user-id <id>', 'slack: the bot\'s user id (U…)')
+    .option('--bot-id <id>', 'slack: the bot id (B…)')
+    .option('--auth-token <token>', 'twilio: the account\'s auth token')
+    .option('--basic-user <user>', 'postmark: the Basic user of the inbound webhook URL')
+    .option('--basic-password <password>', 'postmark: the Basic password of the inbound webhook URL')
+    .option('--json', 'print the installation resource')
+    .action((provider: string, options: Record<string, unknown>) => appInstall(config(), provider, options, out, readStdin));
+  app
+    .command('uninstall')
+    .description('remove an installation, by --id or by provider and --account-id')
+    .argument('[provider]', 'slack, twilio, mailgun or postmark')
+    .option('--id <id>', 'the installation id')
+    .option('--account-id <id>', 'the account id')
+    .option('--json', 'print JSON')
+    .action((provider: string | undefined, options) => appUninstall(config(), provider, options, out));
   return program;
 }

@@ -10,6 +10,7 @@ import * as scaleOut from './migrations/0007-scale-out.js';
 import * as knowledge from './migrations/0008-knowledge.js';
 import * as workflowDocuments from './migrations/0009-workflow-documents.js';
 import * as sharedState from './migrations/0010-shared-state.js';
+import * as platformApps from './migrations/0011-platform-apps.js';
 import * as schedules from './migrations/0012-schedules.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
@@ -26,6 +27,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0008-knowledge': knowledge,
   '0009-workflow-documents': workflowDocuments,
   '0010-shared-state': sharedState,
+  '0011-platform-apps': platformApps,
   '0012-schedules': schedules,
 };
 

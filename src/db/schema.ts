@@ -1,4 +1,7 @@
 import type { Generated } from 'kysely';
+import type { AppInstallationsTable, BotThreadsTable, PlatformEventsTable, ProviderAppsTable } from './platform-schema.js';
+
+export { APP_PROVIDERS, type AppProvider, type AppInstallationsTable, type BotThreadsTable, type PlatformEventsTable, type ProviderAppsTable } from './platform-schema.js';
 
 /**
  * Terminology and storage conventions (both dialects):
@@ -523,4 +526,8 @@ export interface Database {
   workflow_snapshots: WorkflowSnapshotsTable;
   workflow_calls: WorkflowCallsTable;
   rate_limits: RateLimitsTable;
+  provider_apps: ProviderAppsTable;
+  app_installations: AppInstallationsTable;
+  platform_events: PlatformEventsTable;
+  bot_threads: BotThreadsTable;
 }

@@ -5,9 +5,17 @@ import { formatMicros } from '../lib/clock.js';
 import { TERMINAL_EXECUTION_STATUSES } from './statuses.js';
 import { pruneDeliveries } from '../store/webhook-repository.js';
 import { pruneStoreDeletions } from '../store/store-row-repository.js';
+import { deletePlatformEventsBefore } from '../store/platform-event-repository.js';
 
 /** How long a webhook delivery's idempotency key is remembered (docs/webhooks.md). */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * How long a platform delivery's dedupe key is kept (docs/triggers.md). Providers redeliver for
+ * hours at most (Slack about an hour, Mailgun 8 hours); a week leaves room for a provider's
+ * outage backlog while the table stays a few days of events.
+ */
+export const PLATFORM_DEDUPE_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
 
 /**
  * Deletes finished executions (and, by cascade, their steps) that ended before the cutoff, in
@@ -59,10 +67,11 @@ export class RetentionPruner {
   /**
    * Prunes old executions and store tombstones (unless kept forever: the deletions feed keeps
    * a deleted key as long as executions are kept) and webhook idempotency keys past their 24
-   * hours. Returns the executions deleted.
+   * hours, and platform dedupe keys past their week. Returns the executions deleted.
    */
   async runOnce(): Promise<number> {
     await pruneDeliveries(this.db, formatMicros((this.clock.nowMs() - IDEMPOTENCY_WINDOW_MS) * 1000));
+    await deletePlatformEventsBefore(this.db, formatMicros((this.clock.nowMs() - PLATFORM_DEDUPE_WINDOW_MS) * 1000));
     if (this.retentionDays === 0) return 0;
     const cutoff = this.cutoff();
     const executions = await pruneExecutions(this.db, cutoff);

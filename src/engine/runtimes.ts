@@ -8,6 +8,7 @@ import { runSwitch } from '../steps/switch/run-switch.js';
 import { runSaveToStore } from '../steps/save-to-store/run-save-to-store.js';
 import { runReadStore } from '../steps/read-store/run-read-store.js';
 import { runAgent } from '../steps/agent/run-agent.js';
+import { runChatReply } from '../steps/chat-reply/run-chat-reply.js';
 
 /** A trigger in the middle of a run passes its input on (a trigger's own output is the payload). */
 const passThrough: StepRuntime = async (context) => ({ output: context.input });
@@ -21,6 +22,8 @@ const respond: StepRuntime = async (context) => ({
 const RUNTIMES: Record<string, StepRuntime> = {
   webhook: passThrough,
   schedule: passThrough,
+  app_event: passThrough,
+  chat_reply: runChatReply,
   code: runCode,
   http: runHttp,
   set: runSet,

@@ -16,6 +16,8 @@ const CLAIM_BUCKETS = [0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.02, 0.05, 0.1
 const FINISHED_EXECUTION_STATUSES = ['completed', 'failed', 'cancelled'] as const satisfies readonly Parameters<EngineMetrics['executionFinished']>[0][];
 const FINISHED_STEP_STATUSES = ['completed', 'failed', 'skipped'] as const satisfies readonly Parameters<EngineMetrics['stepFinished']>[0][];
 
+export type PlatformEventOutcome = 'started' | 'duplicate' | 'no_match' | 'unknown_account' | 'ignored';
+
 /** The label of a request that matched no route: the URL itself could carry anything. */
 export const UNMATCHED_ROUTE = '(unmatched)';
 
@@ -34,6 +36,7 @@ export class Metrics implements EngineMetrics {
   private readonly claimLatency: Histogram;
   private readonly leaseExpiries: Counter;
   private readonly takeovers: Counter;
+  private readonly platformEvents: Counter<'provider' | 'outcome'>;
 
   constructor(options: { queueDepth?: QueueDepthSource; onError?: (error: unknown) => void } = {}) {
     const registers = [this.registry];
@@ -56,6 +59,12 @@ export class Metrics implements EngineMetrics {
     });
     this.leaseExpiries = new Counter({ name: 'switchyard_lease_expiries_total', help: 'Leases this process held that ran out before they were renewed', registers });
     this.takeovers = new Counter({ name: 'switchyard_takeovers_total', help: 'Executions this process took over after their previous owner’s lease expired', registers });
+    this.platformEvents = new Counter({
+      name: 'switchyard_platform_events_total',
+      help: 'Verified deliveries at the platform endpoints (/webhooks/inbound/...), by provider and outcome (started, duplicate, no_match, unknown_account, ignored)',
+      labelNames: ['provider', 'outcome'],
+      registers,
+    });
     // Known statuses start at 0, so a rate over them is defined before their first event.
     for (const status of FINISHED_EXECUTION_STATUSES) this.executionsFinished.inc({ status }, 0);
     for (const status of FINISHED_STEP_STATUSES) this.stepsFinished.inc({ status }, 0);
@@ -86,6 +95,11 @@ export class Metrics implements EngineMetrics {
 
   webhookAnswered(status: number): void {
     this.webhookAnswers.inc({ status: String(status) });
+  }
+
+  /** A verified platform delivery and what became of it (bounded labels: provider and outcome names). */
+  platformEvent(provider: string, outcome: PlatformEventOutcome): void {
+    this.platformEvents.inc({ provider, outcome });
   }
 
   executionStarted(): void {

@@ -22,6 +22,8 @@ const MINIMAL_CONFIGS: Record<string, Record<string, unknown>> = {
   loop: { items: '{{ trigger.body.items }}' },
   wait: { duration_ms: 1000 },
   schedule: { cron: '0 * * * *' },
+  app_event: {},
+  chat_reply: { channel: 'C1', text: 'hi' },
   placeholder: { original: { type: 'n8n-nodes-base.airtable' } },
 };
 
@@ -48,6 +50,8 @@ describe('step catalog', () => {
       'switch',
       'loop',
       'wait',
+      'app_event',
+      'chat_reply',
       'schedule',
       'placeholder',
     ]);

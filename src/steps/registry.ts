@@ -1,6 +1,8 @@
 import type { StepDefinition } from './define-step.js';
 import { agentStep } from './agent/index.js';
+import { appEventStep } from './app-event/index.js';
 import { callWorkflowStep } from './call-workflow/index.js';
+import { chatReplyStep } from './chat-reply/index.js';
 import { codeStep } from './code/index.js';
 import { httpStep } from './http/index.js';
 import { ifStep } from './if/index.js';
@@ -19,6 +21,8 @@ import { webhookStep } from './webhook/index.js';
 export const stepDefinitions: readonly StepDefinition[] = Object.freeze(
   [
     webhookStep,
+    appEventStep,
+    chatReplyStep,
     httpStep,
     agentStep,
     codeStep,

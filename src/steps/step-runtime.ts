@@ -4,6 +4,7 @@ import type { Cancellation } from '../lib/cancellation.js';
 import type { Clock } from '../lib/clock.js';
 import type { AgentResources } from './agent/agent-resources.js';
 import type { StepCalls, StepJournal } from './step-journal.js';
+import type { ChatApi } from './chat-reply/chat-api.js';
 
 /**
  * What a step's runtime sees: its resolved config and input, nothing of the engine or the
@@ -87,6 +88,8 @@ export interface StepStoreAccess {
 export interface StepSettings {
   /** Hosts/CIDRs the http step may reach despite the private-address guard (SWITCHYARD_HTTP_ALLOW). */
   httpAllow: readonly string[];
+  /** Posting as a workspace's installed chat bot (chat_reply); absent: the step fails as not available. */
+  chat?: ChatApi;
 }
 
 /** Measurements a runtime reports for the step row. */

@@ -40,7 +40,7 @@ function declareMediaTypes(schema: Schema | undefined, url: string, plainJson: b
  * interactive reference at /api/docs is served from the swagger-ui assets bundled in the
  * package, so it works with no internet, under the product's own name and mark (docs-branding.ts).
  */
-export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, baseUrl: string, extraPaths: Readonly<Record<string, unknown>> = {}): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -71,13 +71,15 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string): Pr
         { name: 'Memories', description: 'conversation memory: window, compaction, recall (docs/agents.md)' },
         { name: 'Webhooks', description: 'webhook endpoint actions of the API: bearer rotation, sample capture' },
         { name: 'Inbound webhooks', description: 'the endpoints senders deliver to (docs/webhooks.md)' },
+        { name: 'Platform endpoints', description: 'one endpoint per provider (Slack, Twilio, Mailgun, Postmark): verified with the provider app\'s secret, routed by account id (docs/triggers.md)' },
+        { name: 'App installations', description: 'provider accounts linked to this workspace; created by the operator or the OAuth install, never by a token' },
         { name: 'Health' },
       ],
     },
     transformObject: (document) => {
       if (!('openapiObject' in document)) return document.swaggerObject;
       const { openapiObject } = document;
-      return { ...openapiObject, paths: { ...openapiObject.paths, '/webhooks/{webhook_id}': WEBHOOK_PATH_ITEM } } as typeof openapiObject;
+      return { ...openapiObject, paths: { ...openapiObject.paths, '/webhooks/{webhook_id}': WEBHOOK_PATH_ITEM, ...extraPaths } } as typeof openapiObject;
     },
     transform: ({ schema, url, route }) => ({ schema: declareMediaTypes(schema as Schema, url, route.config?.plainJson === true) as never, url }),
   });
