@@ -75,7 +75,7 @@ export interface Deps extends ApiContext {
  */
 export async function buildDeps(
   config: Pick<Config, 'databaseUrl' | 'dataDir' | 'secretKey' | 'baseUrl'> &
-    Partial<Pick<Config, 'httpAllow' | 'storeMaxRowCap' | 'role' | 'leaseMs' | 'heartbeatMs' | 'pollMs' | 'maxRunning' | 'workerConcurrency' | 'shutdownGraceMs'>>,
+    Partial<Pick<Config, 'httpAllow' | 'storeMaxRowCap' | 'role' | 'leaseMs' | 'heartbeatMs' | 'pollMs' | 'maxRunning' | 'workerConcurrency' | 'shutdownGraceMs' | 'emailAttachmentMaxBytes'>>,
   options: { clock?: Clock; database?: DatabaseHandle; onBackgroundError?: (error: unknown) => void; timers?: boolean; processId?: string } = {},
 ): Promise<Deps> {
   const database = options.database ?? openDatabase(config);
@@ -165,7 +165,7 @@ export async function buildDeps(
     apps: new AppService(database.db, database.dialect, clock, secretKey),
     platformDirectory,
     platformTriggers,
-    platformEndpoints: buildPlatformEndpoints({ db: database.db, dialect: database.dialect, engine, clock, directory: platformDirectory, triggers: platformTriggers, metrics, baseUrl: config.baseUrl }),
+    platformEndpoints: buildPlatformEndpoints({ db: database.db, dialect: database.dialect, engine, clock, directory: platformDirectory, triggers: platformTriggers, metrics, baseUrl: config.baseUrl, emailAttachmentMaxBytes: config.emailAttachmentMaxBytes }),
     background,
     vectorMode: indexes.vectorMode,
     close: async () => {

@@ -8,7 +8,7 @@ const CONTROL_SLUGS = ['set', 'if', 'switch', 'loop', 'wait'];
 /** Imports' stand-in for nodes no step can do (docs/import.md). */
 const IMPORT_SLUGS = ['placeholder'];
 /** Platform triggers (issue 14, docs/triggers.md). */
-const PLATFORM_SLUGS = ['app_event'];
+const PLATFORM_SLUGS = ['app_event', 'sms', 'email'];
 
 describeEachDialect('step templates', (dialect) => {
   let t: TestApp;

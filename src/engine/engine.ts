@@ -157,23 +157,35 @@ export class Engine extends EngineRuns {
    * platform event starting every workflow it triggers, its provider event id recorded once):
    * either all exist afterwards or none does, so a unique constraint written by `alsoWrite`
    * deduplicates redeliveries exactly. They start as `pending` and run as slots (or, in a
-   * cluster, workers) take them; no caller waits for their answers.
+   * cluster, workers) take them. A start with an `observer` is answered like a synchronous
+   * webhook's (an SMS answered by a respond step): registered before the commit, and in a
+   * cluster the worker sends the answer to this process.
    */
   async runMany(starts: StartRun[], alsoWrite?: (trx: Transaction<Database>, executionIds: string[]) => Promise<void>): Promise<{ execution_id: string; status: ExecutionStatus }[]> {
     const now = this.options.clock.now();
     const entries: QueuedStart[] = [];
-    for (const start of starts) {
-      const identity = runIdentity(start);
-      const plan = await this.plans.load(start.snapshotId, start.graph);
-      const steps = rootRows(plan, identity, start.trigger, now, start.firedRoots);
-      entries.push({ row: newExecutionRow(identity, 'pending', steps.length, now, plan.settings.concurrencyLimit, null), plan, steps });
-    }
     const { cluster } = this;
-    await this.batcher.write(async (trx) => {
-      for (const entry of entries) await insertExecution(trx, entry.row, entry.steps);
-      if (alsoWrite) await alsoWrite(trx, entries.map((entry) => entry.row.id));
-      if (cluster && entries.length > 0) await cluster.announceWork(trx);
-    });
+    const observed: string[] = [];
+    try {
+      for (const start of starts) {
+        const identity = runIdentity(start);
+        const plan = await this.plans.load(start.snapshotId, start.graph);
+        const steps = rootRows(plan, identity, start.trigger, now, start.firedRoots);
+        if (start.observer) {
+          this.answers.observe(identity.id, start.observer);
+          observed.push(identity.id);
+        }
+        entries.push({ row: newExecutionRow(identity, 'pending', steps.length, now, plan.settings.concurrencyLimit, start.observer && cluster ? cluster.processId : null), plan, steps });
+      }
+      await this.batcher.write(async (trx) => {
+        for (const entry of entries) await insertExecution(trx, entry.row, entry.steps);
+        if (alsoWrite) await alsoWrite(trx, entries.map((entry) => entry.row.id));
+        if (cluster && entries.length > 0) await cluster.announceWork(trx);
+      });
+    } catch (error) {
+      for (const id of observed) this.answers.forget(id);
+      throw error;
+    }
     if (cluster) {
       void cluster.requestClaim(true);
     } else {

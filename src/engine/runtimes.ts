@@ -23,6 +23,8 @@ const notAvailable = (slug: string): StepRuntime => async () => {
 const RUNTIMES: Record<string, StepRuntime> = {
   webhook: passThrough,
   app_event: passThrough,
+  sms: passThrough,
+  email: passThrough,
   code: runCode,
   http: runHttp,
   set: runSet,

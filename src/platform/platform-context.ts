@@ -11,4 +11,6 @@ export interface PlatformContext extends PlatformStartContext {
   metrics: Metrics | null;
   /** SWITCHYARD_BASE_URL: the public URL providers sign (Twilio) and redirect to (OAuth). */
   baseUrl: string;
+  /** SWITCHYARD_EMAIL_ATTACHMENT_MAX_BYTES: larger email attachments are listed, their content not kept. */
+  emailAttachmentMaxBytes?: number;
 }

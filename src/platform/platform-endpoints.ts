@@ -1,7 +1,8 @@
 import type { PlatformContext } from './platform-context.js';
 import type { PlatformEndpoint } from './platform-routes.js';
+import { twilioEndpoint } from './twilio/twilio-endpoint.js';
 
 /** Every provider's endpoint under `/webhooks/inbound`. Add a provider here. */
-export function buildPlatformEndpoints(_ctx: PlatformContext): PlatformEndpoint[] {
-  return [];
+export function buildPlatformEndpoints(ctx: PlatformContext): PlatformEndpoint[] {
+  return [twilioEndpoint(ctx)];
 }

@@ -21,6 +21,8 @@ const MINIMAL_CONFIGS: Record<string, Record<string, unknown>> = {
   loop: { items: '{{ trigger.body.items }}' },
   wait: { duration_ms: 1000 },
   app_event: {},
+  sms: {},
+  email: {},
   placeholder: { original: { type: 'n8n-nodes-base.airtable' } },
 };
 
@@ -47,6 +49,8 @@ describe('step catalog', () => {
       'loop',
       'wait',
       'app_event',
+      'sms',
+      'email',
       'placeholder',
     ]);
     const orders = stepDefinitions.map((d) => d.sortOrder);

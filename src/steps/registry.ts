@@ -3,6 +3,7 @@ import { agentStep } from './agent/index.js';
 import { appEventStep } from './app-event/index.js';
 import { callWorkflowStep } from './call-workflow/index.js';
 import { codeStep } from './code/index.js';
+import { emailStep } from './email/index.js';
 import { httpStep } from './http/index.js';
 import { ifStep } from './if/index.js';
 import { loopStep } from './loop/index.js';
@@ -10,6 +11,7 @@ import { placeholderStep } from './placeholder/index.js';
 import { respondToWebhookStep } from './respond-to-webhook/index.js';
 import { saveToStoreStep } from './save-to-store/index.js';
 import { setStep } from './set/index.js';
+import { smsStep } from './sms/index.js';
 import { switchStep } from './switch/index.js';
 import { waitStep } from './wait/index.js';
 import { webhookStep } from './webhook/index.js';
@@ -30,6 +32,8 @@ export const stepDefinitions: readonly StepDefinition[] = Object.freeze(
     switchStep,
     loopStep,
     waitStep,
+    smsStep,
+    emailStep,
     placeholderStep,
   ].sort((a, b) => a.sortOrder - b.sortOrder),
 );

@@ -117,7 +117,8 @@ export class AppService {
   async install(input: InstallInput): Promise<AppInstallationRow> {
     const provider = providerOf(input.provider);
     const spec = PROVIDER_SPECS[provider];
-    const accountId = input.accountId.trim();
+    // Email recipients are matched lower-case (addresses and domains are case-insensitive in practice).
+    const accountId = provider === 'mailgun' || provider === 'postmark' ? input.accountId.trim().toLowerCase() : input.accountId.trim();
     if (accountId === '' || accountId.length > 320) throw new AppError('bad_request', `the account id (${spec.accountIdMeaning}) must be 1 to 320 characters`);
     const workspaceId = await this.workspaceIdOf(input.workspace);
     const credentials = trimmed(input.credentials ?? {});
