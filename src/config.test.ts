@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from './config.js';
 describe('configuration', () => {
   it('applies the documented defaults', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ slackApiUrl: 'https://slack.com/api', port: 8080, host: '127.0.0.1', databaseUrl: null, baseUrl: 'http://127.0.0.1:8080', secretKey: null, apiRateLimit: 600, webhookRateLimit: 6000, trustProxy: [], httpAllow: [], executionRetentionDays: 14, logLevel: 'info', logFormat: 'json', role: 'all', leaseMs: 30_000, heartbeatMs: 10_000, pollMs: 1_000, shutdownGraceMs: 30_000, maxRunning: 64, workerConcurrency: 64, storeMaxRowCap: 10_000_000, metricsToken: null });
+    expect(config).toMatchObject({ slackApiUrl: 'https://slack.com/api', port: 8080, host: '127.0.0.1', databaseUrl: null, baseUrl: 'http://127.0.0.1:8080', secretKey: null, apiRateLimit: 600, webhookRateLimit: 6000, trustProxy: [], httpAllow: [], executionRetentionDays: 14, logLevel: 'info', logFormat: 'json', role: 'all', leaseMs: 30_000, heartbeatMs: 10_000, pollMs: 1_000, shutdownGraceMs: 30_000, maxRunning: 64, workerConcurrency: 64, storeMaxRowCap: 10_000_000, metricsToken: null, emailAttachmentMaxBytes: 262_144 });
     expect(config.dataDir.endsWith('/data')).toBe(true);
     expect(Object.isFrozen(config)).toBe(true);
   });

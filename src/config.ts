@@ -48,7 +48,12 @@ export interface Config {
   metricsToken: string | null;
   /** Slack's Web API root (chat.postMessage, oauth.v2.access, auth.test); tests point it at a fake. */
   slackApiUrl: string;
+  /** Inbound email attachments larger than this are listed (size, SHA-256) without their content. */
+  emailAttachmentMaxBytes: number;
 }
+
+/** `SWITCHYARD_EMAIL_ATTACHMENT_MAX_BYTES` when unset (256 KiB): larger attachments are listed without content. */
+export const DEFAULT_EMAIL_ATTACHMENT_MAX_BYTES = 262_144;
 
 /** `SWITCHYARD_STORE_MAX_ROW_CAP` when unset. */
 export const DEFAULT_STORE_MAX_ROW_CAP = 10_000_000;
@@ -169,5 +174,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     workerConcurrency: overrides.workerConcurrency ?? integer(env, 'SWITCHYARD_WORKER_CONCURRENCY', maxRunning, 1, 100_000),
     metricsToken,
     slackApiUrl,
+    emailAttachmentMaxBytes: overrides.emailAttachmentMaxBytes ?? integer(env, 'SWITCHYARD_EMAIL_ATTACHMENT_MAX_BYTES', DEFAULT_EMAIL_ATTACHMENT_MAX_BYTES, 0, 50 * 1024 * 1024),
   });
 }

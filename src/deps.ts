@@ -85,7 +85,7 @@ export interface Deps extends ApiContext {
  */
 export async function buildDeps(
   config: Pick<Config, 'databaseUrl' | 'dataDir' | 'secretKey' | 'baseUrl'> &
-    Partial<Pick<Config, 'httpAllow' | 'slackApiUrl' | 'storeMaxRowCap' | 'role' | 'leaseMs' | 'heartbeatMs' | 'pollMs' | 'maxRunning' | 'workerConcurrency' | 'shutdownGraceMs'>>,
+    Partial<Pick<Config, 'httpAllow' | 'slackApiUrl' | 'storeMaxRowCap' | 'role' | 'leaseMs' | 'heartbeatMs' | 'pollMs' | 'maxRunning' | 'workerConcurrency' | 'shutdownGraceMs' | 'emailAttachmentMaxBytes'>>,
   options: { clock?: Clock; database?: DatabaseHandle; onBackgroundError?: (error: unknown) => void; timers?: boolean; processId?: string } = {},
 ): Promise<Deps> {
   const database = options.database ?? openDatabase(config);
@@ -184,7 +184,7 @@ export async function buildDeps(
     slackOAuth,
     platformDirectory,
     platformTriggers,
-    platformEndpoints: buildPlatformEndpoints({ db: database.db, dialect: database.dialect, engine, clock, directory: platformDirectory, triggers: platformTriggers, metrics, baseUrl: config.baseUrl, apps, slackApiUrl, slackOAuth }),
+    platformEndpoints: buildPlatformEndpoints({ db: database.db, dialect: database.dialect, engine, clock, directory: platformDirectory, triggers: platformTriggers, metrics, baseUrl: config.baseUrl, apps, slackApiUrl, slackOAuth, emailAttachmentMaxBytes: config.emailAttachmentMaxBytes }),
     background,
     scheduler,
     vectorMode: indexes.vectorMode,

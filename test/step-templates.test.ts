@@ -12,7 +12,7 @@ const TRIGGER_SLUGS = ['schedule'];
 /** Steps issues added beside the spec's (issue 12: read_store). */
 const ADDED_SLUGS = ['read_store'];
 /** Platform triggers (issue 14, docs/triggers.md). */
-const PLATFORM_SLUGS = ['app_event', 'chat_reply'];
+const PLATFORM_SLUGS = ['app_event', 'chat_reply', 'sms', 'email'];
 
 describeEachDialect('step templates', (dialect) => {
   let t: TestApp;

@@ -157,16 +157,31 @@ export class Engine extends EngineRuns {
    * platform event starting every workflow it triggers, its provider event id recorded once):
    * either all exist afterwards or none does, so a unique constraint written by `alsoWrite`
    * deduplicates redeliveries exactly. They start as `pending` and run as slots (or, in a
-   * cluster, workers) take them; no caller waits for their answers.
+   * cluster, workers) take them. A start with an `observer` is answered like a synchronous
+   * webhook's (an SMS answered by a respond step): registered before the commit, and in a
+   * cluster the worker sends the answer to this process.
    */
   async runMany(starts: StartRun[], alsoWrite?: (trx: Transaction<Database>, executionIds: string[]) => Promise<void>): Promise<{ execution_id: string; status: ExecutionStatus }[]> {
     const entries = await this.pendingEntries(starts);
     const { cluster } = this;
-    await this.batcher.write(async (trx) => {
-      for (const entry of entries) await insertExecution(trx, entry.row, entry.steps);
-      if (alsoWrite) await alsoWrite(trx, entries.map((entry) => entry.row.id));
-      if (cluster && entries.length > 0) await cluster.announceWork(trx);
+    // A start with an observer (an SMS answered through a respond step) is watched from before
+    // its commit, so an answer cannot come before the watch; a failed commit forgets it.
+    const observed: string[] = [];
+    starts.forEach((start, i) => {
+      if (!start.observer) return;
+      this.answers.observe(entries[i]!.row.id, start.observer);
+      observed.push(entries[i]!.row.id);
     });
+    try {
+      await this.batcher.write(async (trx) => {
+        for (const entry of entries) await insertExecution(trx, entry.row, entry.steps);
+        if (alsoWrite) await alsoWrite(trx, entries.map((entry) => entry.row.id));
+        if (cluster && entries.length > 0) await cluster.announceWork(trx);
+      });
+    } catch (error) {
+      for (const id of observed) this.answers.forget(id);
+      throw error;
+    }
     this.startPending(entries);
     return entries.map((entry) => ({ execution_id: entry.row.id, status: 'pending' as const }));
   }
@@ -204,7 +219,9 @@ export class Engine extends EngineRuns {
       const identity = runIdentity(start);
       const plan = (start.graph ? undefined : preloaded.get(start.snapshotId)) ?? (await this.plans.load(start.snapshotId, start.graph));
       const steps = rootRows(plan, identity, start.trigger, now, start.firedRoots);
-      entries.push({ row: newExecutionRow(identity, 'pending', steps.length, now, plan.settings.concurrencyLimit, null), plan, steps });
+      // An observed start in a cluster names this process, so the worker sends the answer back here.
+      const observer = start.observer && this.cluster ? this.cluster.processId : null;
+      entries.push({ row: newExecutionRow(identity, 'pending', steps.length, now, plan.settings.concurrencyLimit, observer), plan, steps });
     }
     return entries;
   }

@@ -24,6 +24,8 @@ const RUNTIMES: Record<string, StepRuntime> = {
   schedule: passThrough,
   app_event: passThrough,
   chat_reply: runChatReply,
+  sms: passThrough,
+  email: passThrough,
   code: runCode,
   http: runHttp,
   set: runSet,

@@ -15,4 +15,6 @@ export interface PlatformContext extends PlatformStartContext {
   apps: AppService;
   /** SWITCHYARD_SLACK_API_URL (oauth.v2.access, auth.test). */
   slackApiUrl: string;
+  /** SWITCHYARD_EMAIL_ATTACHMENT_MAX_BYTES: larger email attachments are listed, their content not kept. */
+  emailAttachmentMaxBytes?: number;
 }

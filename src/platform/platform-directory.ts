@@ -3,7 +3,7 @@ import type { DataStamp } from '../db/data-stamp.js';
 import type { AppProvider, Database } from '../db/schema.js';
 import { FreshCache } from '../lib/fresh-cache.js';
 import { openSecret } from '../lib/secret-box.js';
-import { findInstallationByAccount } from '../store/app-installation-repository.js';
+import { findInstallationByAccount, listAllInstallations, type AppInstallationRow } from '../store/app-installation-repository.js';
 import { findProviderApp } from '../store/provider-app-repository.js';
 
 /** A provider's app as the endpoints need it: settings and opened secrets. */
@@ -32,7 +32,8 @@ export interface ResolvedInstallation {
  */
 export class PlatformDirectory {
   private readonly apps = new FreshCache<ResolvedApp | null>(16);
-  private readonly installations = new FreshCache<ResolvedInstallation | null>(10_000);
+  private readonly installationCache = new FreshCache<ResolvedInstallation | null>(10_000);
+  private readonly allOf = new FreshCache<readonly ResolvedInstallation[]>(16);
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -57,23 +58,42 @@ export class PlatformDirectory {
     const stamp = await this.stampOf('app_installations');
     const key = `${provider}\0${accountId}`;
     if (stamp !== null) {
-      const cached = this.installations.get(key, stamp);
+      const cached = this.installationCache.get(key, stamp);
       if (cached !== undefined) return cached;
     }
     const row = await findInstallationByAccount(this.db, provider, accountId);
-    const resolved: ResolvedInstallation | null = row
-      ? {
-          id: row.id,
-          workspaceId: row.workspace_id,
-          provider: row.provider,
-          accountId: row.account_id,
-          botUserId: row.bot_user_id,
-          botId: row.bot_id,
-          credentials: this.open(row.credentials_sealed, `the credentials of installation ${row.id}`),
-        }
-      : null;
-    if (stamp !== null) this.installations.set(key, stamp, resolved);
+    const resolved: ResolvedInstallation | null = row ? this.resolve(row) : null;
+    if (stamp !== null) this.installationCache.set(key, stamp, resolved);
     return resolved;
+  }
+
+  /**
+   * Every installation of a provider (Postmark authenticates a delivery by the Basic credentials
+   * of an installation before its body is read, so the credentials are matched against all).
+   */
+  async installations(provider: AppProvider): Promise<readonly ResolvedInstallation[]> {
+    const stamp = await this.stampOf('app_installations');
+    const key = `${provider}\0*`;
+    if (stamp !== null) {
+      const cached = this.allOf.get(key, stamp);
+      if (cached !== undefined) return cached;
+    }
+    const rows = await listAllInstallations(this.db, provider);
+    const resolved = Object.freeze(rows.map((row) => this.resolve(row)));
+    if (stamp !== null) this.allOf.set(key, stamp, resolved);
+    return resolved;
+  }
+
+  private resolve(row: AppInstallationRow): ResolvedInstallation {
+    return {
+      id: row.id,
+      workspaceId: row.workspace_id,
+      provider: row.provider,
+      accountId: row.account_id,
+      botUserId: row.bot_user_id,
+      botId: row.bot_id,
+      credentials: this.open(row.credentials_sealed, `the credentials of installation ${row.id}`),
+    };
   }
 
   private async stampOf(table: string): Promise<string | null> {

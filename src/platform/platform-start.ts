@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { SqlDialect } from '../db/dialect/dialect.js';
 import type { AppProvider, Database } from '../db/schema.js';
-import { EngineBusyError, type Engine, type StartRun } from '../engine/engine.js';
+import { EngineBusyError, type Engine, type ExecutionObserver, type StartRun } from '../engine/engine.js';
 import { AppError } from '../errors/app-error.js';
 import type { Clock } from '../lib/clock.js';
 import { findPlatformEvents, insertPlatformEvents } from '../store/platform-event-repository.js';
@@ -28,6 +28,8 @@ export interface PlatformStart {
   triggers: LiveTrigger[];
   /** The trigger output every started workflow gets. */
   trigger: unknown;
+  /** A caller waiting for the runs' answers (an SMS answered by a respond step): one observer per execution. */
+  observe?: () => ExecutionObserver;
 }
 
 export type PlatformStartResult =
@@ -65,7 +67,7 @@ export async function startPlatformRuns(ctx: PlatformStartContext, start: Platfo
     if (seen.has(eventKey)) return { outcome: 'duplicate' };
     const workflows = [...byWorkflow.entries()].filter(([id]) => start.workflowKey === undefined || !seen.has(workflowKey(id)));
     if (workflows.length === 0) return { outcome: 'no_match' };
-    const starts: StartRun[] = workflows.map(([workflowId, entry]) => ({ workspaceId: start.workspaceId, workflowId, snapshotId: entry.snapshotId, userId: null, trigger: start.trigger, firedRoots: entry.nodeIds }));
+    const starts: StartRun[] = workflows.map(([workflowId, entry]) => ({ workspaceId: start.workspaceId, workflowId, snapshotId: entry.snapshotId, userId: null, trigger: start.trigger, firedRoots: entry.nodeIds, ...(start.observe ? { observer: start.observe() } : {}) }));
     const now = ctx.clock.now();
     const rows = [eventKey, ...(start.workflowKey === undefined ? [] : workflows.map(([id]) => workflowKey(id)))].map((dedupe_key, index) => ({
       provider: start.provider,

@@ -24,6 +24,8 @@ const MINIMAL_CONFIGS: Record<string, Record<string, unknown>> = {
   schedule: { cron: '0 * * * *' },
   app_event: {},
   chat_reply: { channel: 'C1', text: 'hi' },
+  sms: {},
+  email: {},
   placeholder: { original: { type: 'n8n-nodes-base.airtable' } },
 };
 
@@ -51,6 +53,8 @@ describe('step catalog', () => {
       'loop',
       'wait',
       'app_event',
+      'sms',
+      'email',
       'chat_reply',
       'schedule',
       'placeholder',

@@ -4,6 +4,7 @@ import { appEventStep } from './app-event/index.js';
 import { callWorkflowStep } from './call-workflow/index.js';
 import { chatReplyStep } from './chat-reply/index.js';
 import { codeStep } from './code/index.js';
+import { emailStep } from './email/index.js';
 import { httpStep } from './http/index.js';
 import { ifStep } from './if/index.js';
 import { loopStep } from './loop/index.js';
@@ -13,6 +14,7 @@ import { respondToWebhookStep } from './respond-to-webhook/index.js';
 import { saveToStoreStep } from './save-to-store/index.js';
 import { scheduleStep } from './schedule/index.js';
 import { setStep } from './set/index.js';
+import { smsStep } from './sms/index.js';
 import { switchStep } from './switch/index.js';
 import { waitStep } from './wait/index.js';
 import { webhookStep } from './webhook/index.js';
@@ -36,6 +38,8 @@ export const stepDefinitions: readonly StepDefinition[] = Object.freeze(
     loopStep,
     waitStep,
     scheduleStep,
+    smsStep,
+    emailStep,
     placeholderStep,
   ].sort((a, b) => a.sortOrder - b.sortOrder),
 );

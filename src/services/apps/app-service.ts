@@ -117,7 +117,7 @@ export class AppService {
   async install(input: InstallInput): Promise<AppInstallationRow> {
     const provider = providerOf(input.provider);
     const spec = PROVIDER_SPECS[provider];
-    const accountId = input.accountId.trim();
+    const accountId = accountIdOf(provider, input.accountId);
     if (accountId === '' || accountId.length > 320) throw new AppError('bad_request', `the account id (${spec.accountIdMeaning}) must be 1 to 320 characters`);
     const workspaceId = await this.workspaceIdOf(input.workspace);
     const credentials = trimmed(input.credentials ?? {});
@@ -154,7 +154,7 @@ export class AppService {
 
   /** Operator removal, by installation id or by provider and account id. */
   async uninstall(target: { id: string } | { provider: string; accountId: string }): Promise<AppInstallationRow> {
-    const row = 'id' in target ? (isUuid(target.id) ? await this.db.selectFrom('app_installations').selectAll().where('id', '=', target.id).executeTakeFirst() : undefined) : await findInstallationByAccount(this.db, providerOf(target.provider), target.accountId);
+    const row = 'id' in target ? (isUuid(target.id) ? await this.db.selectFrom('app_installations').selectAll().where('id', '=', target.id).executeTakeFirst() : undefined) : await findInstallationByAccount(this.db, providerOf(target.provider), accountIdOf(providerOf(target.provider), target.accountId));
     if (!row) throw notFound('installation');
     await deleteInstallationById(this.db, row.id);
     return row;
@@ -197,6 +197,11 @@ export class AppService {
     if (!row) throw new AppError('not_found', `workspace "${workspace.slug}" not found`);
     return row.id;
   }
+}
+
+/** Email recipients are matched lower-case (addresses and domains are case-insensitive in practice). */
+function accountIdOf(provider: AppProvider, accountId: string): string {
+  return provider === 'mailgun' || provider === 'postmark' ? accountId.trim().toLowerCase() : accountId.trim();
 }
 
 function trimmed(values: Record<string, string>): Record<string, string> {

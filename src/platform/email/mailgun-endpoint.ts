@@ -1,0 +1,120 @@
+import type { FastifyReply } from 'fastify';
+import { simpleParser } from 'mailparser';
+import { AppError } from '../../errors/app-error.js';
+import { addMs } from '../../lib/clock.js';
+import { DEFAULT_EMAIL_ATTACHMENT_MAX_BYTES } from '../../steps/email/index.js';
+import { pruneMailgunTokens, recordMailgunToken } from '../../store/mailgun-token-repository.js';
+import type { PlatformContext } from '../platform-context.js';
+import type { PlatformDelivery, PlatformEndpoint } from '../platform-routes.js';
+import { attachmentOf, bareAddress, messageFromMime, messageIds, type EmailMessage } from './email-message.js';
+import { resolveByAccount, routeEmail } from './email-routing.js';
+import { parseFormFields, type FormFields } from './form-fields.js';
+import { checkMailgunSignature, MAILGUN_TOLERANCE_S } from './mailgun-signature.js';
+
+/** Mailgun accepts messages up to 25 MB; base64 and the form around them add a third. */
+export const EMAIL_MAX_BODY_BYTES = 36 * 1024 * 1024;
+
+/** Pruning seen tokens at most this often per process: one delete a minute, not one per delivery. */
+const PRUNE_EVERY_MS = 60_000;
+
+/**
+ * `POST {base_url}/webhooks/inbound/mailgun`: a Mailgun route's `forward()` (form or multipart,
+ * with `body-mime` when the URL asks for MIME, else Mailgun's parsed fields). Mailgun signs
+ * `timestamp` + `token` inside the form, so the form fields are read first; the message itself
+ * (the MIME, the attachments) is parsed only after the signature, the 300 s window and the
+ * unseen token are checked. A replayed token is 406, which Mailgun does not retry; a verified
+ * delivery for an address no workspace installed is 200 and dropped.
+ */
+export function mailgunEndpoint(ctx: PlatformContext): PlatformEndpoint {
+  let prunedAt = 0;
+  const prune = async () => {
+    const nowMs = ctx.clock.nowMs();
+    if (nowMs - prunedAt < PRUNE_EVERY_MS) return;
+    prunedAt = nowMs;
+    await pruneMailgunTokens(ctx.db, addMs(ctx.clock.now(), -2 * MAILGUN_TOLERANCE_S * 1000));
+  };
+  return {
+    provider: 'mailgun',
+    path: '/mailgun',
+    maxBodyBytes: EMAIL_MAX_BODY_BYTES,
+    openapi: OPENAPI,
+    handle: (delivery, reply) => handleMailgun(ctx, delivery, reply, prune),
+  };
+}
+
+async function handleMailgun(ctx: PlatformContext, delivery: PlatformDelivery, reply: FastifyReply, prune: () => Promise<void>): Promise<FastifyReply> {
+  const form = await parseFormFields(String(delivery.headers['content-type'] ?? ''), delivery.body);
+  const field = (name: string) => form.fields.get(name);
+  const signingKey = (await ctx.directory.app('mailgun'))?.secrets.signing_key;
+  const check = signingKey
+    ? checkMailgunSignature(signingKey, { timestamp: field('timestamp'), token: field('token'), signature: field('signature') }, ctx.clock.nowMs())
+    : ({ ok: false, reason: 'no signing key' } as const);
+  if (!check.ok) {
+    delivery.log.info({ provider: 'mailgun', reason: check.reason }, 'platform delivery not authenticated');
+    throw new AppError('unauthorized', 'the delivery is not authenticated');
+  }
+  // Before the answer is sent, so the next delivery sees the table pruned.
+  await prune();
+  if (!(await recordMailgunToken(ctx.db, field('token')!, ctx.clock.now(), (e) => ctx.dialect.isUniqueViolation(e)))) {
+    delivery.log.info({ provider: 'mailgun' }, 'replayed Mailgun token refused');
+    throw new AppError('not_acceptable', 'this delivery\'s token was seen before (a replay)', { pointer: '/token' });
+  }
+
+  const maxBytes = ctx.emailAttachmentMaxBytes ?? DEFAULT_EMAIL_ATTACHMENT_MAX_BYTES;
+  const mime = field('body-mime');
+  const message = mime !== undefined ? messageFromMime(await simpleParser(mime), maxBytes) : messageFromFields(form, maxBytes);
+  const envelope = field('recipient')?.split(',').map((r) => r.trim()).filter(Boolean) ?? [];
+  const recipients = envelope.length > 0 ? envelope : [...message.to, ...message.cc];
+  const outcomes = await routeEmail(ctx, { provider: 'mailgun', recipients, message, event: { sender: field('sender') ?? null, recipient: field('recipient') ?? null, timestamp: field('timestamp') }, rawForKey: mime ?? delivery.body }, (address, domain) => resolveByAccount(ctx, 'mailgun', address, domain));
+  return reply.code(200).type('application/json').send({ ok: true, started: outcomes.filter((o) => o === 'started').length });
+}
+
+/** Mailgun's parsed fields (a `forward()` to a URL not asking for MIME). */
+function messageFromFields(form: FormFields, maxBytes: number): EmailMessage {
+  const field = (name: string) => form.fields.get(name);
+  const list = (value: string | undefined) => (value ? value.split(',').map(bareAddress).filter((a) => a.includes('@')) : []);
+  const headers = new Map<string, string>();
+  try {
+    const parsed = JSON.parse(field('message-headers') ?? '[]') as unknown;
+    if (Array.isArray(parsed)) for (const pair of parsed) if (Array.isArray(pair) && typeof pair[0] === 'string' && typeof pair[1] === 'string' && !headers.has(pair[0].toLowerCase())) headers.set(pair[0].toLowerCase(), pair[1]);
+  } catch {
+    // Headers that do not parse are left out; the message still routes by its fields.
+  }
+  return {
+    from: list(field('from') ?? field('sender'))[0] ?? null,
+    to: list(field('To') ?? headers.get('to')),
+    cc: list(field('Cc') ?? headers.get('cc')),
+    subject: field('subject') ?? '',
+    text: field('body-plain') ?? null,
+    html: field('body-html') ?? null,
+    message_id: messageIds(field('Message-Id') ?? headers.get('message-id'))[0] ?? null,
+    in_reply_to: messageIds(field('In-Reply-To') ?? headers.get('in-reply-to'))[0] ?? null,
+    references: messageIds(field('References') ?? headers.get('references')),
+    attachments: form.files.map((f) => attachmentOf(f.filename, f.contentType, f.content, maxBytes)),
+  };
+}
+
+const OPENAPI = {
+  post: {
+    tags: ['Platform endpoints'],
+    summary: 'Mailgun inbound email (platform endpoint)',
+    description:
+      "A Mailgun route's `forward()` target. Verified with the `timestamp`, `token` and `signature` fields (HMAC-SHA256 with the app's webhook signing key, timestamp within 300 s either way, a token accepted once); the raw MIME (`body-mime`) or the parsed fields are read only then. Routed by recipient address or domain; deduplicated by Message-ID per recipient.",
+    security: [],
+    requestBody: {
+      required: true,
+      content: {
+        'multipart/form-data': { schema: { type: 'object', required: ['timestamp', 'token', 'signature'], properties: { timestamp: { type: 'string' }, token: { type: 'string' }, signature: { type: 'string' }, recipient: { type: 'string' }, 'body-mime': { type: 'string' } } } },
+        'application/x-www-form-urlencoded': { schema: { type: 'object', required: ['timestamp', 'token', 'signature'], properties: { timestamp: { type: 'string' }, token: { type: 'string' }, signature: { type: 'string' }, recipient: { type: 'string' }, 'body-mime': { type: 'string' } } } },
+      },
+    },
+    responses: {
+      '200': { description: 'Accepted (also for a recipient no workspace installed)', content: { 'application/json': { schema: { type: 'object', properties: { ok: { type: 'boolean' }, started: { type: 'integer' } } } } } },
+      '400': { description: 'Not a form' },
+      '401': { description: 'Signature missing, wrong or outside the 300 s window' },
+      '406': { description: 'The token was seen before (a replay); Mailgun does not retry' },
+      '413': { description: 'Body over the limit' },
+      '429': { description: 'Too many deliveries from this address' },
+    },
+  },
+} as const;
