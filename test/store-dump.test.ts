@@ -150,6 +150,9 @@ describeEachDialect('store dump and restore', (dialect) => {
       expect((await restore('by-reader', dumped, t.tokens.read)).statusCode).toBe(403);
       const wrongType = await t.app.inject({ method: 'POST', url: '/api/v1/stores/restore?slug=typed', headers: { authorization: `Bearer ${t.tokens.build}`, 'content-type': 'text/plain' }, payload: dumped });
       expect(wrongType.statusCode).toBe(415);
+      const noSlug = await t.app.inject({ method: 'POST', url: '/api/v1/stores/restore', headers: { authorization: `Bearer ${t.tokens.build}`, 'content-type': NDJSON }, payload: dumped });
+      expect(noSlug.statusCode).toBe(400);
+      expect(JSON.parse(noSlug.body).errors[0]).toMatchObject({ status: '400' });
     });
   });
 });

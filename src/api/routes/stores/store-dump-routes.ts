@@ -69,7 +69,8 @@ export async function storeDumpRoutes(app: FastifyInstance, ctx: ApiContext & { 
     scope.post('/stores/restore', {
       config: { plainJson: true },
       // The body schema documents the NDJSON body in OpenAPI; the body is a stream, checked line
-      // by line by the restore, so only the query's validation failure stops the request here.
+      // by line by the restore. Fastify stops validating at the first failing part (the body,
+      // before the query), so the query is checked in the handler.
       attachValidation: true,
       schema: {
         tags: STORE_TAGS,
@@ -80,6 +81,10 @@ export async function storeDumpRoutes(app: FastifyInstance, ctx: ApiContext & { 
       },
     }, async (request: FastifyRequest<{ Querystring: { slug: string } }>, reply: FastifyReply) => {
       if (request.validationError && request.validationError.validationContext !== 'body') throw request.validationError;
+      const query = request.query as Record<string, unknown>;
+      const unknown = Object.keys(query).find((name) => name !== 'slug');
+      if (unknown !== undefined) throw new AppError('invalid_query_parameter', `unknown query parameter "${unknown}": a restore takes slug`, { parameter: unknown });
+      if (typeof query.slug !== 'string' || query.slug === '') throw new AppError('invalid_query_parameter', "slug is required: the new store's slug, ?slug=…", { parameter: 'slug' });
       const type = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       if (type !== NDJSON) throw new AppError('unsupported_media_type', `a restore takes the NDJSON dump as ${NDJSON}`, { header: 'Content-Type' });
       const report = await restoreStore({ db: ctx.db, clock: ctx.clock, stores: ctx.stores }, actorOf(request), request.query.slug, request.body as Readable);
