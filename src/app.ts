@@ -32,6 +32,7 @@ import { webhookRoutes } from './webhooks/webhook-routes.js';
 import { sendWebhookNotFound } from './webhooks/webhook-answers.js';
 import { webhookAdminRoutes } from './api/routes/webhooks/webhook-admin-routes.js';
 import { storeRoutes } from './api/routes/stores/store-routes.js';
+import { storeDumpRoutes } from './api/routes/stores/store-dump-routes.js';
 import { storeRowRoutes } from './api/routes/stores/store-row-routes.js';
 import { connectionRoutes } from './api/routes/connections/connection-routes.js';
 import { knowledgeBaseRoutes } from './api/routes/knowledge-bases/knowledge-base-routes.js';
@@ -139,6 +140,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await webhookAdminRoutes(api, deps);
       await storeRoutes(api, deps);
       await storeRowRoutes(api, deps);
+      await storeDumpRoutes(api, deps);
       await connectionRoutes(api, deps);
       await knowledgeBaseRoutes(api, deps);
       await memoryRoutes(api, deps);

@@ -12,6 +12,8 @@ interface RouteCase {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
   path: (ids: Ids) => string;
   body?: (ids: Ids) => unknown;
+  /** The body's media type when it is not JSON:API. */
+  contentType?: string;
   /** Route addresses a resource by id, so another workspace's id must look unknown. */
   byId: boolean;
 }
@@ -49,6 +51,9 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: (i) => `/api/v1/stores/${i.store}/rows/${encodeURIComponent(i.key)}`, byId: true },
   { method: 'GET', path: (i) => `/api/v1/stores/${i.store}/rows`, byId: true },
   { method: 'GET', path: (i) => `/api/v1/stores/${i.store}/deletions`, byId: true },
+  // csv: the test client parses any body whose type mentions json, and NDJSON is not one document.
+  { method: 'GET', path: (i) => `/api/v1/stores/${i.store}/dump?format=csv`, byId: true },
+  { method: 'POST', path: () => '/api/v1/stores/restore?slug=matrix-restore', body: () => '{"format":"service-store/v1","name":"Restored","schema":{"type":"object"}}\n{"key":"a","row":{}}\n', contentType: 'application/x-ndjson', byId: false },
   { method: 'GET', path: () => '/api/v1/connections', byId: false },
   { method: 'POST', path: () => '/api/v1/connections', body: () => ({ data: { type: 'connection', attributes: { provider: 'openai', name: 'matrix', api_key: 'sk-matrix-0000' } } }), byId: false },
   { method: 'GET', path: (i) => `/api/v1/connections/${i.connection}`, byId: true },
@@ -125,7 +130,7 @@ describeEachDialect('isolation matrix', (dialect) => {
   afterAll(() => t.close());
 
   const send = (route: RouteCase, token: string, target = ids) =>
-    t.request(route.method, route.path(target), { token, ...(route.body ? { body: route.body(target) } : {}) });
+    t.request(route.method, route.path(target), { token, ...(route.body ? { body: route.body(target) } : {}), ...(route.contentType ? { contentType: route.contentType } : {}) });
 
   describe('read token', () => {
     for (const route of ROUTES) {

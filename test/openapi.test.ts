@@ -37,6 +37,8 @@ const ROUTES = [
   'patch /api/v1/stores/{id}',
   'delete /api/v1/stores/{id}',
   'get /api/v1/stores/{id}/deletions',
+  'get /api/v1/stores/{id}/dump',
+  'post /api/v1/stores/restore',
   'get /api/v1/stores/{store_id}/rows',
   'put /api/v1/stores/{store_id}/rows/{key}',
   'get /api/v1/stores/{store_id}/rows/{key}',

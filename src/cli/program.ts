@@ -4,6 +4,7 @@ import { migrateCommand, tokenCreate, tokenList, tokenRevoke, workspaceCreate, w
 import { serve } from './serve-command.js';
 import { workflowExport } from './workflow-commands.js';
 import { appInstall, appList, appSet, appUninstall, readProcessStdin, type ReadStdin } from './app-commands.js';
+import { storeDump, storeRestore, type StoreIo } from './store-commands.js';
 
 type Out = (line: string) => void;
 
@@ -105,5 +106,20 @@ export function buildProgram(env: Record<string, string | undefined>, out: Out, 
     .option('--account-id <id>', 'the account id')
     .option('--json', 'print JSON')
     .action((provider: string | undefined, options) => appUninstall(config(), provider, options, out));
+  const store = program.command('store').description('store dumps (the same as GET /stores/:id/dump and POST /stores/restore)');
+  const io: StoreIo = { stdin: process.stdin, stdout: process.stdout, progress: (line) => process.stderr.write(`${line}\n`) };
+  store
+    .command('dump')
+    .description('write a store to stdout: ndjson (default, restorable), csv or json; progress on stderr')
+    .requiredOption('--workspace <slug>', 'the workspace holding the store')
+    .requiredOption('--slug <slug>', 'the store')
+    .option('--format <format>', 'ndjson, csv or json', 'ndjson')
+    .action((options) => storeDump(config(), options, io));
+  store
+    .command('restore')
+    .description('make a NEW store from an NDJSON dump on stdin; prints the restore report; progress on stderr')
+    .requiredOption('--workspace <slug>', 'the workspace to hold the store')
+    .requiredOption('--slug <slug>', "the new store's slug (refused when taken)")
+    .action((options) => storeRestore(config(), options, io, out));
   return program;
 }
