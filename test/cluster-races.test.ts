@@ -49,8 +49,8 @@ describePostgres('cluster races [postgres]', () => {
     await t.close();
   });
 
-  const worker = async (processId = newId()): Promise<Engine> => {
-    const engine = new Engine({ db: t.deps.db, clock: t.clock, settings: { httpAllow: ['127.0.0.1'] }, timers: false, cluster: { processId, notifier: t.database.notifier!, leaseMs: 30_000, heartbeatMs: 10_000, pollMs: 1_000, maxRunning: 64, runsSteps: true }, resolveCallTarget: (request) => t.deps.executions.resolveCallTarget(request) });
+  const worker = async (processId = newId(), timing: { timers?: boolean; heartbeatMs?: number; pollMs?: number } = {}): Promise<Engine> => {
+    const engine = new Engine({ db: t.deps.db, clock: t.clock, settings: { httpAllow: ['127.0.0.1'] }, timers: timing.timers ?? false, cluster: { processId, notifier: t.database.notifier!, leaseMs: 30_000, heartbeatMs: timing.heartbeatMs ?? 10_000, pollMs: timing.pollMs ?? 1_000, maxRunning: 64, runsSteps: true }, resolveCallTarget: (request) => t.deps.executions.resolveCallTarget(request) });
     engines.push(engine);
     await engine.start();
     return engine;
@@ -141,6 +141,20 @@ describePostgres('cluster races [postgres]', () => {
     await writes;
     // A deadlock aborts one batch (PostgreSQL picks a victim) and the batcher writes it again.
     expect({ ranA, ranB, commits: one.commits + two.commits }).toEqual({ ranA: 1, ranB: 1, commits: 2 });
+  });
+
+  it('a worker takes over a dead worker’s execution when its lease expires, not at its next poll', async () => {
+    const flow = await workflowWith(t, 'Orphan', { nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } })], edges: [edge('hook', 'a')] }, { activate: true });
+    // Committed pending with no worker claiming, then made a dead worker's, its lease running out soon.
+    const executionId = await run(flow);
+    await sql`update executions set status = 'running', lease_owner = 'dead-worker', run_at = null,
+      lease_expires_at = to_char((clock_timestamp() + interval '400 milliseconds') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+      where id = ${executionId}`.execute(t.deps.db);
+    // The poll (the backstop) would come only in ten minutes: the heartbeat's watch must claim it.
+    const engine = await worker(newId(), { timers: true, heartbeatMs: 100, pollMs: 600_000 });
+    await until(async () => (await executionRow(t, executionId)).status === 'completed');
+    await engine.idle();
+    engine.cluster!.stopClaiming();
   });
 
   describe('a child’s end and its parent', () => {

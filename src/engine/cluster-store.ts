@@ -184,6 +184,15 @@ export async function renewLeases(db: Db, owner: string, leaseMs: number): Promi
   return new Set(rows.map((row) => row.id));
 }
 
+/** Milliseconds (database clock) until the earliest lease another worker holds expires; null when none is held. */
+export async function nextForeignExpiry(db: Db, owner: string): Promise<number | null> {
+  const result = await sql<{ ms: string | null }>`
+    select extract(epoch from (min(lease_expires_at)::timestamptz - clock_timestamp())) * 1000 as ms
+    from executions where status = 'running' and lease_owner is not null and lease_owner <> ${owner}`.execute(db);
+  const ms = result.rows[0]?.ms;
+  return ms === null || ms === undefined ? null : Number(ms);
+}
+
 /**
  * Locks these executions' rows in id order, first thing in a group commit (write-batcher.ts):
  * every transaction that locks several executions (a batch writing many runs, a child's end
