@@ -162,16 +162,49 @@ async function findCandidates(trx: Transaction<Database>, request: ClaimRequest,
   return candidates;
 }
 
-/** Renews this worker's leases; answers the ids it still holds (a lease it lost is not among them). */
+/**
+ * Renews this worker's leases; answers the ids it still holds (a lease it lost is not among them).
+ *
+ * A row locked by another transaction is skipped, not waited for: it is this worker's own group
+ * commit (which renews the lease itself, in `updateHeldExecution`) or another worker's claim
+ * taking over an expired lease. Waiting would block the heartbeat behind our own write batch,
+ * and since the batch locks several rows in id order while an `update ... where lease_owner`
+ * locks them in scan order, the two could deadlock (PostgreSQL breaks it after its
+ * deadlock_timeout, 1 s by default, aborting one side; found by the crash campaign). Which ids
+ * are still ours is read without locks, so a skipped row does not count as a lost lease: if a
+ * claim took it, the next heartbeat (or the run's next commit) finds out.
+ */
 export async function renewLeases(db: Db, owner: string, leaseMs: number): Promise<Set<string>> {
-  const rows = await db
-    .updateTable('executions')
-    .set({ lease_expires_at: dbNowPlus(leaseMs) })
-    .where('lease_owner', '=', owner)
-    .where(sql<boolean>`status = 'running'`)
-    .returning('id')
-    .execute();
+  await sql`
+    update executions set lease_expires_at = ${dbNowPlus(leaseMs)}
+    where id in (
+      select id from executions where lease_owner = ${owner} and status = 'running'
+      order by id for update skip locked)`.execute(db);
+  const rows = await db.selectFrom('executions').select('id').where('lease_owner', '=', owner).where(sql<boolean>`status = 'running'`).execute();
   return new Set(rows.map((row) => row.id));
+}
+
+/** Milliseconds (database clock) until the earliest lease another worker holds expires; null when none is held. */
+export async function nextForeignExpiry(db: Db, owner: string): Promise<number | null> {
+  const result = await sql<{ ms: string | null }>`
+    select extract(epoch from (min(lease_expires_at)::timestamptz - clock_timestamp())) * 1000 as ms
+    from executions where status = 'running' and lease_owner is not null and lease_owner <> ${owner}`.execute(db);
+  const ms = result.rows[0]?.ms;
+  return ms === null || ms === undefined ? null : Number(ms);
+}
+
+/**
+ * Locks these executions' rows in id order, first thing in a group commit (write-batcher.ts):
+ * every transaction that locks several executions (a batch writing many runs, a child's end
+ * waking its parent, a cancellation) takes them in one order, so two workers' batches cannot
+ * deadlock on each other's rows. A later statement of the transaction also reads what a
+ * transaction that held one of these rows committed (READ COMMITTED takes a snapshot per
+ * statement): a parent's wait and its child's end see each other.
+ */
+export async function lockExecutions(db: Db, ids: Iterable<string>): Promise<void> {
+  const sorted = [...new Set(ids)].sort();
+  if (sorted.length === 0) return;
+  await sql`select id from executions where id in (${sql.join(sorted)}) order by id for update`.execute(db);
 }
 
 /**

@@ -14,7 +14,7 @@ import { WriteBatcher } from './write-batcher.js';
 import type { EngineOptions } from './engine-options.js';
 import { Answers } from './answers.js';
 import { Cluster, type ClusterHost } from './cluster.js';
-import type { Claimed } from './cluster-store.js';
+import { lockExecutions, type Claimed } from './cluster-store.js';
 import { LeaseLostError } from './run-coordination.js';
 import { noEngineMetrics, type EngineMetrics } from '../observability/engine-metrics.js';
 
@@ -56,7 +56,7 @@ export abstract class EngineRuns {
 
   constructor(protected readonly options: EngineOptions) {
     this.metrics = options.metrics ?? noEngineMetrics;
-    this.batcher = new WriteBatcher(options.db);
+    this.batcher = new WriteBatcher(options.db, options.cluster ? lockExecutions : undefined);
     this.plans = new PlanCache(options.db);
     this.slots = new RunSlots(options.maxConcurrent ?? 64);
     this.answers = new Answers(options.db, (error, id) => options.onError?.(error, id));

@@ -340,7 +340,7 @@ export class Engine extends EngineRuns {
         await this.cluster.announceCancel(trx, execution);
         if (execution.parent_execution_id !== null) await this.cluster.announceWork(trx);
       }
-    });
+    }, execution.parent_execution_id !== null ? [execution.id, execution.parent_execution_id] : [execution.id]);
     this.queue.remove(execution.id);
     this.parked.take(execution.id);
     const run = this.inFlight.get(execution.id);

@@ -14,7 +14,8 @@ import { serializeStepError, StepError, type SerializedStepError } from './step-
 import { nextRetryDelay } from './retry-policy.js';
 import type { StepEffect } from '../steps/step-runtime.js';
 import { json, stepRow, type StepOwner, type StepRecord } from './step-rows.js';
-import { LeaseLostError, type RunNews } from './run-coordination.js';
+import type { RunNews } from './run-coordination.js';
+import { wakeParentHeld, writeHeldExecution } from './held-commit.js';
 import type { ChildResult, FrameEnd, Outcome, RunControl, RunDeps, RunEnd } from './run-types.js';
 import { awaitedChildren, elapsedMs, recordFailure } from './run-frames.js';
 
@@ -161,6 +162,16 @@ export class ExecutionRun {
 
   private async finish(final: Partial<ExecutionRow>, end: RunEnd): Promise<RunEnd> {
     const written = this.persist(final);
+    if (this.deps.coordination) {
+      // In a cluster the end is handed to a parent in this process only once it is durable: the
+      // commit may still find this run's lease taken by another worker (LeaseLostError), and a
+      // parent that went on with an end that never landed would complete its call step with a
+      // result the child's new owner then produces again, running its effects twice. The parent
+      // is still checked against its own lease by its next commit.
+      if (!(await written)) return { status: 'cancelled' };
+      this.control.ending?.(end);
+      return end;
+    }
     this.control.ending?.(end);
     return (await written) ? end : { status: 'cancelled' };
   }
@@ -448,9 +459,7 @@ export class ExecutionRun {
         // First the execution, conditional on this worker's lease: if another worker took it
         // over (this one paused past its lease) or it was cancelled, nothing of this commit may
         // land, or a step would be recorded twice.
-        if (changes.status === 'waiting' && changes.run_at === null && (await listEndedChildren(trx, awaited)).length > 0) changes.run_at = changes.updated_at!;
-        const held = Object.keys(changes).length > 0 ? await coordination.updateHeld(trx, execution.id, Object.assign(changes, { step_count: stepCount })) : await coordination.holds(trx, execution.id);
-        if (!held) throw new LeaseLostError(execution.id);
+        await writeHeldExecution(trx, coordination, execution.id, Object.keys(changes).length > 0 ? Object.assign(changes, { step_count: stepCount }) : changes, awaited);
       }
       if (effect) {
         // Before the rows: the effect's result is the output its completed row records.
@@ -473,7 +482,7 @@ export class ExecutionRun {
       }
       if (ends && !this.savePayloads) await clearStepPayloads(trx, execution.id);
       const wokeParent = ends && execution.parent_execution_id !== null;
-      if (wokeParent) await wakeParent(trx, execution.parent_execution_id!, execution.id, changes.updated_at!);
+      if (wokeParent) await (coordination ? wakeParentHeld : wakeParent)(trx, execution.parent_execution_id!, execution.id, changes.updated_at!);
       if (coordination) {
         news = {
           execution,
@@ -484,7 +493,7 @@ export class ExecutionRun {
         };
         await coordination.announce(trx, news);
       }
-    }).then(() => {
+    }, ends && execution.parent_execution_id !== null ? [execution.id, execution.parent_execution_id] : [execution.id]).then(() => {
       if (news) coordination?.committed(news);
       if (current && changes.response) this.control.responded?.(JSON.parse(changes.response));
       return current;
