@@ -135,7 +135,7 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
       }
       await maybeTrain(trx, baseId, dimensions);
     },
-    async remove(trx, dimensions, seqs) {
+    async remove(trx, _baseId, dimensions, seqs) {
       if (seqs.length === 0) return;
       if (dimensions !== null) await deleteVectors(trx, dimensions, seqs);
       for (let i = 0; i < seqs.length; i += BATCH) await sql`delete from knowledge_chunks_fts where rowid in (${castSeqs(seqs.slice(i, i + BATCH))})`.execute(trx);
