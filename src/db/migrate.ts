@@ -10,7 +10,7 @@ import * as scaleOut from './migrations/0007-scale-out.js';
 import * as knowledge from './migrations/0008-knowledge.js';
 import * as workflowDocuments from './migrations/0009-workflow-documents.js';
 import * as sharedState from './migrations/0010-shared-state.js';
-import * as knowledgeExactVectors from './migrations/0011-knowledge-exact-vectors.js';
+import * as knowledgeExactVectors from './migrations/0013-knowledge-exact-vectors.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
 
@@ -26,7 +26,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0008-knowledge': knowledge,
   '0009-workflow-documents': workflowDocuments,
   '0010-shared-state': sharedState,
-  '0011-knowledge-exact-vectors': knowledgeExactVectors,
+  '0013-knowledge-exact-vectors': knowledgeExactVectors,
 };
 
 /** Applies pending migrations. Like Kysely's migrator it reports instead of throwing. */
