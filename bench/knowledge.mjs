@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'undici';
 import { startServe } from './lib/serve-process.mjs';
+import fs from 'node:fs';
 import { machineFacts } from './lib/machine.mjs';
 import { summary } from './lib/stats.mjs';
 import { createSections } from './lib/sections.mjs';
@@ -82,6 +83,16 @@ async function ingestAll(client, baseId, documents, { concurrency = settings.con
   return { seconds: (ready - started) / 1000, postSeconds: (posted - started) / 1000, chunks: base.chunk_count, documents: base.document_count };
 }
 
+/** CPU seconds (user + system) a process has used, from /proc (Linux; null elsewhere). */
+function cpuSeconds(pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
 async function measureIngest(server) {
   const client = api(server);
   try {
@@ -89,17 +100,26 @@ async function measureIngest(server) {
     // Warm-up: the tokenizer's ranks load and the JIT settle on a few documents first.
     await ingestAll(client, baseId, syntheticDocuments(20, { seed: 7 }));
     const before = (await client.call('GET', `/api/v1/knowledge-bases/${baseId}`)).data.attributes.chunk_count;
+    const cpuBefore = cpuSeconds(server.pid);
     const result = await ingestAll(client, baseId, syntheticDocuments(settings.ingestDocuments, { seed: 11 }), { log: console.log });
+    const cpuAfter = cpuSeconds(server.pid);
     const chunks = result.chunks - before;
     const rate = chunks / result.seconds;
-    console.log(`  ${chunks} chunks of ${settings.ingestDocuments} documents in ${result.seconds.toFixed(2)} s: ${Math.round(rate)} chunks/s`);
+    // On a shared machine the wall clock counts other tenants' work too; the server's own CPU time does not.
+    const serverCpu = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
+    const perCpuSecond = serverCpu ? chunks / serverCpu : null;
+    console.log(`  ${chunks} chunks of ${settings.ingestDocuments} documents in ${result.seconds.toFixed(2)} s: ${Math.round(rate)} chunks/s${serverCpu ? `; server CPU ${serverCpu.toFixed(2)} s: ${Math.round(perCpuSecond)} chunks per CPU-second` : ''}`);
     return {
-      rows: [{ benchmark: 'Ingest, built-in embedder, SQLite (HTTP, posted to ready)', goal: '>= 2,000 chunks/s', measured: `${Math.round(rate).toLocaleString('en-US')} chunks/s`, verdict: rate >= 2000 ? 'PASS' : 'FAIL' }],
+      rows: [
+        { benchmark: 'Ingest, built-in embedder, SQLite (HTTP, posted to ready)', goal: '>= 2,000 chunks/s', measured: `${Math.round(rate).toLocaleString('en-US')} chunks/s`, verdict: rate >= 2000 ? 'PASS' : 'FAIL' },
+        ...(perCpuSecond ? [{ benchmark: 'Ingest, the same run per second of the server\'s own CPU time', goal: '', measured: `${Math.round(perCpuSecond).toLocaleString('en-US')} chunks per CPU-second`, verdict: 'INFO' }] : []),
+      ],
       details: [
         `${settings.ingestDocuments} markdown documents (sections of the project's docs, default chunk size 512 / overlap 64) posted ${settings.concurrency} at a time to \`POST /knowledge-bases/:id/documents\`; clock stops when the last is \`ready\` (polled every 50 ms).`,
         `${chunks.toLocaleString('en-US')} chunks in ${result.seconds.toFixed(2)} s (posting took ${result.postSeconds.toFixed(2)} s of it): ${Math.round(rate).toLocaleString('en-US')} chunks/s.`,
+        ...(serverCpu ? [`The server process used ${serverCpu.toFixed(2)} s of CPU (user + system, /proc/<pid>/stat) meanwhile: ${Math.round(perCpuSecond).toLocaleString('en-US')} chunks per CPU-second, what one free core would ingest; the wall-clock rate also counts the benchmark client and the machine's other tenants.`] : []),
       ],
-      raw: { chunks, ...result },
+      raw: { chunks, ...result, serverCpuSeconds: serverCpu },
     };
   } finally {
     await client.close();

@@ -29,7 +29,7 @@ export const QUESTIONS = [
   { question: 'Why are identifiers time-ordered UUIDs?', file: 'docs/architecture.md', answer: 'UUID v7' },
   { question: 'Why are timestamps stored as text rather than timestamptz?', file: 'docs/architecture.md', answer: 'Timestamps are canonical text' },
   { question: 'Why does the engine bypass the query builder for its hot writes on SQLite?', file: 'docs/architecture.md', answer: '~40 µs' },
-  { question: 'Are list responses cached when running on PostgreSQL?', file: 'docs/architecture.md', answer: 'PostgreSQL has no such cheap probe' },
+  { question: 'Are list responses cached when running on PostgreSQL?', file: 'docs/architecture.md', answer: 'the database announces writes itself' },
   { question: 'What does the server log for each request at the info level?', file: 'docs/architecture.md', answer: 'One access line per request' },
   { question: 'Why is the OpenAPI document version 3.1 instead of 3.0?', file: 'docs/architecture.md', answer: 'OpenAPI 3.1' },
   { question: 'Which error code does a write with a read-only token return?', file: 'docs/errors.md', answer: '| `forbidden` | 403 |' },

@@ -13,7 +13,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 export async function startServe(env = {}, { readyTimeoutMs = 60_000 } = {}) {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sy-bench-'));
-  const child = spawn(process.execPath, [path.join(root, 'dist/main.js'), 'serve'], {
+  // BENCH_SERVE_FLAGS: extra node flags for the server child (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
+  const flags = (process.env.BENCH_SERVE_FLAGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...flags, path.join(root, 'dist/main.js'), 'serve'], {
     cwd: root,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SWITCHYARD_DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

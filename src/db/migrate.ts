@@ -12,6 +12,7 @@ import * as workflowDocuments from './migrations/0009-workflow-documents.js';
 import * as sharedState from './migrations/0010-shared-state.js';
 import * as platformApps from './migrations/0011-platform-apps.js';
 import * as schedules from './migrations/0012-schedules.js';
+import * as knowledgeExactVectors from './migrations/0013-knowledge-exact-vectors.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
 
@@ -29,6 +30,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0010-shared-state': sharedState,
   '0011-platform-apps': platformApps,
   '0012-schedules': schedules,
+  '0013-knowledge-exact-vectors': knowledgeExactVectors,
 };
 
 /** Applies pending migrations. Like Kysely's migrator it reports instead of throwing. */

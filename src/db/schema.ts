@@ -346,6 +346,8 @@ export interface KnowledgeBasesTable {
   index_embedder: string | null;
   index_embedder_key: string | null;
   index_dimensions: number | null;
+  /** Raised with every change to the searchable vectors (the exact index's freshness check; migration 0011). */
+  index_version: number;
   embedder_status: EmbedderStatus;
   embedder_error: string | null;
   chunk_size: number;

@@ -216,42 +216,73 @@ function joinUnits(units: Unit[]): string {
 const joinerTokens = (joiner: string) => (joiner === '' ? 0 : joiner === ' ' ? 1 : countTokens(joiner));
 
 /**
+ * Whether the count of `previous` then `next` is the sum of their counts: they are joined by
+ * one space, `previous` ends in a non-space and `next` starts with one. The tokenizer splits
+ * text into pieces first and encodes each on its own, and no piece of cl100k_base's pattern
+ * runs from a non-space character into a following space; so the pieces of `a + " " + b` are
+ * those of `a` then those of `" " + b`.
+ */
+const additive = (previous: Unit | undefined, next: Unit) => previous !== undefined && next.joiner === ' ' && !/\s$/.test(previous.text) && !/^\s/.test(next.text);
+
+/**
  * Packs a section's units into chunks, with prose overlap between neighbours. The running count
  * (units plus joiners) never undercounts, so the exact count of the joined text is taken only
- * when the running one passes the limit.
+ * when the running one passes the limit; from then on, while units join additively, the exact
+ * count grows by the next sentence's count instead of counting the whole chunk again, and the
+ * emitted chunk reuses it.
  */
 function packSection(section: Section, options: ChunkOptions, out: Chunk[]): void {
   let current: Unit[] = [];
   let running = 0;
   let fresh = 0;
+  /** The exact count of joinUnits(current), when known. */
+  let exact: number | null = null;
   const emit = () => {
     if (fresh === 0) return;
     const text = joinUnits(current);
-    out.push({ headingPath: section.headingPath, text, tokens: countTokens(text) });
+    out.push({ headingPath: section.headingPath, text, tokens: exact ?? countTokens(text) });
   };
-  const fits = (units: Unit[], estimate: number) => estimate <= options.size || countTokens(joinUnits(units)) <= options.size;
+  /** Whether `units` and `next` fit in a chunk; `exact` is their exact count when it was taken. */
+  const fits = (units: Unit[], unitsExact: number | null, next: Unit, estimate: number): { ok: boolean; exact: number | null } => {
+    if (estimate <= options.size) return { ok: true, exact: null };
+    const count = unitsExact !== null && additive(units.at(-1), next) ? unitsExact + countTokens(` ${next.text}`) : countTokens(joinUnits([...units, next]));
+    return { ok: count <= options.size, exact: count };
+  };
   for (const next of section.units) {
     const added = (current.length > 0 ? joinerTokens(next.joiner) : 0) + next.tokens;
-    if (current.length > 0 && !fits([...current, next], running + added)) {
-      emit();
-      // Overlap: trailing prose of the chunk just closed, within the budget and leaving room for `next`.
-      const carried: Unit[] = [];
-      let budget = Math.min(options.overlap, options.size - next.tokens - 2);
-      for (let k = current.length - 1; k >= 0 && budget > 0; k--) {
-        const previous = current[k]!;
-        const cost = previous.tokens + joinerTokens(previous.joiner);
-        if (previous.kind !== 'prose' || cost > budget) break;
-        carried.unshift(previous);
-        budget -= cost;
-      }
-      current = carried;
-      running = carried.reduce((sum, u, i) => sum + u.tokens + (i > 0 ? joinerTokens(u.joiner) : 0), 0);
-      fresh = 0;
-      if (current.length > 0 && !fits([...current, next], running + joinerTokens(next.joiner) + next.tokens)) {
-        current = [];
-        running = 0;
+    let joined: number | null = null;
+    if (current.length > 0) {
+      const check = fits(current, exact, next, running + added);
+      joined = check.exact;
+      if (!check.ok) {
+        emit();
+        // Overlap: trailing prose of the chunk just closed, within the budget and leaving room for `next`.
+        const carried: Unit[] = [];
+        let budget = Math.min(options.overlap, options.size - next.tokens - 2);
+        for (let k = current.length - 1; k >= 0 && budget > 0; k--) {
+          const previous = current[k]!;
+          const cost = previous.tokens + joinerTokens(previous.joiner);
+          if (previous.kind !== 'prose' || cost > budget) break;
+          carried.unshift(previous);
+          budget -= cost;
+        }
+        current = carried;
+        running = carried.reduce((sum, u, i) => sum + u.tokens + (i > 0 ? joinerTokens(u.joiner) : 0), 0);
+        exact = carried.length === 1 ? carried[0]!.tokens : null;
+        fresh = 0;
+        joined = null;
+        if (current.length > 0) {
+          const again = fits(current, exact, next, running + joinerTokens(next.joiner) + next.tokens);
+          joined = again.exact;
+          if (!again.ok) {
+            current = [];
+            running = 0;
+            joined = null;
+          }
+        }
       }
     }
+    exact = current.length === 0 ? next.tokens : joined;
     running += (current.length > 0 ? joinerTokens(next.joiner) : 0) + next.tokens;
     current.push(next);
     fresh += 1;

@@ -113,7 +113,7 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
         throw new ProviderError('malformed', `the embedder answered ${dimensions} dimensions where this base's vectors have ${lockedBase.index_dimensions}`);
       }
       const old = (await scoped.live(doc.id)).map((row) => Number(row.seq));
-      await indexes.remove(trx, lockedBase.index_dimensions, old);
+      await indexes.remove(trx, base.id, lockedBase.index_dimensions, old);
       await scoped.deleteSeqs(old);
       if (dimensions !== null && staged.length > 0) {
         await indexes.add(trx, base.id, dimensions, staged.map((chunk, i) => ({ seq: Number(chunk.seq), body: chunkBody(JSON.parse(chunk.heading_path) as string[], chunk.text), embedding: vectors[i]! })));

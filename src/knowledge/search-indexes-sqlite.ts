@@ -113,7 +113,9 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
    */
   const maybeTrain = async (trx: Db, baseId: string, dimensions: number) => {
     if ((await centroidsOf(trx, baseId)) !== null) return;
-    const count = await sql<{ n: number }>`select count(*) as n from knowledge_chunks where knowledge_base_id = ${baseId} and live = 1`.execute(trx);
+    // The base's counter, not a count of its chunks (that scanned the base on every swap); it
+    // lags by the swap in progress (counted after this), which only delays training by a swap.
+    const count = await sql<{ n: number }>`select chunk_count as n from knowledge_bases where id = ${baseId}`.execute(trx);
     if (Number(count.rows[0]?.n ?? 0) < ivfMinVectors) return;
     const rows = await sql<{ seq: number; embedding: Buffer }>`select rowid as seq, embedding from ${vectorTable(dimensions)} where knowledge_base_id = ${baseId}`.execute(trx);
     const vectors = rows.rows.map((row) => ({ seq: Number(row.seq), embedding: fromStoredVector(row.embedding)! }));
@@ -135,7 +137,7 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
       }
       await maybeTrain(trx, baseId, dimensions);
     },
-    async remove(trx, dimensions, seqs) {
+    async remove(trx, _baseId, dimensions, seqs) {
       if (seqs.length === 0) return;
       if (dimensions !== null) await deleteVectors(trx, dimensions, seqs);
       for (let i = 0; i < seqs.length; i += BATCH) await sql`delete from knowledge_chunks_fts where rowid in (${castSeqs(seqs.slice(i, i + BATCH))})`.execute(trx);

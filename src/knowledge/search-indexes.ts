@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { DatabaseHandle } from '../db/dialect/dialect.js';
+import { exactIndexes } from './search-indexes-exact.js';
 import { sqliteIndexes } from './search-indexes-sqlite.js';
 import { and, exactNearest, keywordQuery, metadataConditions, vectorTable, type Db, type MetadataFilter, type ScoredSeq, type SearchIndexes } from './search-sql.js';
 
@@ -10,7 +11,7 @@ import { and, exactNearest, keywordQuery, metadataConditions, vectorTable, type 
  * | --- | --- | --- |
  * | SQLite | FTS5 `knowledge_chunks_fts`, bm25 | sqlite-vec `vec0` table per dimension, partitioned by base |
  * | PostgreSQL + pgvector | `tsv` column, GIN, ts_rank | `knowledge_vectors_<dim>` with an HNSW index (cosine) |
- * | PostgreSQL without it | `tsv` column, GIN, ts_rank | exact scan of the chunks' `real[]` vectors |
+ * | PostgreSQL without it | `tsv` column, GIN, ts_rank | exact scan in memory (search-indexes-exact.ts) |
  *
  * A metadata filter narrows the candidates first and scores them exactly (an approximate
  * index cannot filter on arbitrary metadata without losing results).
@@ -35,13 +36,17 @@ function vectorLiteral(vector: Float32Array): string {
   return `[${Array.from(vector).join(',')}]`;
 }
 
-/** pgvector: a mirror table per dimension with an HNSW index; the chunks' `real[]` column stays the source. */
+/**
+ * pgvector: a mirror table per dimension with an HNSW index; the chunks' `real[]` column stays the
+ * source. `seq` is no foreign key: a swap deletes and re-inserts the chunk rows it turns live
+ * (after `add`), and a cascade would take their vectors with them; `remove` deletes them.
+ */
 function pgvectorIndexes(): SearchIndexes {
   const ensured = new Set<number>();
   const ensure = async (db: Db, dimensions: number) => {
     if (ensured.has(dimensions)) return;
     const dims = sql.raw(String(Math.trunc(dimensions)));
-    await sql`create table if not exists ${vectorTable(dimensions)} (seq bigint primary key references knowledge_chunks (seq) on delete cascade, knowledge_base_id text not null, embedding vector(${dims}) not null)`.execute(db);
+    await sql`create table if not exists ${vectorTable(dimensions)} (seq bigint primary key, knowledge_base_id text not null, embedding vector(${dims}) not null)`.execute(db);
     await sql`create index if not exists ${sql.raw(`knowledge_vectors_${Math.trunc(dimensions)}_hnsw`)} on ${vectorTable(dimensions)} using hnsw (embedding vector_cosine_ops)`.execute(db);
     ensured.add(dimensions);
   };
@@ -61,7 +66,7 @@ function pgvectorIndexes(): SearchIndexes {
     async add(trx, baseId, dimensions, chunks) {
       await insertVectors(trx, baseId, dimensions, chunks);
     },
-    async remove(trx, dimensions, seqs) {
+    async remove(trx, _baseId, dimensions, seqs) {
       if (dimensions !== null && seqs.length > 0) await deleteVectors(trx, dimensions, seqs);
     },
     async replaceVectors(trx, baseId, oldDimensions, seqs, dimensions, vectors) {
@@ -80,32 +85,20 @@ function pgvectorIndexes(): SearchIndexes {
   };
 }
 
-/** PostgreSQL without pgvector: the chunks' own `real[]` column and `live` flag are the index. */
-function exactIndexes(): SearchIndexes {
-  return {
-    vectorMode: 'exact',
-    dropBase: async () => {},
-    add: async () => {},
-    remove: async () => {},
-    replaceVectors: async () => {},
-    nearest: (db, baseId, _dimensions, query, k, filter) => exactNearest(db, 'postgres', baseId, query, k, filter),
-    keyword: tsKeyword,
-  };
-}
-
 /**
  * Chooses the vector index at start: sqlite-vec on SQLite; on PostgreSQL pgvector when the
  * extension is available (created here when the role may), else the exact scan.
  */
-export async function openSearchIndexes(handle: Pick<DatabaseHandle, 'db' | 'dialect'>, options: { ivfMinVectors?: number; keywordBudget?: number } = {}): Promise<SearchIndexes> {
+export async function openSearchIndexes(handle: Pick<DatabaseHandle, 'db' | 'dialect'>, options: { ivfMinVectors?: number; keywordBudget?: number; exactCacheBytes?: number } = {}): Promise<SearchIndexes> {
   if (handle.dialect.name === 'sqlite') return sqliteIndexes(options);
   const available = await sql`select 1 from pg_available_extensions where name = 'vector'`.execute(handle.db);
-  if (available.rows.length === 0) return exactIndexes();
+  const exact = () => exactIndexes(tsKeyword, options.exactCacheBytes === undefined ? {} : { cacheBytes: options.exactCacheBytes });
+  if (available.rows.length === 0) return exact();
   try {
     await sql`create extension if not exists vector`.execute(handle.db);
   } catch {
     // Installed on the server but not creatable by this role: the exact scan still answers.
   }
   const installed = await sql`select 1 from pg_extension where extname = 'vector'`.execute(handle.db);
-  return installed.rows.length > 0 ? pgvectorIndexes() : exactIndexes();
+  return installed.rows.length > 0 ? pgvectorIndexes() : exact();
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DialectName } from '../db/dialect/dialect.js';
 import type { Database } from '../db/schema.js';
-import { isStopWord, words } from '../ai/builtin-embedder.js';
+import { BUILTIN_EMBEDDER_KEY, isStopWord, words } from '../ai/builtin-embedder.js';
 import type { ConnectionResolver } from '../ai/connection-resolver.js';
 import { parseEmbedderSpec, resolveEmbedder } from '../ai/embedder.js';
 import type { KnowledgeBaseRow } from '../store/knowledge-base-repository.js';
@@ -11,12 +11,20 @@ export const SEARCH_MODES = ['hybrid', 'vector', 'keyword'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
 
 /**
- * Reciprocal rank fusion constant (Cormack, Clarke and Büttcher, 2009): a chunk's fused score
- * is the sum over the lists that found it of 1 / (60 + rank). 60 is the paper's value and what
- * Elasticsearch, OpenSearch and most hybrid search libraries use; it keeps one list's top
- * result from drowning the other list.
+ * Reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009): a chunk's fused score is the sum
+ * over the lists that found it of weight / (RRF_K + rank). The paper's k = 60 flattens ranks so
+ * much that the 20th hit of the weaker list outweighs a chunk both lists rank 5th; measured on
+ * the labelled question set (bench/results/knowledge.md), k = 60 put hybrid below keyword-only
+ * search and k = 5 with the weights below put it above (a sweep of k 1-60, depths 10-50 and
+ * weights 0.3-1 is in docs/knowledge.md).
  */
-export const RRF_K = 60;
+export const RRF_K = 5;
+/**
+ * The vector list's weight in the fusion (the keyword list's is 1): the built-in embedder hashes
+ * words and finds wording more than meaning, so its ranks count for less; an embedding model
+ * behind a connection ranks as well as keyword search or better and counts fully.
+ */
+export const BUILTIN_VECTOR_WEIGHT = 0.7;
 
 export interface SearchRequest {
   query: string;
@@ -53,9 +61,9 @@ function candidates(topK: number): number {
   return Math.max(50, topK * 2);
 }
 
-function fuse(lists: ScoredSeq[][], topK: number): ScoredSeq[] {
+export function fuse(lists: { hits: ScoredSeq[]; weight: number }[], topK: number): ScoredSeq[] {
   const scores = new Map<number, number>();
-  for (const list of lists) list.forEach((item, rank) => scores.set(item.seq, (scores.get(item.seq) ?? 0) + 1 / (RRF_K + rank + 1)));
+  for (const { hits, weight } of lists) hits.forEach((item, rank) => scores.set(item.seq, (scores.get(item.seq) ?? 0) + weight / (RRF_K + rank + 1)));
   return [...scores.entries()]
     .map(([seq, score]) => ({ seq, score }))
     .sort((a, b) => b.score - a.score || a.seq - b.seq)
@@ -86,7 +94,10 @@ export async function searchKnowledge(context: SearchContext, base: KnowledgeBas
     vector = embedder.embed([request.query]).then(([query]) => indexes.nearest(db, base.id, dimensions, query!, limit, request.filter));
   }
   const [keywordHits, vectorHits] = await Promise.all([keyword, vector]);
-  const ranked = request.mode === 'hybrid' ? fuse([keywordHits, vectorHits], request.topK) : (request.mode === 'keyword' ? keywordHits : vectorHits).slice(0, request.topK);
+  const vectorWeight = base.index_embedder_key === BUILTIN_EMBEDDER_KEY ? BUILTIN_VECTOR_WEIGHT : 1;
+  const ranked =
+    request.mode === 'hybrid'
+      ? fuse([{ hits: keywordHits, weight: 1 }, { hits: vectorHits, weight: vectorWeight }], request.topK) : (request.mode === 'keyword' ? keywordHits : vectorHits).slice(0, request.topK);
   return hydrate(db, base, ranked);
 }
 

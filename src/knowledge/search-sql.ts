@@ -53,7 +53,7 @@ export interface SearchIndexes {
   /** Makes chunks searchable; inside the transaction that flips them live. */
   add(trx: Transaction<Database>, baseId: string, dimensions: number, chunks: IndexedChunk[]): Promise<void>;
   /** Takes chunks out of the indexes; inside the transaction that deletes them or replaces them. */
-  remove(trx: Transaction<Database>, dimensions: number | null, seqs: number[]): Promise<void>;
+  remove(trx: Transaction<Database>, baseId: string, dimensions: number | null, seqs: number[]): Promise<void>;
   /** Forgets what the indexes keep per base beyond its chunks (IVF lists); inside the base's delete. */
   dropBase(trx: Transaction<Database>, baseId: string): Promise<void>;
   /** Replaces a base's vectors (a re-embedding's swap); the text index is unchanged. */

@@ -99,6 +99,7 @@ export class KnowledgeBaseService {
       index_embedder: null,
       index_embedder_key: null,
       index_dimensions: null,
+      index_version: 0,
       embedder_status: 'ready',
       embedder_error: null,
       chunk_size: chunking.size,
@@ -156,7 +157,7 @@ export class KnowledgeBaseService {
     await this.db.transaction().execute(async (trx) => {
       const chunks = new KnowledgeChunkRepository(trx, actor.workspaceId);
       const live = (await chunks.liveOfBase(id)).map((row) => Number(row.seq));
-      await this.search.indexes.remove(trx, base.index_dimensions, live);
+      await this.search.indexes.remove(trx, id, base.index_dimensions, live);
       await this.search.indexes.dropBase(trx, id);
       await trx.deleteFrom('knowledge_chunks').where('workspace_id', '=', actor.workspaceId).where('knowledge_base_id', '=', id).execute();
       await trx.deleteFrom('knowledge_documents').where('workspace_id', '=', actor.workspaceId).where('knowledge_base_id', '=', id).execute();

@@ -110,7 +110,7 @@ export class KnowledgeDocumentService {
     await this.db.transaction().execute(async (trx) => {
       const chunks = new KnowledgeChunkRepository(trx, actor.workspaceId);
       const live = (await chunks.live(document.id)).map((row) => Number(row.seq));
-      await this.indexes.remove(trx, base.index_dimensions, live);
+      await this.indexes.remove(trx, base.id, base.index_dimensions, live);
       await trx.deleteFrom('knowledge_chunks').where('workspace_id', '=', actor.workspaceId).where('document_id', '=', document.id).execute();
       await new KnowledgeDocumentRepository(trx, actor.workspaceId).delete(document.id);
       await new KnowledgeBaseRepository(trx, actor.workspaceId).addCounts(base.id, -1, -live.length, this.clock.now());
