@@ -97,7 +97,7 @@ function mutate(body: Json): fc.Arbitrary<Json> {
   return fc.oneof(
     { weight: 4, arbitrary: fc.tuple(fc.constantFrom(...paths), oddJson).map(([path, value]) => replaceAt(path, value)) },
     { weight: 1, arbitrary: fc.constantFrom(...paths).map((path) => replaceAt(path, undefined)) },
-    { weight: 1, arbitrary: fc.constantFrom({ data: [body] }, { data: 'x' }, { data: null }, { errors: [] }, [body], { ...(body as object), extra: 1 }, { data: { ...((body as { data?: object }).data ?? {}), unknown_member: deep(3, 'object') } }) },
+    { weight: 1, arbitrary: fc.constantFrom({ data: [body] }, { data: 'x' }, { data: null }, { errors: [] }, [body], { ...(body as object), extra: 1 }, { data: { ...((body as { data?: object } | null)?.data ?? {}), unknown_member: deep(3, 'object') } }) },
   );
 }
 
