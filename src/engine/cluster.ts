@@ -156,7 +156,11 @@ export class Cluster implements RunCoordination {
   /** Work may exist (local admission, a finished run freeing a slot): claim what fits, once per burst. */
   requestClaim(force = false): Promise<void> {
     if (!this.claiming) return Promise.resolve();
-    if (force) this.mayHaveWork = true;
+    if (force) {
+      // A pass under way may have read before this work existed: it must not conclude there is none.
+      this.workEpoch += 1;
+      this.mayHaveWork = true;
+    }
     if (!this.mayHaveWork) return Promise.resolve();
     if (this.pass) {
       this.again = true;
@@ -291,7 +295,9 @@ export class Cluster implements RunCoordination {
   committed(news: RunNews): void {
     if (news.dueAt !== null) this.host.dueAt(news.dueAt);
     // This process hears its own notifications too, but a claim now saves their round trip.
-    if (news.wokeParent) this.workArrived();
+    // So does a wait committed already due (a child ended while its parent was committing it):
+    // nothing else announces it in this process, where the parent's lease was just released.
+    if (news.wokeParent || (news.dueAt !== null && news.dueAt <= this.clock.now())) this.workArrived();
   }
 
   /** In the commit that creates runnable work (an execution, a retry, a child). */

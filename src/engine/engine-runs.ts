@@ -50,7 +50,7 @@ export abstract class EngineRuns {
   protected readonly resumeWhenFree = new Set<string>();
   protected readonly slots: RunSlots;
   protected stopped = false;
-  /** Resumptions of parents whose child ended, so `idle()` waits for them too. */
+  /** Resumptions of parents whose child ended, and deferred waits being written, so `idle()` waits for them too. */
   protected readonly wakes = new Set<Promise<void>>();
   protected readonly metrics: EngineMetrics;
 
@@ -114,7 +114,9 @@ export abstract class EngineRuns {
         this.options.onError?.(error, row.id);
       })
       .finally(() => {
-        this.inFlight.delete(row.id);
+        // A run that committed its wait released its lease: a claim may already have started the
+        // next flight of the same execution, whose entry stays.
+        if (this.inFlight.get(row.id) === flight) this.inFlight.delete(row.id);
         this.slots.release(row.workflow_id);
         if (this.stopped) return;
         if (this.cluster) {
@@ -164,13 +166,25 @@ export abstract class EngineRuns {
    */
   protected commitWaitLater(parked: ParkedRun): void {
     const timer = setTimeout(() => {
-      if (this.parked.get(parked.row.id) !== parked) return;
-      parked.deferred = false;
-      // Written, the wait gives up the lease: another worker may continue the run, so no copy stays here.
-      if (this.cluster) this.parked.take(parked.row.id);
-      parked.run.commitWait(parked.root).catch((error: unknown) => this.options.onError?.(error, parked.row.id));
+      if (this.parked.get(parked.row.id) !== parked || !parked.deferred) return;
+      this.writeDeferredWait(parked).catch((error: unknown) => this.options.onError?.(error, parked.row.id));
     }, DEFERRED_WAIT_MS);
     timer.unref?.();
+  }
+
+  /**
+   * Writes a parked run's deferred wait now. In a cluster the written wait gives up the lease:
+   * another worker (or this one, through a claim) may continue the run, so no copy stays parked
+   * here; a stale copy resumed by a child's end would run without a lease and its failed commit
+   * would hold the parent's row while the claim that should take it skips it.
+   */
+  protected writeDeferredWait(parked: ParkedRun): Promise<void> {
+    parked.deferred = false;
+    if (this.cluster) this.parked.take(parked.row.id);
+    // Tracked with the wakes: a wait that lands already due starts a claim `idle()` must wait for.
+    const write: Promise<void> = parked.run.commitWait(parked.root).finally(() => this.wakes.delete(write));
+    this.wakes.add(write);
+    return write;
   }
 
   /**

@@ -401,13 +401,15 @@ export class Engine extends EngineRuns {
    * shutdown): deferred waits are written now rather than after their delay.
    */
   async idle(): Promise<void> {
-    while (this.inFlight.size > 0 || this.duePasses.size > 0 || this.wakes.size > 0 || this.cluster?.passing) {
-      await Promise.allSettled([...this.inFlight.values()].map((run) => run.done));
-      await Promise.allSettled([...this.duePasses, ...this.wakes, this.cluster?.passing]);
-    }
-    for (const parked of this.parked.deferred()) {
-      parked.deferred = false;
-      await parked.run.commitWait(parked.root);
+    for (;;) {
+      while (this.inFlight.size > 0 || this.duePasses.size > 0 || this.wakes.size > 0 || this.cluster?.passing) {
+        await Promise.allSettled([...this.inFlight.values()].map((run) => run.done));
+        await Promise.allSettled([...this.duePasses, ...this.wakes, this.cluster?.passing]);
+      }
+      const deferred = this.parked.deferred();
+      if (deferred.length === 0) break;
+      // A wait written now may be due at once (a child ended meanwhile): what that starts is waited for too.
+      for (const parked of deferred) await this.writeDeferredWait(parked);
     }
     await this.batcher.drain();
   }

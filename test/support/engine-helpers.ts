@@ -21,25 +21,8 @@ export async function workflowWith(t: TestApp, name: string, graph: GraphSpec, o
 export async function runToRest(t: TestApp, workflowId: string, data: Record<string, unknown> = { draft: true }): Promise<string> {
   const res = await t.request('POST', `/api/v1/workflows/${workflowId}/run`, { body: { data } });
   expect(res.status, JSON.stringify(res.body)).toBe(202);
-  await settle(t, res.body.execution_id as string);
+  await t.deps.engine.idle();
   return res.body.execution_id as string;
-}
-
-/**
- * Waits until the execution stops changing. On PostgreSQL a child's end wakes its parent after
- * the child's commit, through the cluster's claim (cluster.ts), which `idle()` can resolve just
- * before: the execution is at rest when two looks, a little apart, see the same state.
- */
-export async function settle(t: TestApp, executionId: string): Promise<void> {
-  let seen = '';
-  for (let look = 0; look < 40; look++) {
-    await t.deps.engine.idle();
-    const row = await t.deps.db.selectFrom('executions').select(['status', 'updated_at', 'step_count']).where('id', '=', executionId).executeTakeFirst();
-    const state = JSON.stringify(row ?? null);
-    if (state === seen) return;
-    seen = state;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 export async function executionRow(t: TestApp, id: string) {
