@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildDeps, type Deps } from '../src/deps.js';
 import { describeEachDialect } from './support/dialects.js';
-import { edge, node, workflowWith } from './support/engine-helpers.js';
+import { edge, leasesExpired, node, workflowWith } from './support/engine-helpers.js';
 import { openAiCompletion, startFakeProvider, type FakeProvider } from './support/fake-provider.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
@@ -52,10 +52,7 @@ describeEachDialect('agent crash recovery', (dialect) => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  // PostgreSQL: skipped for now. It passed in one full run and hung to its 240 s limit in the
-  // next (the recovered engine on the dead process's leases); the SQLite run proves the journal.
-  // Open in issue 15's closing note: find the hang, then run it on both dialects again.
-  it.skipIf(dialect === 'postgres')('resumes after a SIGKILL without repeating a completed model call or tool call, re-attaching to the same child', async () => {
+  it('resumes after a SIGKILL without repeating a completed model call or tool call, re-attaching to the same child', async () => {
     const connection = (await t.request('POST', '/api/v1/connections', { body: { data: { type: 'connection', attributes: { provider: 'openai_compatible', name: 'Local', base_url: provider.openAiBase, api_key: 'sk-crash-test-key-000' } } } })).body.data.id as string;
     const memory = (await t.request('POST', '/api/v1/memories', { body: { data: { type: 'memory', attributes: { name: 'Chat' } } } })).body.data.id as string;
     const callee = await workflowWith(t, 'Slow greeter', { nodes: [node('hook', 'webhook'), node('fetch', 'http', { url: `${base}/slow` })], edges: [edge('hook', 'fetch')] });
@@ -100,6 +97,10 @@ describeEachDialect('agent crash recovery', (dialect) => {
 
     holdSlow = false;
     const recovered: Deps = await buildDeps({ databaseUrl: null, dataDir, secretKey: 'test-secret-key-test-secret-key-0123456789', baseUrl: 'http://sy.test', httpAllow: ['127.0.0.1'] }, { database: { ...t.database, close: async () => {} }, timers: false });
+    // On PostgreSQL the dead process's leases (1 s in the child) must run out before the survivor
+    // starts: the agent's workflow tool waits in process for its child, so a survivor that took
+    // the parent first would wait, in idle(), for a child only a later claim can take over.
+    if (dialect === 'postgres') await leasesExpired(recovered.db);
     await recovered.engine.start();
     await recovered.engine.idle();
     const statusOf = async () => (await recovered.db.selectFrom('executions').select('status').where('id', '=', executionId).executeTakeFirstOrThrow()).status;

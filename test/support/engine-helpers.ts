@@ -1,4 +1,6 @@
+import { sql, type Kysely } from 'kysely';
 import { expect } from 'vitest';
+import type { Database } from '../../src/db/schema.js';
 import type { TestApp } from './test-app.js';
 
 export interface GraphSpec {
@@ -23,6 +25,17 @@ export async function runToRest(t: TestApp, workflowId: string, data: Record<str
   expect(res.status, JSON.stringify(res.body)).toBe(202);
   await t.deps.engine.idle();
   return res.body.execution_id as string;
+}
+
+/** PostgreSQL: waits until no running execution holds a live lease (a killed process's ran out), on the database's clock. */
+export async function leasesExpired(db: Kysely<Database>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows } = await sql<{ n: string }>`select count(*) as n from executions where status = 'running' and lease_expires_at > to_char(clock_timestamp() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.execute(db);
+    if (Number(rows[0]!.n) === 0) return;
+    if (Date.now() > deadline) throw new Error('a lease is still live');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 export async function executionRow(t: TestApp, id: string) {
