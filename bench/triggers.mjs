@@ -8,7 +8,7 @@
 /* global fetch */
 import { spawn, execFileSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +18,8 @@ import { apiClient } from './lib/api-client.mjs';
 import { freePort } from './lib/child-server.mjs';
 import { machineFacts } from './lib/machine.mjs';
 import { wholeNumber } from './lib/env-number.mjs';
+import { cleanEnvironment, SERVE_LOG } from './lib/spawn-serve.mjs';
+import { logStats } from './lib/serve-log.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..');
@@ -34,7 +36,10 @@ const settings = {
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'sy-bench-triggers-'));
 const port = await freePort();
-const env = { ...process.env, SWITCHYARD_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', SWITCHYARD_LOG_LEVEL: 'warn', SWITCHYARD_WEBHOOK_RATE_LIMIT: '0', SWITCHYARD_API_RATE_LIMIT: '0', DATABASE_URL: '' };
+// The defaults a user gets (log level info, every request logged to a file), but the rate limits:
+// counting at 10,000,000 a minute, never refusing, as in the other suites (bench/README.md).
+const env = { ...cleanEnvironment(), SWITCHYARD_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', SWITCHYARD_WEBHOOK_RATE_LIMIT: '10000000', SWITCHYARD_API_RATE_LIMIT: '10000000' };
+const logFile = path.join(dataDir, SERVE_LOG);
 const cli = (...args) => execFileSync(process.execPath, [main, ...args], { env, encoding: 'utf8' }).trim();
 
 cli('workspace', 'create', '--name', 'Bench', '--slug', 'bench', '--plan', 'pro');
@@ -42,7 +47,9 @@ const token = JSON.parse(cli('token', 'create', '--workspace', 'bench', '--scope
 cli('app', 'set', 'slack', '--signing-secret', SECRET);
 cli('app', 'install', 'slack', '--workspace', 'bench', '--account-id', 'T0BENCH', '--bot-token', 'xoxb-bench', '--bot-user-id', 'U0BOT', '--bot-id', 'B0BOT');
 
-const server = spawn(process.execPath, [main, 'serve'], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+const logFd = openSync(logFile, 'a');
+const server = spawn(process.execPath, [main, 'serve'], { env, stdio: ['ignore', logFd, logFd] });
+closeSync(logFd);
 const origin = `http://127.0.0.1:${port}`;
 for (let i = 0; ; i += 1) {
   try {
@@ -99,7 +106,9 @@ const loadAfter = os.loadavg().map((v) => Number(v.toFixed(2)));
 // Let the engine finish what was accepted, then compare executions with distinct events.
 await new Promise((resolve) => setTimeout(resolve, 3000));
 server.kill('SIGTERM');
-await new Promise((resolve) => server.once('exit', resolve));
+const exitCode = await new Promise((resolve) => server.once('exit', (code) => resolve(code)));
+const log = await logStats(logFile);
+if (exitCode !== 0) throw new Error(`switchyard serve exited with code ${exitCode} on SIGTERM`);
 const db = new Database(path.join(dataDir, 'switchyard.db'), { readonly: true });
 const executions = db.prepare('select count(*) as n from executions').get().n;
 const keys = db.prepare("select count(*) as n from platform_events where dedupe_key like 'event:%'").get().n;
@@ -118,14 +127,15 @@ const figures = {
   dedupeKeys: keys,
   duplicateExecutions: executions - keys,
 };
-const verdict = failures.errors + failures.timeouts + failures.non2xx === 0 && figures.ackP99Ms <= settings.targetP99Ms && executions === keys ? 'met' : 'not met';
-const report = { machine: machineFacts(), settings, loadAverage: { before: loadBefore, after: loadAfter }, failures, figures, verdict };
+const verdict = failures.errors + failures.timeouts + failures.non2xx === 0 && log.errors === 0 && figures.ackP99Ms <= settings.targetP99Ms && executions === keys ? 'met' : 'not met';
+const report = { machine: machineFacts(), settings, loadAverage: { before: loadBefore, after: loadAfter }, failures, figures, verdict, log: { bytes: log.bytes, lines: log.lines, errors: log.errors, errorSamples: log.errorSamples } };
 writeFileSync(path.join(here, 'results', 'triggers.json'), `${JSON.stringify(report, null, 2)}\n`);
 const md = `# Platform triggers benchmark (Slack events)
 
 Measured ${settings.date} with \`npm run bench:triggers\` (bench/triggers.mjs) against \`node dist/main.js serve\`
-on SQLite at its defaults (rate limits off), on a SHARED machine (${report.machine.cores} cores, ${report.machine.cpu}, Node ${report.machine.node}):
-other helpers' builds and tests ran at the same time. Load average (1/5/15 min) before: ${loadBefore.join(' / ')}, after: ${loadAfter.join(' / ')}.
+on SQLite at its defaults (log level info, stdout and stderr to a file: ${log.lines.toLocaleString('en-US')} lines, ${(log.bytes / 1e6).toFixed(1)} MB; rate limits counting at
+10,000,000 a minute, never refusing), on ${report.machine.cores} cores (${report.machine.cpu}, Node ${report.machine.node}). Load average (1/5/15 min)
+before: ${loadBefore.join(' / ')}, after: ${loadAfter.join(' / ')}; the load generator (autocannon) runs in the benchmark's own process on the same cores.
 
 Each request is a freshly signed \`event_callback\` (a channel message) to \`POST /webhooks/inbound/slack\`:
 verified (HMAC-SHA256 over the raw body), routed by team id, matched against five active workflows'
