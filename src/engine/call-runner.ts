@@ -1,6 +1,6 @@
 import type { GraphNode } from '../graph/graph-types.js';
 import { newId } from '../lib/ids.js';
-import type { ExecutionRun } from './execution-run.js';
+import type { RunHost } from './run-host.js';
 import type { ChildResult, Outcome } from './run-types.js';
 import type { AttemptOutcome } from './node-runner.js';
 import type { FrameState, WaitingNode } from './restore-state.js';
@@ -14,7 +14,7 @@ import { serializeStepError, StepError } from './step-errors.js';
  * id. Fire-and-forget: the child is committed first and the step completes with its id (a
  * crash in between re-runs the step, as for any step in flight).
  */
-export async function startCall(run: ExecutionRun, frame: FrameState, node: GraphNode, attempt: number, input: unknown, outcome: Extract<AttemptOutcome, { type: 'call' }>, resumed: WaitingNode | undefined, startedAt: string): Promise<Outcome> {
+export async function startCall(run: RunHost, frame: FrameState, node: GraphNode, attempt: number, input: unknown, outcome: Extract<AttemptOutcome, { type: 'call' }>, resumed: WaitingNode | undefined, startedAt: string): Promise<Outcome> {
   const request = { parent: run.execution, workflowId: outcome.workflowId, input: outcome.input };
   const failure = (error: unknown): Outcome => {
     const serialized = serializeStepError(error);

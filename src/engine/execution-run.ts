@@ -4,9 +4,10 @@ import type { GraphNode } from '../graph/graph-types.js';
 import { findStepDefinition } from '../steps/registry.js';
 import type { ExecutionRow, StepRow } from './execution-store.js';
 import { clearStepPayloads, insertStep, listEndedChildren, updateExecution, updateStep, wakeParent } from './execution-store.js';
-import type { ExpressionScope } from './expressions.js';
+import type { ExpressionScope } from './expression-scope.js';
 import { childOutcome, startCall } from './call-runner.js';
-import { runLoop, type LoopProgress } from './loop-runner.js';
+import { runLoop } from './loop-runner.js';
+import type { EffectWrite, LoopProgress, RunHost } from './run-host.js';
 import { runAttempt } from './node-runner.js';
 import { nodeCalls, nodeJournal } from './node-journal.js';
 import type { FrameState, WaitingNode } from './restore-state.js';
@@ -21,12 +22,6 @@ import { awaitedChildren, elapsedMs, recordFailure } from './run-frames.js';
 
 type Write = { insert: StepRow } | { update: string; row: StepRow };
 
-/** A step's effect riding on a commit, and what it answered there (see commitEffect). */
-interface EffectWrite {
-  run: StepEffect;
-  row: StepRow;
-  output: unknown;
-}
 
 function hasEffects(slug: string): boolean {
   return findStepDefinition(slug)?.effects === true;
@@ -64,7 +59,7 @@ const LIVE_STATUSES = ['pending', 'running', 'waiting'] as const;
  * most the step that was in flight. The last step's row and the execution's final state are
  * written in the same commit.
  */
-export class ExecutionRun {
+export class ExecutionRun implements RunHost {
   private readonly trigger: unknown;
   private readonly savePayloads: boolean;
   private stepCount: number;

@@ -1,9 +1,15 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, ExecutionsTable, ExecutionStepsTable, ExecutionStatus } from '../db/schema.js';
-import type { ChildResult } from './run-types.js';
 import { directWrites } from '../db/direct-writes.js';
 
 export type ExecutionRow = ExecutionsTable;
+
+/** How an awaited child execution ended; `missing` when it was never committed (a crash in between). */
+export interface ChildResult {
+  status: 'completed' | 'failed' | 'cancelled' | 'missing';
+  output: unknown;
+  error: unknown;
+}
 export type StepRow = ExecutionStepsTable;
 type Db = Kysely<Database> | Transaction<Database>;
 

@@ -1,4 +1,4 @@
-import type { ExpressionScope } from './expressions.js';
+import type { ExpressionScope } from './expression-scope.js';
 
 /**
  * The commonest expression is a plain path: `{{ nodes.fetch.body }}`, `{{ input.id }}`,

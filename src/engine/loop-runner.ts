@@ -1,6 +1,6 @@
 import type { GraphNode } from '../graph/graph-types.js';
 import { LOOP_DONE_PORT } from '../steps/loop/index.js';
-import type { ExecutionRun } from './execution-run.js';
+import type { LoopProgress, RunHost } from './run-host.js';
 import type { Outcome } from './run-types.js';
 import type { StepRow } from './execution-store.js';
 import { resolveConfig } from './expressions.js';
@@ -11,16 +11,6 @@ import { NonRetriableError, serializeStepError } from './step-errors.js';
 /** More items than this fail the loop: each item writes rows, and a runaway list should stop early. */
 export const MAX_LOOP_ITEMS = 10_000;
 
-/** A loop under way: its items, the results so far, and the iteration in progress. */
-export interface LoopProgress {
-  items: unknown[];
-  results: unknown[];
-  /** The iteration that is running or waiting; null between iterations. */
-  current: FrameState | null;
-  /** Iterations rebuilt from rows after a restart, by index, not yet run again. */
-  restored: Map<number, FrameState>;
-  startedAt: string;
-}
 
 /**
  * Runs a loop node: its body plan once per item, one item at a time, each iteration a frame of
@@ -29,7 +19,7 @@ export interface LoopProgress {
  * rebuilt from their rows, so finished ones do not run again. The items are evaluated again
  * then, from the same node outputs.
  */
-export async function runLoop(run: ExecutionRun, frame: FrameState, node: GraphNode, input: unknown): Promise<Outcome> {
+export async function runLoop(run: RunHost, frame: FrameState, node: GraphNode, input: unknown): Promise<Outcome> {
   const body = frame.plan.loops.get(node.id)!;
   let progress = run.loops.get(node.id);
   if (!progress) {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { isJournalRow, JOURNAL_KINDS, type CallResult, type JournalEntry, type StepCalls, type StepJournal } from '../steps/step-journal.js';
 import { NonRetriableError } from './step-errors.js';
-import type { ExecutionRun } from './execution-run.js';
+import type { RunHost } from './run-host.js';
 import { listEndedChildren, type StepRow } from './execution-store.js';
 import type { FrameState } from './restore-state.js';
 
@@ -18,7 +18,7 @@ const CHILD_LOCAL_POLL_MS = 5;
  * restored from and from what it recorded since: a node with none skips the journal's query on
  * its first attempt (measured in bench/results/agent.md: the query is part of each run's overhead).
  */
-const journaled = new WeakMap<ExecutionRun, Set<string>>();
+const journaled = new WeakMap<RunHost, Set<string>>();
 
 const frameKey = (loopNodeId: string | null, loopIndex: number | null, nodeId: string, output: string | null = null): string => {
   // A row inside a loop body carries its iteration in its output (see LOOP_INDEX).
@@ -27,7 +27,7 @@ const frameKey = (loopNodeId: string | null, loopIndex: number | null, nodeId: s
 };
 
 /** Notes which nodes of a run have journal rows among the rows it starts from (engine-runs.ts). */
-export function noteJournaledRows(run: ExecutionRun, rows: readonly StepRow[]): void {
+export function noteJournaledRows(run: RunHost, rows: readonly StepRow[]): void {
   const keys = new Set<string>();
   for (const row of rows) if (isJournalRow(row)) keys.add(frameKey(row.loop_node_id, null, row.node_id, row.output));
   journaled.set(run, keys);
@@ -39,7 +39,7 @@ export function noteJournaledRows(run: ExecutionRun, rows: readonly StepRow[]): 
  * own commit path (`persist`: the lease check on PostgreSQL, the cancelled check), so an entry
  * that `record` reports committed is durable and belongs to the run that holds the execution.
  */
-export function nodeJournal(run: ExecutionRun, frame: FrameState, nodeId: string, attempt: number): StepJournal {
+export function nodeJournal(run: RunHost, frame: FrameState, nodeId: string, attempt: number): StepJournal {
   const loopIndex = frame.iteration?.index ?? null;
   // Rows this journal knows to exist (loaded or recorded): recording one again updates it.
   const known = new Set<string>();
@@ -107,7 +107,7 @@ export function nodeJournal(run: ExecutionRun, frame: FrameState, nodeId: string
 }
 
 /** Child executions started by a step of this run and awaited inside its attempt. */
-export function nodeCalls(run: ExecutionRun, cancelled: () => boolean): StepCalls {
+export function nodeCalls(run: RunHost, cancelled: () => boolean): StepCalls {
   return {
     async start(request) {
       await run.deps.startChild({ childId: request.childId, parent: run.execution, stepId: request.stepRowId, workflowId: request.workflowId, input: request.input });

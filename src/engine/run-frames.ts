@@ -1,18 +1,17 @@
 import type { GraphNode } from '../graph/graph-types.js';
 import { formatMicros, parseTimestampMicros } from '../lib/clock.js';
-import type { ExecutionRun } from './execution-run.js';
-import type { LoopProgress } from './loop-runner.js';
+import type { LoopProgress, RunHost } from './run-host.js';
 import type { FrameState } from './restore-state.js';
 import type { StepRecord } from './step-rows.js';
 import type { FrameEnd } from './run-types.js';
 
-/** What ExecutionRun does with a failed attempt, and small helpers of its frames. */
+/** What a run (ExecutionRun, through RunHost) does with a failed attempt, and small helpers of its frames. */
 
 /**
  * Records a failed attempt: retried (at once, or waiting `retryInMs`), passed on through the
  * error port (`on_error: continue`), or ending the frame (the returned end).
  */
-export function recordFailure(run: ExecutionRun, frame: FrameState, node: GraphNode, failed: StepRecord, retryInMs: number | null, stepId: string | undefined): FrameEnd | null {
+export function recordFailure(run: RunHost, frame: FrameState, node: GraphNode, failed: StepRecord, retryInMs: number | null, stepId: string | undefined): FrameEnd | null {
   const { flow } = frame;
   const { nodeId, attempt } = failed;
   const error = failed.error!;

@@ -23,12 +23,7 @@ export interface ChildRequest {
   input: unknown;
 }
 
-/** How an awaited child execution ended; `missing` when it was never committed (a crash in between). */
-export interface ChildResult {
-  status: 'completed' | 'failed' | 'cancelled' | 'missing';
-  output: unknown;
-  error: unknown;
-}
+export type { ChildResult } from './execution-store.js';
 
 export interface RunDeps {
   db: Kysely<Database>;

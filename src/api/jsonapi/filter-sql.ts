@@ -1,7 +1,7 @@
 import { sql, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { SqlDialect } from '../../db/dialect/dialect.js';
 import { findAttribute, type FilterOperand } from './filter-operand.js';
-import type { ComparisonNode, FilterNode } from './filter.js';
+import type { ComparisonNode, FilterNode } from './filter-tree.js';
 import { columnOf, type AttributeKind, type ResourceDefinition } from './resource-definition.js';
 
 /** The tenant column and value every relation sub-select is restricted to. */

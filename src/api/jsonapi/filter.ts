@@ -1,45 +1,7 @@
 import { isPlainObject } from '../../lib/json.js';
 import { coerceOperand, findAttribute, invalidParameter, type FilterOperand } from './filter-operand.js';
+import { COMMON_OPERATORS, MATCH_ALL, STRING_OPERATORS, type ComparisonNode, type FilterNode, type ScalarOperator } from './filter-tree.js';
 import type { AttributeSpec, ResourceDefinition } from './resource-definition.js';
-
-/**
- * The `filter` query parameter as a typed tree. Terminology:
- * - comparison: one attribute, one operator, one coerced operand (`filter[name][eq]=x`);
- * - relation: a nested filter on a related resource (`filter[workflow][name][eq]=x`);
- * - and / or / not: combinators; several keys in one object are an implicit `and`.
- * The tree keeps attribute and relation names, not columns: `applyFilter` resolves them against
- * the same definition, so a parsed filter can be asserted on and logged without SQL in it.
- */
-export const COMMON_OPERATORS = [
-  'eq',
-  'not_eq',
-  'in',
-  'greater_than',
-  'greater_than_or_equal',
-  'less_than',
-  'less_than_or_equal',
-  'is_distinct_from',
-  'is_not_distinct_from',
-  'is_nil',
-] as const;
-export const STRING_OPERATORS = ['contains', 'like', 'ilike', 'string_starts_with', 'string_ends_with'] as const;
-export type FilterOperator = (typeof COMMON_OPERATORS)[number] | (typeof STRING_OPERATORS)[number];
-export type ScalarOperator = Exclude<FilterOperator, 'in' | 'is_nil'>;
-
-export type ComparisonNode =
-  | { type: 'comparison'; attribute: string; operator: ScalarOperator; value: FilterOperand }
-  | { type: 'comparison'; attribute: string; operator: 'in'; value: FilterOperand[] }
-  | { type: 'comparison'; attribute: string; operator: 'is_nil'; value: boolean };
-
-export type FilterNode =
-  | ComparisonNode
-  | { type: 'relation'; relation: string; filter: FilterNode }
-  | { type: 'and'; filters: FilterNode[] }
-  | { type: 'or'; filters: FilterNode[] }
-  | { type: 'not'; filter: FilterNode };
-
-/** Matches every row; what an absent `filter` parameter parses to. */
-export const MATCH_ALL: FilterNode = { type: 'and', filters: [] };
 
 /**
  * Guards the bind-parameter budget (SQLite allows 32,766 per statement) and keeps a single
@@ -51,7 +13,7 @@ const ALL_OPERATORS: readonly string[] = [...COMMON_OPERATORS, ...STRING_OPERATO
 const STRING_ONLY: readonly string[] = STRING_OPERATORS;
 
 export { findAttribute, type FilterOperand } from './filter-operand.js';
-export { applyFilter, filterCondition, type FilterScope, type FilterSqlOptions } from './filter-sql.js';
+export { COMMON_OPERATORS, MATCH_ALL, STRING_OPERATORS, type ComparisonNode, type FilterNode, type FilterOperator, type ScalarOperator } from './filter-tree.js';
 
 /** Parses `filter` as `qs` delivers it (nested objects and arrays of strings). */
 export function parseFilter(raw: unknown, definition: ResourceDefinition): FilterNode {

@@ -10,7 +10,8 @@ import { keyProblem } from '../../../store/store-keys.js';
 import { StoreRepository, type StoreRow } from '../../../store/store-repository.js';
 import { StoreRowRepository, type StoreRowRecord } from '../../../store/store-row-repository.js';
 import { writeStoreRow } from '../../../store/store-write.js';
-import { filterCondition, parseFilter } from '../../jsonapi/filter.js';
+import { parseFilter } from '../../jsonapi/filter.js';
+import { filterCondition } from '../../jsonapi/filter-sql.js';
 import { rowFilterDefinition } from './row-filter.js';
 
 const ALL_COLUMNS = ['key', 'row', 'created_at', 'updated_at', 'workflow_id', 'execution_id'] as const;
