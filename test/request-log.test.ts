@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import fs, { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../src/app.js';
-import { createLogger } from '../src/lib/logger.js';
+import { createLogger, LOG_FLUSH_DELAY_MS } from '../src/lib/logger.js';
 import { describeEachDialect } from './support/dialects.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 import { webhookWorkflow } from './support/webhook-helpers.js';
@@ -145,6 +145,35 @@ describe('createLogger', () => {
       for (let waited = 0; readFileSync(file, 'utf8') === '' && waited < 5_000; waited += 20) await sleep(20);
       expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ level: 30, time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), role: 'all', req_id: 'r1', msg: 'request' });
     } finally {
+      closeSync(fd);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('flushes a quiet process without fsync and without writing again while nothing is buffered', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-log-'));
+    const file = path.join(dir, 'out.log');
+    const fd = openSync(file, 'w');
+    const writes = vi.spyOn(fs, 'write');
+    const fsyncs = vi.spyOn(fs, 'fsync');
+    const ours = (spy: typeof writes | typeof fsyncs) => spy.mock.calls.filter((call) => call[0] === fd).length;
+    try {
+      const { logger } = createLogger({ level: 'info', format: 'json', base: { role: 'all' }, fd });
+      const lines = () => readFileSync(file, 'utf8').split('\n').filter(Boolean);
+      logger.info({ req_id: 'q1' }, 'request');
+      for (let waited = 0; lines().length < 1 && waited < 5_000; waited += 20) await sleep(20);
+      const afterFirst = ours(writes);
+      // Idle for several flush periods: nothing is buffered, so nothing is written (an empty
+      // flush would write an empty chunk whose drain re-armed the timer for ever).
+      await sleep(LOG_FLUSH_DELAY_MS * 4);
+      expect(ours(writes)).toBe(afterFirst);
+      logger.info({ req_id: 'q2' }, 'request');
+      for (let waited = 0; lines().length < 2 && waited < 5_000; waited += 20) await sleep(20);
+      expect(lines().map((line) => (JSON.parse(line) as LogLine).req_id)).toEqual(['q1', 'q2']);
+      expect(ours(fsyncs)).toBe(0);
+    } finally {
+      writes.mockRestore();
+      fsyncs.mockRestore();
       closeSync(fd);
       rmSync(dir, { recursive: true, force: true });
     }

@@ -70,6 +70,8 @@ export class PgNotifier implements Notifier {
   /** The sync round trip in flight, and the one that starts when it ends (see sync). */
   private syncing: Promise<boolean> | null = null;
   private nextSync: Promise<boolean> | null = null;
+  /** The last command sent on each listening connection: the next one waits for it (see command). */
+  private readonly commands = new WeakMap<pg.Client, Promise<unknown>>();
 
   constructor(private readonly url: string) {}
 
@@ -83,13 +85,13 @@ export class PgNotifier implements Notifier {
     }
     set.add(handler);
     const client = await this.connect();
-    if (fresh) await client.query(`LISTEN ${channel}`);
+    if (fresh) await this.command(client, `LISTEN ${channel}`);
     return () => {
       const current = this.handlers.get(channel);
       current?.delete(handler);
       if (current && current.size === 0) {
         this.handlers.delete(channel);
-        this.client?.query(`UNLISTEN ${channel}`).catch(() => {});
+        if (this.client) this.command(this.client, `UNLISTEN ${channel}`).catch(() => {});
       }
     };
   }
@@ -139,7 +141,7 @@ export class PgNotifier implements Notifier {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<false>((resolve) => (timer = setTimeout(resolve, SYNC_TIMEOUT_MS, false)));
     try {
-      const answered = await Promise.race([client.query('select 1').then(() => true, () => false), timedOut]);
+      const answered = await Promise.race([this.command(client, 'select 1').then(() => true, () => false), timedOut]);
       if (!answered) this.lost(client);
       return answered && this.client === client;
     } finally {
@@ -152,6 +154,18 @@ export class PgNotifier implements Notifier {
     const client = this.client ?? (this.connecting ? await this.connecting.catch(() => null) : null);
     this.client = null;
     await client?.end().catch(() => {});
+  }
+
+  /**
+   * Sends one command on the listening connection once the previous one is answered. pg queues
+   * queries sent on a busy client itself, but that use is deprecated (pg 9 refuses it): the
+   * drain's UNLISTENs, a LISTEN and a sync's `select 1` may all be asked at once. Per connection:
+   * a command stuck on a lost one never holds up its replacement.
+   */
+  private command(client: pg.Client, text: string): Promise<unknown> {
+    const sent = (this.commands.get(client) ?? Promise.resolve()).then(() => client.query(text));
+    this.commands.set(client, sent.catch(() => {}));
+    return sent;
   }
 
   private connect(): Promise<pg.Client> {
@@ -173,7 +187,7 @@ export class PgNotifier implements Notifier {
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
     await client.connect();
-    for (const channel of this.handlers.keys()) await client.query(`LISTEN ${channel}`);
+    for (const channel of this.handlers.keys()) await this.command(client, `LISTEN ${channel}`);
     if (this.closed) {
       await client.end().catch(() => {});
       throw new Error('notifier closed');

@@ -78,21 +78,38 @@ export const LOG_FLUSH_DELAY_MS = 100;
  * The buffered destination, flushed at most LOG_FLUSH_DELAY_MS after a line is written: under
  * load the 4 KB threshold writes long before that, and a quiet server's last lines (one request,
  * a start-up error) still show at once instead of waiting for 4 KB more. One timer at a time.
+ *
+ * The flush passes no callback: with one, SonicBoom fsyncs the file and registers a `drain` and
+ * an `error` listener that only a completed write removes, so a flush every 100 ms under steady
+ * load piled listeners up (MaxListenersExceededWarning) and cost an fsync each time. A write in
+ * flight when the timer fires leaves what follows it buffered when that is under 4 KB: the
+ * `drain` it emits once done arms the timer again.
  */
 function flushedSoon(destination: ReturnType<typeof pino.destination>): DestinationStream & { flushSync(): void; flush(cb?: (error?: Error) => void): void } {
   let timer: NodeJS.Timeout | null = null;
+  // What is buffered and not yet handed to a write (SonicBoom 4 keeps it in `_len`; were it gone,
+  // every flush would go ahead, as before). An empty buffer is never flushed: flushing one writes
+  // an empty chunk, whose `drain` would arm the timer again, for ever.
+  const state = destination as unknown as { destroyed: boolean; _len?: number };
+  const buffered = () => state._len === undefined || state._len > 0;
   const flushNow = () => {
     timer = null;
     // A destination already closed (the process is ending) has nothing left to flush.
-    destination.flush(() => {});
+    if (state.destroyed || !buffered()) return;
+    destination.flush();
   };
+  const arm = () => {
+    if (timer !== null) return;
+    timer = setTimeout(flushNow, LOG_FLUSH_DELAY_MS);
+    timer.unref();
+  };
+  destination.on('drain', () => {
+    if (buffered()) arm();
+  });
   return {
     write(line: string) {
       destination.write(line);
-      if (timer === null) {
-        timer = setTimeout(flushNow, LOG_FLUSH_DELAY_MS);
-        timer.unref();
-      }
+      arm();
     },
     flush: (cb) => destination.flush(cb),
     flushSync: () => destination.flushSync(),
