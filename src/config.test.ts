@@ -55,6 +55,12 @@ describe('configuration', () => {
     expect(loadConfig({ SWITCHYARD_MAX_RUNNING: '200', SWITCHYARD_WORKER_CONCURRENCY: '20' })).toMatchObject({ maxRunning: 200, workerConcurrency: 20 });
   });
 
+  it('derives the heartbeat from a shortened lease when the heartbeat is not set', () => {
+    expect(loadConfig({})).toMatchObject({ leaseMs: 30_000, heartbeatMs: 10_000 });
+    expect(loadConfig({ SWITCHYARD_LEASE_MS: '3000' })).toMatchObject({ leaseMs: 3_000, heartbeatMs: 1_000 });
+    expect(loadConfig({ SWITCHYARD_LEASE_MS: '1000', SWITCHYARD_HEARTBEAT_MS: '400' })).toMatchObject({ leaseMs: 1_000, heartbeatMs: 400 });
+  });
+
   it('reads the server maximum of a store row cap', () => {
     expect(loadConfig({ SWITCHYARD_STORE_MAX_ROW_CAP: '250000' }).storeMaxRowCap).toBe(250_000);
   });

@@ -133,7 +133,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const role = overrides.role ?? (env.SWITCHYARD_ROLE?.trim() || 'all');
   if (!(SERVE_ROLES as readonly string[]).includes(role)) throw new ConfigError('SWITCHYARD_ROLE', `"${role}" is not one of ${SERVE_ROLES.join(', ')}`);
   const leaseMs = overrides.leaseMs ?? integer(env, 'SWITCHYARD_LEASE_MS', 30_000, 1_000, 3_600_000);
-  const heartbeatMs = overrides.heartbeatMs ?? integer(env, 'SWITCHYARD_HEARTBEAT_MS', 10_000, 100, 3_600_000);
+  // Unset, the heartbeat follows a shortened lease (a third of it, 10 s at most): setting only
+  // SWITCHYARD_LEASE_MS=3000 for a fast takeover must not refuse to start over the default 10 s.
+  const heartbeatMs = overrides.heartbeatMs ?? integer(env, 'SWITCHYARD_HEARTBEAT_MS', Math.max(100, Math.min(10_000, Math.floor(leaseMs / 3))), 100, 3_600_000);
   if (heartbeatMs * 2 > leaseMs) throw new ConfigError('SWITCHYARD_HEARTBEAT_MS', `must be at most half of SWITCHYARD_LEASE_MS (${leaseMs}), got ${heartbeatMs}: a lease must survive one missed renewal`);
   const maxRunning = overrides.maxRunning ?? integer(env, 'SWITCHYARD_MAX_RUNNING', 64, 1, 100_000);
   const metricsToken = overrides.metricsToken !== undefined ? overrides.metricsToken : env.SWITCHYARD_METRICS_TOKEN?.trim() || null;
