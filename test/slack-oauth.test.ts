@@ -55,6 +55,17 @@ describeEachDialect('Slack OAuth install', (dialect) => {
     expect(listed.body.data.map((d: { attributes: { account_id: string } }) => d.attributes.account_id)).toContain('T0OAUTH');
   });
 
+  it('stores an install whose auth.test names no bot id; its events are dropped until the bot identity is known', async () => {
+    slack.script('oauth.v2.access', { body: { ok: true, access_token: 'xoxb-nobot', token_type: 'bot', bot_user_id: 'U0NOBOTID', team: { name: 'Partial', id: 'T0PARTIAL' } } });
+    slack.script('auth.test', { body: { ok: true, team_id: 'T0PARTIAL', user_id: 'U0NOBOTID' } });
+    const state = new URL((await authorize()).body.url).searchParams.get('state')!;
+    const res = await callback(`code=code-partial&state=${encodeURIComponent(state)}`);
+    expect(res.statusCode).toBe(200);
+    expect(await t.deps.platformDirectory.installation('slack', 'T0PARTIAL')).toMatchObject({ workspaceId: t.workspaces.main, botUserId: 'U0NOBOTID', botId: null });
+    // The operator's CLI install still requires both ids.
+    await expect(t.deps.apps.install({ provider: 'slack', workspace: { id: t.workspaces.main }, accountId: 'T0CLI', botUserId: 'U0X', credentials: { bot_token: 'xoxb-cli' } })).rejects.toThrow('needs the bot user id and the bot id');
+  });
+
   it('refuses a forged, altered or expired state before calling Slack', async () => {
     const calls = slack.calls.length;
     const state = new URL((await authorize()).body.url).searchParams.get('state')!;

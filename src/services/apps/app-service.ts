@@ -43,6 +43,12 @@ export interface InstallInput {
   botUserId?: string | null;
   botId?: string | null;
   credentials?: Record<string, string>;
+  /**
+   * An OAuth install stores what Slack told it even when `auth.test` named no bot id: the
+   * installation then drops every event until both ids are known (DESIGN.md), rather than the
+   * install failing after the user approved it. The CLI always requires both.
+   */
+  botIdentityMayBeUnknown?: boolean;
 }
 
 export function isAppProvider(value: unknown): value is AppProvider {
@@ -125,7 +131,7 @@ export class AppService {
     for (const name of spec.requiredCredentials) if (!credentials[name]) throw new AppError('bad_request', `a ${provider} installation needs ${name}`);
     const botUserId = input.botUserId?.trim() || null;
     const botId = input.botId?.trim() || null;
-    if (spec.botIdentity && (!botUserId || !botId)) throw new AppError('bad_request', `a ${provider} installation needs the bot user id and the bot id (the loop guard drops the bot's own events)`);
+    if (spec.botIdentity && !input.botIdentityMayBeUnknown && (!botUserId || !botId)) throw new AppError('bad_request', `a ${provider} installation needs the bot user id and the bot id (the loop guard drops the bot's own events)`);
     const sealed = Object.keys(credentials).length > 0 ? sealSecret(this.secretKey, JSON.stringify(credentials)) : null;
     const now = this.clock.now();
 

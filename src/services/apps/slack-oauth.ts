@@ -83,7 +83,7 @@ export class SlackOAuth {
       const identity = await callSlack(this.options.slackApiUrl, 'auth.test', { token });
       const botUserId = typeof access.bot_user_id === 'string' ? access.bot_user_id : typeof identity.user_id === 'string' ? identity.user_id : null;
       const botId = typeof identity.bot_id === 'string' ? identity.bot_id : null;
-      return await this.apps.install({ provider: 'slack', workspace: { id: workspaceId }, accountId: team.id, botUserId, botId, credentials: { bot_token: token } });
+      return await this.apps.install({ provider: 'slack', workspace: { id: workspaceId }, accountId: team.id, botUserId, botId, credentials: { bot_token: token }, botIdentityMayBeUnknown: true });
     } catch (error) {
       if (error instanceof SlackApiError) throw new AppError('provider_error', `Slack refused the install: ${error.error}`);
       throw error;
