@@ -7,13 +7,13 @@ import { createPeerApp, createTestApp, type TestApp } from './support/test-app.j
 
 /** A workflow whose schedule trigger feeds a set step, so a fire is a whole execution. */
 function scheduled(config: Record<string, unknown>) {
-  return { nodes: [node('tick', 'schedule', config), node('note', 'set', { values: { seen: '{{ trigger.scheduled_at }}' } })], edges: [{ source: 'tick', target: 'note' }] };
+  return { nodes: [node('tick', 'schedule', config), node('note', 'set', { values: { seen: '{{ trigger.payload.scheduled_at }}' } })], edges: [{ source: 'tick', target: 'note' }] };
 }
 
-/** Fire times of a workflow's executions, in order, with their fired_at. */
-async function fires(t: TestApp, workflowId: string): Promise<{ scheduled_at: string; fired_at: string }[]> {
+/** Fire times of a workflow's executions, in order, with their fired_at (the trigger's payload). */
+async function fires(t: TestApp, workflowId: string): Promise<{ scheduled_at: string; fired_at: string; missed: boolean }[]> {
   const rows = await t.deps.db.selectFrom('executions').select(['inputs', 'inserted_at']).where('workflow_id', '=', workflowId).orderBy('inserted_at').execute();
-  return rows.map((row) => JSON.parse(row.inputs!));
+  return rows.map((row) => JSON.parse(row.inputs!).payload);
 }
 
 async function scheduleRows(t: TestApp, workflowId: string) {
@@ -41,9 +41,12 @@ describeEachDialect('schedules', (dialect) => {
       expect(res.status).toBe(200);
       const [step] = res.body.data;
       expect(step.attributes).toMatchObject({ slug: 'schedule', category: ['start'], ports: { in: [], out: ['out'] }, default_config: { catch_up: 'skip' } });
-      expect(Object.keys(step.attributes.canvas_schema.properties).sort()).toEqual(['catch_up', 'cron', 'interval_seconds', 'timezone']);
+      expect(Object.keys(step.attributes.canvas_schema.properties).sort()).toEqual(['catch_up', 'cron', 'interval_ms', 'timezone']);
+      expect(step.attributes.canvas_schema.properties.interval_ms).toEqual({ type: 'integer', minimum: 1000, maximum: 31_536_000_000 });
       expect(step.attributes.canvas_schema.properties.catch_up).toEqual({ enum: ['skip', 'run_once'] });
-      expect(JSON.parse(step.attributes.output_schema).required).toEqual(['scheduled_at', 'fired_at']);
+      const output = JSON.parse(step.attributes.output_schema);
+      expect(output.required).toEqual(['payload', 'event']);
+      expect(output.properties.payload.required).toEqual(['scheduled_at', 'fired_at', 'missed']);
     });
 
     it('refuses a bad cron, an unknown time zone and a cron together with an interval, with pointers, and stores nothing', async () => {
@@ -53,9 +56,11 @@ describeEachDialect('schedules', (dialect) => {
         nodes: [
           node('a', 'schedule', { cron: '0 25 * * *' }),
           node('b', 'schedule', { cron: '0 9 * * *', timezone: 'Europe/Atlantis' }),
-          node('c', 'schedule', { cron: '0 9 * * *', interval_seconds: 60 }),
+          node('c', 'schedule', { cron: '0 9 * * *', interval_ms: 60_000 }),
           node('d', 'schedule', { cron: '0 0 30 2 *' }),
-          node('e', 'schedule', { interval_seconds: 0 }),
+          node('e', 'schedule', { interval_ms: 999 }),
+          node('f', 'schedule', { interval_ms: 60_000, timezone: 'Europe/Berlin' }),
+          node('g', 'schedule', { interval_seconds: 60 }),
         ],
         edges: [],
       };
@@ -65,9 +70,11 @@ describeEachDialect('schedules', (dialect) => {
       expect(errors).toEqual([
         { status: '422', code: 'invalid_config', pointer: '/data/graph/nodes/0/config/cron', detail: expect.stringContaining('Invalid value for hour: 25') },
         { status: '422', code: 'invalid_config', pointer: '/data/graph/nodes/1/config/timezone', detail: expect.stringContaining('"Europe/Atlantis" is not one') },
-        { status: '422', code: 'invalid_config', pointer: '/data/graph/nodes/2/config/interval_seconds', detail: expect.stringContaining('cannot be given together with config.cron') },
+        { status: '422', code: 'invalid_config', pointer: '/data/graph/nodes/2/config/interval_ms', detail: 'config.interval_ms cannot be given together with config.cron; keep one of them.' },
         { status: '422', code: 'invalid_config', pointer: '/data/graph/nodes/3/config/cron', detail: expect.stringContaining('never fires') },
-        { status: '422', code: 'invalid_config', pointer: '/data/graph/nodes/4/config/interval_seconds', detail: expect.stringContaining('at least 1') },
+        { status: '422', code: 'invalid_config', pointer: '/data/graph/nodes/4/config/interval_ms', detail: 'config.interval_ms must be at least 1000.' },
+        { status: '422', code: 'invalid_config', pointer: '/data/graph/nodes/5/config/timezone', detail: 'config.timezone applies to config.cron only; an interval counts from activation.' },
+        { status: '422', code: 'invalid_config', pointer: '/data/graph/nodes/6/config/interval_seconds', detail: 'config.interval_seconds is not a known field.' },
       ]);
       const read = await t.request('GET', `/api/v1/workflows/${id}?fields[workflow]=graph`);
       expect(read.body.data.attributes.graph.nodes).toEqual([]);
@@ -90,7 +97,7 @@ describeEachDialect('schedules', (dialect) => {
       expect((await fires(t, id)).map((f) => f.scheduled_at)).toEqual(['2026-10-25T00:30:00.000000Z', '2026-10-26T01:30:00.000000Z']);
     });
 
-    it('runs the whole workflow with {scheduled_at, fired_at} as the trigger payload, on the schedule node only', async () => {
+    it('runs the whole workflow with {payload: {scheduled_at, fired_at, missed}, event} as the trigger output, on the schedule node only', async () => {
       t.clock.set('2026-05-01T08:00:00.000000Z');
       const id = await workflowWith(
         t,
@@ -103,7 +110,11 @@ describeEachDialect('schedules', (dialect) => {
       expect((await executionRow(t, execution!.id)).status).toBe('completed');
       const steps = await stepRows(t, execution!.id);
       const byNode = Object.fromEntries(steps.map((s) => [s.node_id, s]));
-      expect(byNode.tick!.output).toEqual({ scheduled_at: '2026-05-01T08:00:15.000000Z', fired_at: expect.stringMatching(/^2026-05-01T08:00:15\.250/) });
+      const [row] = await scheduleRows(t, id);
+      expect(byNode.tick!.output).toEqual({
+        payload: { scheduled_at: '2026-05-01T08:00:15.000000Z', fired_at: expect.stringMatching(/^2026-05-01T08:00:15\.250/), missed: false },
+        event: { type: 'schedule.fired', schedule_id: row!.id, node_id: 'tick', cron: '*/15 * * * * *', timezone: 'UTC', interval_ms: null, catch_up: 'skip' },
+      });
       expect(byNode.hook!.status).toBe('skipped');
       expect(byNode.note!.output).toEqual({ seen: '2026-05-01T08:00:15.000000Z' });
       await t.request('POST', `/api/v1/workflows/${id}/deactivate`);
@@ -111,13 +122,38 @@ describeEachDialect('schedules', (dialect) => {
 
     it('fires interval schedules on a grid from activation, a late fire not shifting the next', async () => {
       t.clock.set('2026-06-01T00:00:00.000000Z');
-      const id = await workflowWith(t, 'Every 90 s', scheduled({ interval_seconds: 90 }), { activate: true });
+      const id = await workflowWith(t, 'Every 90 s', scheduled({ interval_ms: 90_000 }), { activate: true });
       await at(t, '2026-06-01T00:01:00.000000Z');
       await at(t, '2026-06-01T00:01:30.000000Z');
       await at(t, '2026-06-01T00:03:00.000000Z');
       await at(t, '2026-06-01T00:04:40.000000Z');
       expect((await fires(t, id)).map((f) => f.scheduled_at)).toEqual(['2026-06-01T00:01:30.000000Z', '2026-06-01T00:03:00.000000Z', '2026-06-01T00:04:30.000000Z']);
       expect((await scheduleRows(t, id))[0]!.next_fire_at).toBe('2026-06-01T00:06:00.000000Z');
+      const [execution] = await t.deps.db.selectFrom('executions').select('inputs').where('workflow_id', '=', id).orderBy('inserted_at').execute();
+      expect(JSON.parse(execution!.inputs!).event).toMatchObject({ cron: null, timezone: null, interval_ms: 90_000 });
+      await t.request('POST', `/api/v1/workflows/${id}/deactivate`);
+    });
+
+    it('counts interval_ms in milliseconds, sub-second parts included', async () => {
+      t.clock.set('2026-06-02T00:00:00.000000Z');
+      const id = await workflowWith(t, 'Every 1.5 s', scheduled({ interval_ms: 1_500 }), { activate: true });
+      expect((await scheduleRows(t, id))[0]!.next_fire_at).toBe('2026-06-02T00:00:01.500000Z');
+      await at(t, '2026-06-02T00:00:01.500000Z');
+      await at(t, '2026-06-02T00:00:03.000000Z');
+      expect((await fires(t, id)).map((f) => f.scheduled_at)).toEqual(['2026-06-02T00:00:01.500000Z', '2026-06-02T00:00:03.000000Z']);
+      await t.request('POST', `/api/v1/workflows/${id}/deactivate`);
+    });
+
+    it('keeps a year-long interval_ms (past a 32-bit integer) exactly', async () => {
+      t.clock.set('2026-06-03T00:00:00.000000Z');
+      const id = await workflowWith(t, 'Yearly', scheduled({ interval_ms: 31_536_000_000 }), { activate: true });
+      const [row] = await scheduleRows(t, id);
+      expect(Number(row!.interval_ms)).toBe(31_536_000_000);
+      expect(row!.next_fire_at).toBe('2027-06-03T00:00:00.000000Z');
+      // Publishing again with the same interval keeps the row's fire time (the bigint compares equal).
+      t.clock.set('2026-06-04T00:00:00.000000Z');
+      expect((await t.request('POST', `/api/v1/workflows/${id}/activate`)).status).toBe(200);
+      expect((await scheduleRows(t, id))[0]!.next_fire_at).toBe('2027-06-03T00:00:00.000000Z');
       await t.request('POST', `/api/v1/workflows/${id}/deactivate`);
     });
 
@@ -180,6 +216,7 @@ describeEachDialect('schedules', (dialect) => {
       const onceFires = await fires(t, once);
       expect(onceFires.map((f) => f.scheduled_at)).toEqual(['2026-09-01T01:00:00.000000Z', '2026-09-01T02:00:00.000000Z', '2026-09-01T06:00:00.000000Z']);
       expect(onceFires[1]!.fired_at).toMatch(/^2026-09-01T05:20:00/);
+      expect(onceFires.map((f) => f.missed)).toEqual([false, true, false]);
       await restarted.stop();
       for (const id of [skip, once]) await t.request('POST', `/api/v1/workflows/${id}/deactivate`);
     });
@@ -211,7 +248,7 @@ describeEachDialect('schedules', (dialect) => {
       await peer?.deps.engine.idle();
       expect(total).toBe(120);
       const rows = await t.deps.db.selectFrom('executions').select(['workflow_id', 'inputs']).where('workflow_id', 'in', ids).execute();
-      const keys = rows.map((row) => `${row.workflow_id} ${JSON.parse(row.inputs!).scheduled_at}`);
+      const keys = rows.map((row) => `${row.workflow_id} ${JSON.parse(row.inputs!).payload.scheduled_at}`);
       expect(keys).toHaveLength(120);
       expect(new Set(keys).size).toBe(120);
       await peer?.close();

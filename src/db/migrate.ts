@@ -13,6 +13,7 @@ import * as sharedState from './migrations/0010-shared-state.js';
 import * as platformApps from './migrations/0011-platform-apps.js';
 import * as schedules from './migrations/0012-schedules.js';
 import * as knowledgeExactVectors from './migrations/0013-knowledge-exact-vectors.js';
+import * as scheduleIntervalMs from './migrations/0015-schedule-interval-ms.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
 
@@ -31,6 +32,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0011-platform-apps': platformApps,
   '0012-schedules': schedules,
   '0013-knowledge-exact-vectors': knowledgeExactVectors,
+  '0015-schedule-interval-ms': scheduleIntervalMs,
 };
 
 /** Applies pending migrations. Like Kysely's migrator it reports instead of throwing. */

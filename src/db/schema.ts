@@ -229,8 +229,8 @@ export interface WebhookDeliveriesTable {
 }
 
 /**
- * A schedule node of an active workflow's snapshot (migration 0012): its timing and its durable
- * next fire time. Exactly one of `cron` (with `timezone`) and `interval_seconds` is set.
+ * A schedule node of an active workflow's snapshot (migrations 0012, 0015): its timing and its
+ * durable next fire time. Exactly one of `cron` (with `timezone`) and `interval_ms` is set.
  */
 export interface SchedulesTable {
   id: string;
@@ -240,7 +240,8 @@ export interface SchedulesTable {
   node_id: string;
   cron: string | null;
   timezone: string | null;
-  interval_seconds: number | null;
+  /** Milliseconds, as the node's `interval_ms`; bigint (a year is past int4), so PostgreSQL reads a string. */
+  interval_ms: number | string | null;
   catch_up: 'skip' | 'run_once';
   /** Activation time: intervals count from it. */
   anchor_at: string;

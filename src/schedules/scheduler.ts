@@ -6,7 +6,7 @@ import { BackgroundLoop } from '../lib/background-loop.js';
 import type { Clock } from '../lib/clock.js';
 import { decideFire, type FireDecision } from '../steps/schedule/schedule-times.js';
 import { claimSchedules, listDueSchedules, nextScheduleAt, type ScheduleRow } from '../store/schedule-repository.js';
-import { msTimestamp, rowTiming, timestampMs } from '../services/schedules/schedule-sync.js';
+import { msTimestamp, rowIntervalMs, rowTiming, timestampMs } from '../services/schedules/schedule-sync.js';
 
 export interface SchedulerOptions {
   db: Kysely<Database>;
@@ -151,7 +151,7 @@ export class Scheduler {
         workflowId: row.workflow_id,
         snapshotId: row.snapshot_id,
         userId: null,
-        trigger: { scheduled_at: row.next_fire_at, fired_at: firedAt },
+        trigger: scheduleTrigger(row, firedAt, decision.missed),
         firedRoots: [row.node_id],
       });
       startRows.push(row);
@@ -197,4 +197,16 @@ export class Scheduler {
     this.counts.skipped += skipped;
     return { claimed: claimedCount, fired: created.length, skipped };
   }
+}
+
+/**
+ * The schedule step's output, shaped as every platform trigger's (DESIGN.md, "platform trigger
+ * output"): `payload` the normalized fields, `event` what fired it. A schedule has no provider,
+ * so its event is the scheduler's own record of the fire: which schedule, with which timing.
+ */
+export function scheduleTrigger(row: ScheduleRow, firedAt: string, missed: boolean) {
+  return {
+    payload: { scheduled_at: row.next_fire_at, fired_at: firedAt, missed },
+    event: { type: 'schedule.fired', schedule_id: row.id, node_id: row.node_id, cron: row.cron, timezone: row.timezone, interval_ms: rowIntervalMs(row), catch_up: row.catch_up },
+  };
 }

@@ -137,10 +137,14 @@ describe('triggers, calls and stores', () => {
     expect(nodesOf(draft)[0]).toMatchObject({ type: 'schedule', config: { cron: '30 8 * * 1', timezone: 'Europe/Berlin', catch_up: 'skip' } });
   });
 
-  it('maps an interval of a Schedule Trigger to interval_seconds, without a time zone', () => {
+  it('maps an interval of a Schedule Trigger to interval_ms, without a time zone', () => {
     const draft = draftOf([{ name: 'Every 5 min', type: 'n8n-nodes-base.scheduleTrigger', typeVersion: 1.2, parameters: { rule: { interval: [{ field: 'minutes', minutesInterval: 5 }] } } }], {}, { settings: { timezone: 'Europe/Berlin' } });
-    expect(nodesOf(draft)[0]).toMatchObject({ type: 'schedule', config: { interval_seconds: 300, catch_up: 'skip' } });
+    expect(nodesOf(draft)[0]).toMatchObject({ type: 'schedule', config: { interval_ms: 300_000, catch_up: 'skip' } });
     expect(nodesOf(draft)[0]!.config).not.toHaveProperty('timezone');
+    const seconds = draftOf([{ name: 'Every 30 s', type: 'n8n-nodes-base.scheduleTrigger', typeVersion: 1.2, parameters: { rule: { interval: [{ field: 'seconds', secondsInterval: 30 }] } } }]);
+    expect(nodesOf(seconds)[0]!.config).toEqual({ interval_ms: 30_000, catch_up: 'skip' });
+    const everyX = draftOf([{ name: 'Cron', type: 'n8n-nodes-base.cron', parameters: { triggerTimes: { item: [{ mode: 'everyX', value: 3, unit: 'hours' }] } } }]);
+    expect(nodesOf(everyX)[0]!.config).toEqual({ interval_ms: 10_800_000, catch_up: 'skip' });
   });
 
   it('reads the called workflow from every n8n shape', () => {

@@ -3,7 +3,7 @@ import type { MapResult, NodeContext } from './map-context.js';
 
 /**
  * Schedule Trigger and the old Cron node become the `schedule` trigger (docs/triggers.md:
- * `{cron, timezone, catch_up}` or `{interval_seconds, catch_up}`). The workflow's n8n time zone
+ * `{cron, timezone, catch_up}` or `{interval_ms, catch_up}`). The workflow's n8n time zone
  * setting goes with a cron; an interval has none. A schedule that one step cannot say (several
  * rules, every few weeks, an expression) becomes a placeholder saying why.
  */
@@ -14,7 +14,7 @@ export function mapSchedule(ctx: NodeContext): MapResult {
   return { type: 'schedule', config: 'cron' in spec ? { cron: spec.cron, timezone, catch_up: 'skip' } : { ...spec, catch_up: 'skip' } };
 }
 
-type Spec = { cron: string } | { interval_seconds: number } | { problem: string };
+type Spec = { cron: string } | { interval_ms: number } | { problem: string };
 
 function scheduleTriggerSpec(ctx: NodeContext): Spec {
   const rule = ctx.param('rule', {});
@@ -26,9 +26,9 @@ function scheduleTriggerSpec(ctx: NodeContext): Spec {
   const minute = num(entry.triggerAtMinute, 0);
   switch (field) {
     case 'seconds':
-      return { interval_seconds: num(entry.secondsInterval, 30) };
+      return { interval_ms: num(entry.secondsInterval, 30) * 1000 };
     case 'minutes':
-      return { interval_seconds: num(entry.minutesInterval, 5) * 60 };
+      return { interval_ms: num(entry.minutesInterval, 5) * 60_000 };
     case 'hours':
       return { cron: `${minute} */${num(entry.hoursInterval, 1)} * * *` };
     case 'days':
@@ -66,7 +66,7 @@ function cronNodeSpec(ctx: NodeContext): Spec {
     case 'everyMonth':
       return { cron: `${minute} ${hour} ${num(item.dayOfMonth, 1)} * *` };
     case 'everyX':
-      return { interval_seconds: num(item.value, 2) * (item.unit === 'minutes' ? 60 : 3600) };
+      return { interval_ms: num(item.value, 2) * (item.unit === 'minutes' ? 60_000 : 3_600_000) };
     case 'custom':
       return typeof item.cronExpression === 'string' ? { cron: item.cronExpression.trim() } : { problem: 'the custom cron expression is missing' };
     default:

@@ -3,7 +3,7 @@ import type { Database } from '../../db/schema.js';
 import type { Graph } from '../../graph/graph-types.js';
 import { formatMicros, parseTimestampMicros } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { DEFAULT_TIMEZONE, nextFireAfter, type ScheduleCatchUp } from '../../steps/schedule/schedule-times.js';
+import { DEFAULT_TIMEZONE, nextFireAfter, type ScheduleCatchUp, type ScheduleTiming } from '../../steps/schedule/schedule-times.js';
 import { deleteWorkflowSchedules, insertSchedule, listWorkflowSchedules, updateSchedule, type ScheduleRow } from '../../store/schedule-repository.js';
 
 export interface ScheduleSyncContext {
@@ -13,17 +13,24 @@ export interface ScheduleSyncContext {
   now: string;
 }
 
-/** The timing columns of a schedule node's config (validated on save: exactly one of cron and interval). */
-function timingColumns(config: Record<string, unknown>): Pick<ScheduleRow, 'cron' | 'timezone' | 'interval_seconds' | 'catch_up'> {
+type TimingColumns = Pick<ScheduleRow, 'cron' | 'timezone' | 'catch_up'> & { interval_ms: number | null };
+
+/** The timing columns of a schedule node's config (validated on save: exactly one of cron and interval_ms). */
+function timingColumns(config: Record<string, unknown>): TimingColumns {
   const catchUp = (config.catch_up === 'run_once' ? 'run_once' : 'skip') satisfies ScheduleCatchUp;
   if (typeof config.cron === 'string') {
-    return { cron: config.cron, timezone: typeof config.timezone === 'string' ? config.timezone : DEFAULT_TIMEZONE, interval_seconds: null, catch_up: catchUp };
+    return { cron: config.cron, timezone: typeof config.timezone === 'string' ? config.timezone : DEFAULT_TIMEZONE, interval_ms: null, catch_up: catchUp };
   }
-  return { cron: null, timezone: null, interval_seconds: Number(config.interval_seconds), catch_up: catchUp };
+  return { cron: null, timezone: null, interval_ms: Number(config.interval_ms), catch_up: catchUp };
 }
 
-export function rowTiming(row: Pick<ScheduleRow, 'cron' | 'timezone' | 'interval_seconds'>) {
-  return row.cron !== null ? { cron: row.cron, timezone: row.timezone ?? DEFAULT_TIMEZONE } : { intervalSeconds: row.interval_seconds ?? 60 };
+/** A row's interval in milliseconds (PostgreSQL reads the bigint column as a string), or null for a cron. */
+export function rowIntervalMs(row: Pick<ScheduleRow, 'interval_ms'>): number | null {
+  return row.interval_ms === null ? null : Number(row.interval_ms);
+}
+
+export function rowTiming(row: Pick<ScheduleRow, 'cron' | 'timezone' | 'interval_ms'>): ScheduleTiming {
+  return row.cron !== null ? { cron: row.cron, timezone: row.timezone ?? DEFAULT_TIMEZONE } : { intervalMs: rowIntervalMs(row) ?? 60_000 };
 }
 
 export function timestampMs(value: string): number {
@@ -48,7 +55,7 @@ export async function activateSchedules(ctx: ScheduleSyncContext, snapshotId: st
     if (node.type !== 'schedule') continue;
     const timing = timingColumns(node.config);
     const current = existing.get(node.id);
-    const same = current && current.cron === timing.cron && current.timezone === timing.timezone && current.interval_seconds === timing.interval_seconds;
+    const same = current && current.cron === timing.cron && current.timezone === timing.timezone && rowIntervalMs(current) === timing.interval_ms;
     if (current && same) {
       kept.push(current.id);
       await updateSchedule(ctx.trx, current.id, { snapshot_id: snapshotId, catch_up: timing.catch_up, updated_at: ctx.now });

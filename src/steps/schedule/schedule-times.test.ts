@@ -35,7 +35,7 @@ describe('schedule times', () => {
   });
 
   it('counts intervals on a grid from the anchor', () => {
-    const timing = { intervalSeconds: 90 };
+    const timing = { intervalMs: 90_000 };
     const anchor = at('2026-01-01T00:00:00Z');
     expect(iso(nextFireAfter(timing, anchor, anchor))).toBe('2026-01-01T00:01:30.000Z');
     expect(iso(nextFireAfter(timing, at('2026-01-01T00:04:00Z'), anchor))).toBe('2026-01-01T00:04:30.000Z');

@@ -4,7 +4,7 @@ export const SCHEDULE_CATCH_UP = ['skip', 'run_once'] as const;
 export type ScheduleCatchUp = (typeof SCHEDULE_CATCH_UP)[number];
 
 /** A schedule node's timing, as stored in its `schedules` row. */
-export type ScheduleTiming = { cron: string; timezone: string } | { intervalSeconds: number };
+export type ScheduleTiming = { cron: string; timezone: string } | { intervalMs: number };
 
 export const DEFAULT_TIMEZONE = 'UTC';
 
@@ -71,8 +71,8 @@ function cronOf(expression: string, timezone: string): Cron {
  * late fire does not shift the ones after it.
  */
 export function nextFireAfter(timing: ScheduleTiming, afterMs: number, anchorMs: number): number | null {
-  if ('intervalSeconds' in timing) {
-    const step = timing.intervalSeconds * 1000;
+  if ('intervalMs' in timing) {
+    const step = timing.intervalMs;
     if (afterMs < anchorMs) return anchorMs + step;
     return anchorMs + (Math.floor((afterMs - anchorMs) / step) + 1) * step;
   }

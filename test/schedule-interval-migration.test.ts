@@ -1,0 +1,44 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { migrateOrThrow } from '../src/db/migrate.js';
+import { describeEachDialect } from './support/dialects.js';
+import { node, workflowWith } from './support/engine-helpers.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+
+const MIGRATION = '0015-schedule-interval-ms';
+
+/**
+ * Migration 0015 renames `schedules.interval_seconds` to `interval_ms` (bigint on PostgreSQL)
+ * and converts the rows written before it. Here the table is put back as 0012 left it, with a
+ * row in seconds, and 0015 runs again.
+ */
+describeEachDialect('migration 0015: schedules keep interval_ms', (dialect) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp(dialect);
+  });
+  afterAll(() => t.close());
+
+  it('turns the seconds of rows written before it into milliseconds, leaves cron rows alone, and holds a year of them', async () => {
+    const { db } = t.deps;
+    t.clock.set('2026-06-01T00:00:00.000000Z');
+    const every = await workflowWith(t, 'Every 90 s', { nodes: [node('tick', 'schedule', { interval_ms: 90_000 })], edges: [] }, { activate: true });
+    const hourly = await workflowWith(t, 'Hourly', { nodes: [node('tick', 'schedule', { cron: '0 * * * *' })], edges: [] }, { activate: true });
+
+    await db.schema.alterTable('schedules').renameColumn('interval_ms', 'interval_seconds').execute();
+    if (dialect === 'postgres') await db.schema.alterTable('schedules').alterColumn('interval_seconds', (c) => c.setDataType('integer')).execute();
+    await sql`update schedules set interval_seconds = interval_seconds / 1000 where interval_seconds is not null`.execute(db);
+    await sql`delete from switchyard_migrations where name = ${MIGRATION}`.execute(db);
+
+    expect(await migrateOrThrow(t.deps.database)).toEqual([MIGRATION]);
+
+    const intervalOf = async (workflowId: string) => {
+      const row = await db.selectFrom('schedules').select('interval_ms').where('workflow_id', '=', workflowId).executeTakeFirstOrThrow();
+      return row.interval_ms === null ? null : Number(row.interval_ms);
+    };
+    expect(await intervalOf(every)).toBe(90_000);
+    expect(await intervalOf(hourly)).toBeNull();
+    await db.updateTable('schedules').set({ interval_ms: 31_536_000_000 }).where('workflow_id', '=', every).execute();
+    expect(await intervalOf(every)).toBe(31_536_000_000);
+  });
+});
