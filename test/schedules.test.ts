@@ -157,6 +157,47 @@ describeEachDialect('schedules', (dialect) => {
       await t.request('POST', `/api/v1/workflows/${id}/deactivate`);
     });
 
+    it('never fires a disabled schedule node, and starts it when it is enabled and activated again', async () => {
+      t.clock.set('2026-06-05T00:00:00.000000Z');
+      const graph = (disabled: boolean) => {
+        const shape = scheduled({ cron: '0 * * * *' });
+        return { ...shape, nodes: [{ ...shape.nodes[0]!, disabled }, shape.nodes[1]!] };
+      };
+      const id = await workflowWith(t, 'Disabled schedule', graph(true), { activate: true });
+      expect(await scheduleRows(t, id)).toEqual([]);
+      expect((await at(t, '2026-06-05T01:00:00.000000Z')).fired).toBe(0);
+      expect(await fires(t, id)).toEqual([]);
+
+      expect((await t.request('PUT', `/api/v1/workflows/${id}/graph`, { body: { data: { graph: graph(false), layout: false } } })).status).toBe(200);
+      expect((await t.request('POST', `/api/v1/workflows/${id}/activate`)).status).toBe(200);
+      await at(t, '2026-06-05T02:00:00.000000Z');
+      expect((await fires(t, id)).map((f) => f.scheduled_at)).toEqual(['2026-06-05T02:00:00.000000Z']);
+
+      // Disabled again and published: its row goes, and the next hour starts nothing.
+      expect((await t.request('PUT', `/api/v1/workflows/${id}/graph`, { body: { data: { graph: graph(true), layout: false } } })).status).toBe(200);
+      expect((await t.request('POST', `/api/v1/workflows/${id}/activate`)).status).toBe(200);
+      expect(await scheduleRows(t, id)).toEqual([]);
+      await at(t, '2026-06-05T03:00:00.000000Z');
+      expect(await fires(t, id)).toHaveLength(1);
+      await t.request('POST', `/api/v1/workflows/${id}/deactivate`);
+    });
+
+    it('drops the fire of a stored row whose node is disabled in its snapshot (a row from before activation skipped them)', async () => {
+      t.clock.set('2026-06-06T00:00:00.000000Z');
+      const shape = scheduled({ cron: '0 * * * *' });
+      const id = await workflowWith(t, 'Old row', { ...shape, nodes: [{ ...shape.nodes[0]!, disabled: true }, shape.nodes[1]!] }, { activate: true });
+      const workflow = await t.deps.db.selectFrom('workflows').select(['workspace_id', 'active_snapshot_id']).where('id', '=', id).executeTakeFirstOrThrow();
+      const now = '2026-06-06T00:00:00.000000Z';
+      await t.deps.db
+        .insertInto('schedules')
+        .values({ id: `old-${dialect}`, workspace_id: workflow.workspace_id, workflow_id: id, snapshot_id: workflow.active_snapshot_id!, node_id: 'tick', cron: '0 * * * *', timezone: 'UTC', interval_ms: null, catch_up: 'skip', anchor_at: now, next_fire_at: '2026-06-06T01:00:00.000000Z', last_fired_at: null, created_at: now, updated_at: now })
+        .execute();
+      expect(await at(t, '2026-06-06T01:00:00.000000Z')).toEqual({ fired: 0, skipped: 1 });
+      expect(await fires(t, id)).toEqual([]);
+      expect((await scheduleRows(t, id))[0]!.next_fire_at).toBe('2026-06-06T02:00:00.000000Z');
+      await t.request('POST', `/api/v1/workflows/${id}/deactivate`);
+    });
+
     it('stops firing when the workflow is deactivated or deleted, and resumes at the next time (no catch-up) when activated again', async () => {
       t.clock.set('2026-07-01T00:00:00.000000Z');
       const id = await workflowWith(t, 'On and off', scheduled({ cron: '0 * * * *', catch_up: 'run_once' }), { activate: true });

@@ -116,13 +116,22 @@ export class Scheduler {
     this.timer.unref?.();
   }
 
-  /** Snapshots of these rows that cannot be planned (missing): their fires are dropped, reported once per pass. */
-  private async unplannableSnapshots(rows: ScheduleRow[]): Promise<Set<string>> {
+  /**
+   * Rows whose fire must be dropped: their snapshot cannot be planned (missing; reported once per
+   * pass), or their node is no enabled schedule there. Activation writes rows for enabled nodes
+   * only, so the second is a row from before that rule: it moves on without starting anything.
+   */
+  private async unfireable(rows: ScheduleRow[]): Promise<Set<string>> {
     const ids = new Set(rows.map((row) => row.snapshot_id));
     const plans = await this.options.engine.plansOf(ids);
     const failed = new Set([...ids].filter((id) => !plans.has(id)));
     if (failed.size > 0) this.options.onError?.(new Error(`schedules name snapshots that do not exist: ${[...failed].join(', ')}`));
-    return failed;
+    const dropped = new Set<string>();
+    for (const row of rows) {
+      const node = plans.get(row.snapshot_id)?.nodes.get(row.node_id);
+      if (!node || node.type !== 'schedule' || node.disabled) dropped.add(row.id);
+    }
+    return dropped;
   }
 
   /**
@@ -136,14 +145,14 @@ export class Scheduler {
     const due = await listDueSchedules(db, msTimestamp(nowMs), this.options.batchSize ?? 500);
     if (due.length === 0) return { claimed: 0, fired: 0, skipped: 0 };
     const firedAt = clock.now();
-    const unplannable = await this.unplannableSnapshots(due);
+    const unfireable = await this.unfireable(due);
     const decisions = new Map<string, FireDecision>();
     const starts: StartRun[] = [];
     const startRows: ScheduleRow[] = [];
     for (const row of due) {
       const decision = decideFire(rowTiming(row), row.catch_up, timestampMs(row.next_fire_at), nowMs, timestampMs(row.anchor_at));
       // A snapshot that cannot be planned would fail every pass: its fire is dropped and the row moves on.
-      if (unplannable.has(row.snapshot_id)) decision.fire = false;
+      if (unfireable.has(row.id)) decision.fire = false;
       decisions.set(row.id, decision);
       if (!decision.fire) continue;
       starts.push({

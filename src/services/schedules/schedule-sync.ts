@@ -42,17 +42,18 @@ export function msTimestamp(ms: number): string {
 }
 
 /**
- * Activation: one `schedules` row per schedule node of the snapshot now active. A node whose
- * timing is unchanged keeps its next fire time (re-publishing a workflow neither fires early
- * nor drops the coming fire); a new or changed node starts counting now; rows of removed nodes
- * go. Runs in the activation's transaction, so the snapshot and its schedules commit together.
+ * Activation: one `schedules` row per enabled schedule node of the snapshot now active. A node
+ * whose timing is unchanged keeps its next fire time (re-publishing a workflow neither fires
+ * early nor drops the coming fire); a new or changed node starts counting now; rows of removed
+ * or disabled nodes go (a disabled trigger starts nothing, as the platform triggers skip theirs).
+ * Runs in the activation's transaction, so the snapshot and its schedules commit together.
  */
 export async function activateSchedules(ctx: ScheduleSyncContext, snapshotId: string, graph: Graph): Promise<number> {
   const existing = new Map((await listWorkflowSchedules(ctx.trx, ctx.workspaceId, ctx.workflowId)).map((row) => [row.node_id, row]));
   const nowMs = timestampMs(ctx.now);
   const kept: string[] = [];
   for (const node of graph.nodes) {
-    if (node.type !== 'schedule') continue;
+    if (node.type !== 'schedule' || node.disabled) continue;
     const timing = timingColumns(node.config);
     const current = existing.get(node.id);
     const same = current && current.cron === timing.cron && current.timezone === timing.timezone && rowIntervalMs(current) === timing.interval_ms;
