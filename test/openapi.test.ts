@@ -81,6 +81,7 @@ const ROUTES = [
   'post /api/v1/app-installations/slack/authorize',
   'post /webhooks/inbound/twilio',
   'post /webhooks/inbound/mailgun',
+  'post /webhooks/inbound/mailgun/mime',
   'post /webhooks/inbound/postmark',
   'get /healthz',
   'get /readyz',

@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkMailgunSignature } from '../src/platform/email/mailgun-signature.js';
@@ -167,6 +168,59 @@ describeEachDialect('email platform endpoints', (dialect) => {
       expect(await executionsOf(invoices)).toHaveLength(2);
       expect(await executionsOf(all)).toHaveLength(4);
       expect(await t.deps.db.selectFrom('platform_events').select('dedupe_key').where('dedupe_key', 'like', '%m9@%').execute()).toEqual([]);
+    });
+
+    describe('the forward URL docs/triggers.md gives', () => {
+      // The guide's URL, read from the guide: Mailgun posts raw MIME only to a URL ending in `mime`.
+      const guide = readFileSync(new URL('../docs/triggers.md', import.meta.url), 'utf8');
+      const path = /forward\("https:\/\/<your public base URL>(\/webhooks\/inbound\/[^"]+)"\)/.exec(guide)?.[1];
+      /** What Mailgun posts to a `…mime` URL: multipart with `body-mime`, the message as received. */
+      const mimePost = async (fields: Record<string, string>) => {
+        const form = new FormData();
+        for (const [name, value] of Object.entries(fields)) form.append(name, value);
+        const request = new Request('http://sy.test/', { method: 'POST', body: form });
+        return t.app.inject({ method: 'POST', url: path!, headers: { 'content-type': request.headers.get('content-type')! }, payload: Buffer.from(await request.arrayBuffer()) });
+      };
+
+      it('ends in mime, so Mailgun posts the raw message there', () => {
+        expect(path).toBe('/webhooks/inbound/mailgun/mime');
+      });
+
+      it('parses the raw MIME Mailgun posts there with mailparser, after the same verification', async () => {
+        const message = await mime({ messageId: '<mime1@sender.example>', to: 'Billing <billing@mail.example.com>' });
+        const res = await mimePost({ ...signed(), recipient: 'billing@mail.example.com', sender: 'zoe@sender.example', from: 'Zoë Ångström <zoe@sender.example>', subject: 'Grüße aus Köln — Rechnung №7', 'body-mime': message.toString('utf8') });
+        expect(res.statusCode, res.body).toBe(200);
+        expect(JSON.parse(res.body)).toEqual({ ok: true, started: 1 });
+        await t.deps.engine.idle();
+        const runs = await executionsOf(invoices);
+        expect(runs).toHaveLength(3);
+        const { payload, event } = await triggerOf(runs.at(-1)!.id);
+        expect(event).toMatchObject({ provider: 'mailgun', recipient: 'billing@mail.example.com' });
+        expect(payload).toMatchObject({
+          from: 'zoe@sender.example',
+          to: ['billing@mail.example.com'],
+          subject: 'Grüße aus Köln — Rechnung №7',
+          html: '<p>Hallo, die <b>Rechnung</b> hängt an.</p>',
+          message_id: '<mime1@sender.example>',
+          in_reply_to: '<parent@sender.example>',
+          references: ['<root@sender.example>', '<parent@sender.example>'],
+        });
+        expect(payload.attachments.map((a: { filename: string; size: number }) => [a.filename, a.size])).toEqual([
+          ['notiz.txt', 12],
+          ['große-datei.bin', BIG.length],
+        ]);
+      });
+
+      it('refuses a forged signature with 401, and a token already used on the other Mailgun path with 406', async () => {
+        const message = (await mime({ messageId: '<mime2@sender.example>', to: 'billing@mail.example.com' })).toString('utf8');
+        const forged = await mimePost({ ...signed(0, 'key-forged'), recipient: 'billing@mail.example.com', 'body-mime': message });
+        expect(forged.statusCode).toBe(401);
+        expect(JSON.parse(forged.body).errors[0]).toMatchObject({ code: 'unauthorized', detail: 'the delivery is not authenticated' });
+        const once = signed();
+        expect((await mailgunForm({ ...once, recipient: 'nobody@unknown.example', 'body-mime': message })).statusCode).toBe(200);
+        expect((await mimePost({ ...once, recipient: 'billing@mail.example.com', 'body-mime': message })).statusCode).toBe(406);
+        expect(await t.deps.db.selectFrom('platform_events').select('dedupe_key').where('dedupe_key', 'like', '%mime2@%').execute()).toEqual([]);
+      });
     });
 
     it('keeps seen tokens durably and prunes them once they are outside the window', async () => {

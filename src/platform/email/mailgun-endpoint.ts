@@ -18,14 +18,17 @@ export const EMAIL_MAX_BODY_BYTES = 36 * 1024 * 1024;
 const PRUNE_EVERY_MS = 60_000;
 
 /**
- * `POST {base_url}/webhooks/inbound/mailgun`: a Mailgun route's `forward()` (form or multipart,
- * with `body-mime` when the URL asks for MIME, else Mailgun's parsed fields). Mailgun signs
- * `timestamp` + `token` inside the form, so the form fields are read first; the message itself
- * (the MIME, the attachments) is parsed only after the signature, the 300 s window and the
- * unseen token are checked. A replayed token is 406, which Mailgun does not retry; a verified
- * delivery for an address no workspace installed is 200 and dropped.
+ * `POST {base_url}/webhooks/inbound/mailgun` and `POST {base_url}/webhooks/inbound/mailgun/mime`:
+ * targets of a Mailgun route's `forward()` (form or multipart). Mailgun posts the raw message
+ * (`body-mime`) only to a URL that ends in `mime`, and its parsed fields to any other; the second
+ * path exists so the URL the guide gives ends in `mime` and reaches mailparser. Both paths verify
+ * and handle alike and accept either shape. Mailgun signs `timestamp` + `token` inside the form,
+ * so the form fields are read first; the message itself (the MIME, the attachments) is parsed
+ * only after the signature, the 300 s window and the unseen token are checked. A replayed token
+ * is 406, which Mailgun does not retry; a verified delivery for an address no workspace
+ * installed is 200 and dropped.
  */
-export function mailgunEndpoint(ctx: PlatformContext): PlatformEndpoint {
+export function mailgunEndpoints(ctx: PlatformContext): PlatformEndpoint[] {
   let prunedAt = 0;
   const prune = async () => {
     const nowMs = ctx.clock.nowMs();
@@ -33,13 +36,14 @@ export function mailgunEndpoint(ctx: PlatformContext): PlatformEndpoint {
     prunedAt = nowMs;
     await pruneMailgunTokens(ctx.db, addMs(ctx.clock.now(), -2 * MAILGUN_TOLERANCE_S * 1000));
   };
-  return {
+  const endpoint = (path: string, openapi: Record<string, unknown>): PlatformEndpoint => ({
     provider: 'mailgun',
-    path: '/mailgun',
+    path,
     maxBodyBytes: EMAIL_MAX_BODY_BYTES,
-    openapi: OPENAPI,
+    openapi,
     handle: (delivery, reply) => handleMailgun(ctx, delivery, reply, prune),
-  };
+  });
+  return [endpoint('/mailgun', openApiOf(FIELDS_SUMMARY, FIELDS_DESCRIPTION)), endpoint('/mailgun/mime', openApiOf(MIME_SUMMARY, MIME_DESCRIPTION))];
 }
 
 async function handleMailgun(ctx: PlatformContext, delivery: PlatformDelivery, reply: FastifyReply, prune: () => Promise<void>): Promise<FastifyReply> {
@@ -94,27 +98,41 @@ function messageFromFields(form: FormFields, maxBytes: number): EmailMessage {
   };
 }
 
-const OPENAPI = {
-  post: {
-    tags: ['Platform endpoints'],
-    summary: 'Mailgun inbound email (platform endpoint)',
-    description:
-      "A Mailgun route's `forward()` target. Verified with the `timestamp`, `token` and `signature` fields (HMAC-SHA256 with the app's webhook signing key, timestamp within 300 s either way, a token accepted once); the raw MIME (`body-mime`) or the parsed fields are read only then. Routed by recipient address or domain; deduplicated by Message-ID per recipient.",
-    security: [],
-    requestBody: {
-      required: true,
-      content: {
-        'multipart/form-data': { schema: { type: 'object', required: ['timestamp', 'token', 'signature'], properties: { timestamp: { type: 'string' }, token: { type: 'string' }, signature: { type: 'string' }, recipient: { type: 'string' }, 'body-mime': { type: 'string' } } } },
-        'application/x-www-form-urlencoded': { schema: { type: 'object', required: ['timestamp', 'token', 'signature'], properties: { timestamp: { type: 'string' }, token: { type: 'string' }, signature: { type: 'string' }, recipient: { type: 'string' }, 'body-mime': { type: 'string' } } } },
+const MIME_SUMMARY = 'Mailgun inbound email, raw MIME (platform endpoint)';
+const MIME_DESCRIPTION =
+  "The `forward()` target to give a Mailgun route: the URL ends in `mime`, so Mailgun posts the raw message as `body-mime` (multipart), which is parsed with mailparser. Verified with the `timestamp`, `token` and `signature` fields (HMAC-SHA256 with the app's webhook signing key, timestamp within 300 s either way, a token accepted once); the message is read only then. Routed by recipient address or domain; deduplicated by Message-ID per recipient. Mailgun's parsed fields are accepted here too.";
+const FIELDS_SUMMARY = 'Mailgun inbound email, parsed fields (platform endpoint)';
+const FIELDS_DESCRIPTION =
+  "A Mailgun route's `forward()` target for Mailgun's parsed fields (`body-plain`, `body-html`, `message-headers`, attachment files); use `/webhooks/inbound/mailgun/mime` for the raw message. Verified with the `timestamp`, `token` and `signature` fields (HMAC-SHA256 with the app's webhook signing key, timestamp within 300 s either way, a token accepted once); the fields (or a `body-mime`) are read only then. Routed by recipient address or domain; deduplicated by Message-ID per recipient.";
+
+const FORM_SCHEMA = {
+  type: 'object',
+  required: ['timestamp', 'token', 'signature'],
+  properties: { timestamp: { type: 'string' }, token: { type: 'string' }, signature: { type: 'string' }, recipient: { type: 'string' }, 'body-mime': { type: 'string' } },
+} as const;
+
+function openApiOf(summary: string, description: string) {
+  return {
+    post: {
+      tags: ['Platform endpoints'],
+      summary,
+      description,
+      security: [],
+      requestBody: {
+        required: true,
+        content: {
+          'multipart/form-data': { schema: FORM_SCHEMA },
+          'application/x-www-form-urlencoded': { schema: FORM_SCHEMA },
+        },
+      },
+      responses: {
+        '200': { description: 'Accepted (also for a recipient no workspace installed)', content: { 'application/json': { schema: { type: 'object', properties: { ok: { type: 'boolean' }, started: { type: 'integer' } } } } } },
+        '400': { description: 'Not a form' },
+        '401': { description: 'Signature missing, wrong or outside the 300 s window' },
+        '406': { description: 'The token was seen before (a replay); Mailgun does not retry' },
+        '413': { description: 'Body over the limit' },
+        '429': { description: 'Too many deliveries from this address' },
       },
     },
-    responses: {
-      '200': { description: 'Accepted (also for a recipient no workspace installed)', content: { 'application/json': { schema: { type: 'object', properties: { ok: { type: 'boolean' }, started: { type: 'integer' } } } } } },
-      '400': { description: 'Not a form' },
-      '401': { description: 'Signature missing, wrong or outside the 300 s window' },
-      '406': { description: 'The token was seen before (a replay); Mailgun does not retry' },
-      '413': { description: 'Body over the limit' },
-      '429': { description: 'Too many deliveries from this address' },
-    },
-  },
-} as const;
+  };
+}
