@@ -142,6 +142,125 @@ describeEachDialect('workflow export and service/v1 round trips', (dialect) => {
     expect((await t.request('POST', `/api/v1/workflows/${imported.id}/activate`)).status).toBe(200);
   });
 
+  it('clears an agent step\'s connection and names its memory, knowledge bases, stores and workflow tools portably', async () => {
+    const create = async (path: string, type: string, attributes: Record<string, unknown>) => (await t.request('POST', path, { body: { data: { type, attributes } } })).body.data.id as string;
+    const connectionId = await create('/api/v1/connections', 'connection', { provider: 'openai_compatible', name: 'Local', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-export-test-000' });
+    const memoryId = await create('/api/v1/memories', 'memory', { name: 'Chat' });
+    const kbIds = [await create('/api/v1/knowledge-bases', 'knowledge-base', { name: 'Ops' }), await create('/api/v1/knowledge-bases', 'knowledge-base', { name: 'Sales' })];
+    const id = await workflowWith(t, 'Assistant', {
+      nodes: [node('ask', 'agent', {
+        connection_id: connectionId,
+        model: 'gpt-4o-mini',
+        prompt: '{{ trigger.body.question }}',
+        memory_id: memoryId,
+        session_key: '{{ trigger.body.user }}',
+        knowledge_base_ids: kbIds,
+        store_ids: [storeId],
+        tools: [{ type: 'workflow', name: 'tax', description: 'Computes the tax of an order', workflow_id: childId }],
+      })],
+      edges: [],
+    });
+    const document = await exportOf(t, id);
+    const child = await t.deps.db.selectFrom('workflows').select('export_key').where('id', '=', childId).executeTakeFirstOrThrow();
+    expect(document.graph.nodes[0].config).toMatchObject({
+      connection_id: null,
+      memory_id: null,
+      session_key: '{{ trigger.body.user }}',
+      knowledge_base_ids: [null, null],
+      store_ids: [null],
+      tools: [{ type: 'workflow', name: 'tax', description: 'Computes the tax of an order', workflow_id: null }],
+    });
+    expect(document.references).toEqual({
+      workflows: [{ export_key: child.export_key, name: 'Child', pointers: ['/nodes/0/config/tools/0/workflow_id'] }],
+      stores: [{ slug: 'orders', name: 'Orders', pointers: ['/nodes/0/config/store_ids/0'] }],
+      // No portable name yet: listed by pointer, to be chosen again.
+      memories: [{ pointers: ['/nodes/0/config/memory_id'] }],
+      knowledge_bases: [{ pointers: ['/nodes/0/config/knowledge_base_ids/0'] }, { pointers: ['/nodes/0/config/knowledge_base_ids/1'] }],
+      installations: [],
+    });
+    const text = JSON.stringify(document);
+    for (const environmentId of [connectionId, memoryId, ...kbIds, storeId, childId]) expect(text).not.toContain(environmentId);
+    expect(text).not.toContain('sk-export-test');
+
+    // Imported here: the store and the tool's workflow bind by slug and export key; the memory,
+    // the knowledge bases and the connection are left to choose.
+    const imported = await importOk(t, document);
+    expect(imported.graph.nodes[0].config).toMatchObject({
+      connection_id: null,
+      memory_id: '00000000-0000-0000-0000-000000000000',
+      knowledge_base_ids: ['00000000-0000-0000-0000-000000000000', '00000000-0000-0000-0000-000000000000'],
+      store_ids: [storeId],
+      tools: [expect.objectContaining({ workflow_id: childId })],
+    });
+    expect(imported.meta.requirements.credentials).toEqual([expect.objectContaining({ pointer: '/nodes/0/config/connection_id' })]);
+    expect(imported.meta.requirements.bindings.map((b: { pointer: string; resource: string }) => [b.pointer, b.resource])).toEqual([
+      ['/nodes/0/config/memory_id', 'memory'],
+      ['/nodes/0/config/knowledge_base_ids/0', 'knowledge_base'],
+      ['/nodes/0/config/knowledge_base_ids/1', 'knowledge_base'],
+    ]);
+  });
+
+  it('names the installations its nodes need by provider (and a pinned account), never an installation id or credential, and an import lists those the workspace lacks', async () => {
+    const installed = await t.deps.apps.install({ provider: 'slack', workspace: { id: t.workspaces.main }, accountId: 'T0MAIN', botUserId: 'U0BOT', botId: 'B0BOT', credentials: { bot_token: 'xoxb-main-secret' } });
+    const id = await workflowWith(t, 'Chatty', {
+      nodes: [
+        node('slack_in', 'app_event', { channels: ['C0ORDERS'] }),
+        node('reply', 'chat_reply', { channel: '{{ trigger.payload.channel }}', text: 'Got it', team_id: '{{ trigger.payload.team_id }}' }),
+        node('announce', 'chat_reply', { channel: 'C0NEWS', text: 'An order', team_id: 'T0MAIN' }),
+        node('text_in', 'sms', { numbers: ['+15550100'] }),
+        node('mail_in', 'email', { recipients: ['support@example.com'] }),
+      ],
+      edges: [edge('slack_in', 'reply'), edge('reply', 'announce'), edge('text_in', 'announce'), edge('mail_in', 'announce')],
+    });
+    const document = await exportOf(t, id);
+    expect(document.references.installations).toEqual([
+      { providers: ['slack'], pointers: ['/nodes/0', '/nodes/1'] },
+      { providers: ['slack'], account_id: 'T0MAIN', pointers: ['/nodes/2'] },
+      { providers: ['twilio'], pointers: ['/nodes/3'] },
+      { providers: ['mailgun', 'postmark'], pointers: ['/nodes/4'] },
+    ]);
+    // The configs travel as they are: they filter deliveries and name no installation of this workspace.
+    expect(document.graph.nodes[2].config).toEqual({ channel: 'C0NEWS', text: 'An order', team_id: 'T0MAIN' });
+    const text = JSON.stringify(document);
+    expect(text).not.toContain(installed.id);
+    expect(text).not.toContain('xoxb-main-secret');
+    expect(text).not.toContain('U0BOT');
+
+    // Here only Slack is installed: the SMS and email triggers are listed, each at its node.
+    const here = await importOk(t, document);
+    expect(here.meta.requirements.bindings).toEqual([
+      expect.objectContaining({ pointer: '/nodes/3', resource: 'installation', providers: ['twilio'], node_id: 'text_in', detail: expect.stringContaining('switchyard app install twilio') }),
+      expect.objectContaining({ pointer: '/nodes/4', resource: 'installation', providers: ['mailgun', 'postmark'], node_id: 'mail_in' }),
+    ]);
+    // Another workspace has another Slack team and a Postmark account: the node pinned to T0MAIN is listed.
+    const other = t.tokens.other;
+    await t.deps.apps.install({ provider: 'slack', workspace: { id: t.workspaces.other }, accountId: 'T0OTHER', botUserId: 'U0B2', botId: 'B0B2', credentials: { bot_token: 'xoxb-other' } });
+    await t.deps.apps.install({ provider: 'postmark', workspace: { id: t.workspaces.other }, accountId: 'example.com', credentials: { basic_user: 'u', basic_password: 'p' } });
+    const there = await importOk(t, document, {}, other);
+    expect(there.meta.requirements.bindings).toEqual([
+      expect.objectContaining({ pointer: '/nodes/2', resource: 'installation', providers: ['slack'], account_id: 'T0MAIN', detail: expect.stringContaining('Slack installation for account T0MAIN') }),
+      expect.objectContaining({ pointer: '/nodes/3', resource: 'installation', providers: ['twilio'] }),
+    ]);
+    expect(there.graph.nodes.map((n) => n.config)).toEqual(here.graph.nodes.map((n) => n.config));
+    expect(portable(await exportOf(t, there.id, other))).toEqual(portable(document));
+  });
+
+  it('refuses installation references that misdescribe the graph, with pointers, and still lists what the nodes need', async () => {
+    const id = await workflowWith(t, 'Texting', { nodes: [node('text_in', 'sms', {}), node('done', 'code', { code: 'return input;' })], edges: [edge('text_in', 'done')] });
+    const document = await exportOf(t, id);
+    const refused = await t.request('POST', '/api/v1/workflows', {
+      body: { data: { document: { ...document, references: { ...document.references, installations: [{ providers: ['slack'], pointers: ['/nodes/0', '/nodes/1'] }, { pointers: [] }] } } } },
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors.map((e: { code: string; source: { pointer: string } }) => [e.code, e.source.pointer])).toEqual([
+      ['invalid_import', '/data/document/references/installations/0/pointers/0'],
+      ['invalid_import', '/data/document/references/installations/0/pointers/1'],
+      ['invalid_import', '/data/document/references/installations/1/providers'],
+    ]);
+    const omitted = await importOk(t, { ...document, references: { ...document.references, installations: [] } });
+    expect(omitted.meta.requirements.bindings).toEqual([expect.objectContaining({ pointer: '/nodes/0', resource: 'installation', providers: ['twilio'] })]);
+  });
+
   it('answers an unknown id and another workspace\'s id with the same 404', async () => {
     const foreign = await t.request('GET', `/api/v1/workflows/${parentId}/export`, { token: t.tokens.other });
     const unknown = await t.request('GET', '/api/v1/workflows/0190f5a2-7c1e-7a3b-9d2e-4f5a6b7c8d9e/export', { token: t.tokens.other });

@@ -1,3 +1,4 @@
+import type { AppProvider } from '../db/schema.js';
 import type { ImportReport } from './import-report.js';
 
 export type ReferenceResource = 'workflow' | 'store' | 'memory' | 'knowledge_base' | 'installation';
@@ -5,13 +6,14 @@ export type ReferenceResource = 'workflow' | 'store' | 'memory' | 'knowledge_bas
 /**
  * A reference in an imported graph that the importing workspace must resolve. `pointer` is the
  * field inside the graph (`/nodes/3/config/workflow_id`); the field holds the nil UUID until
- * bound (graph/call-targets.ts `UNBOUND_ID`).
+ * bound (graph/call-targets.ts `UNBOUND_ID`). An installation is the exception: no field names
+ * it, so `pointer` is the node (`/nodes/3`) and binding only checks that the workspace has one.
  */
 export interface BindingRequest {
   pointer: string;
   resource: ReferenceResource;
   /** How to find it; null: it cannot be bound from the document (a requirement then). */
-  by: { export_key: string } | { self: true } | { slug: string } | { id: string } | null;
+  by: { export_key: string } | { self: true } | { slug: string } | { id: string } | { providers: AppProvider[]; account_id?: string } | null;
   detail: string;
   facts?: Record<string, unknown>;
 }

@@ -6,6 +6,7 @@ import type { ImportDraft } from './import-draft.js';
 import { looksLikeN8nWorkflow, readN8nWorkflow, unwrapN8n } from './n8n/n8n-document.js';
 import { mapN8nWorkflow } from './n8n/map-n8n-workflow.js';
 import { readServiceDocument, SERVICE_FORMAT, unlistedBindings } from './service-document.js';
+import { installationBindings } from './installation-references.js';
 
 export const FOLDER_FORMAT = 'service-folder/v1';
 
@@ -62,7 +63,7 @@ export function readWorkflowDocument(document: unknown, pointer: string): Import
   return readBareGraph(document as Record<string, unknown>, pointer);
 }
 
-/** A bare `{nodes, edges}` graph: ids it names are checked against the workspace; positions missing everywhere are laid out. */
+/** A bare `{nodes, edges}` graph: ids it names are checked against the workspace, as are the installations its nodes need; positions missing everywhere are laid out. */
 function readBareGraph(document: Record<string, unknown>, pointer: string): ImportDraft {
   const graph = structuredClone(document);
   const nodes = graph.nodes as unknown[];
@@ -75,7 +76,7 @@ function readBareGraph(document: Record<string, unknown>, pointer: string): Impo
     graph,
     graphPointer: pointer,
     layout: nodes.length > 0 && nodes.every((node) => !isPlainObject(node) || node.position === undefined),
-    bindings: unlistedBindings(graph),
+    bindings: [...unlistedBindings(graph), ...installationBindings(graph)],
     report: new ImportReport(),
   };
 }

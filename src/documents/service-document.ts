@@ -6,6 +6,8 @@ import { ImportReport } from './import-report.js';
 import type { BindingRequest, ImportDraft, ReferenceResource } from './import-draft.js';
 import { readPointer, writePointer } from './json-pointer-path.js';
 import { connectionFieldsOf, referenceFieldsOf } from './reference-fields.js';
+import { installationBindings, installationUsesOf, isAppProvider } from './installation-references.js';
+import type { AppProvider } from '../db/schema.js';
 
 export const SERVICE_FORMAT = 'service/v1';
 /** Export keys: portable names, so documents stay readable and keys stay valid in URLs and filenames. */
@@ -22,6 +24,13 @@ export interface StoreReference {
   pointers: string[];
 }
 export interface UnnamedReference {
+  pointers: string[];
+}
+/** Nodes that work through a provider installation: any one of `providers` serves, for `account_id` when a node pins it. */
+export interface InstallationReference {
+  providers: AppProvider[];
+  account_id?: string;
+  /** The nodes (`/nodes/3`): no config field names an installation. */
   pointers: string[];
 }
 
@@ -42,7 +51,7 @@ export interface ServiceDocument {
     stores: StoreReference[];
     memories: UnnamedReference[];
     knowledge_bases: UnnamedReference[];
-    installations: Array<{ provider: string; pointers: string[] }>;
+    installations: InstallationReference[];
   };
 }
 
@@ -65,8 +74,8 @@ export interface ExportLookups {
 /**
  * A workflow as a portable document: environment ids stripped (webhook ids and URLs, store,
  * workflow, memory and knowledge-base ids, connection ids), referenced resources named by
- * portable names with the pointers that used them, settings beside the graph. Secrets are never
- * in a stored graph to begin with.
+ * portable names with the pointers that used them, installations by provider with the nodes
+ * that need them, settings beside the graph. Secrets are never in a stored graph to begin with.
  */
 export function buildServiceDocument(source: ExportSource, lookups: ExportLookups, exportedAt: string): ServiceDocument {
   const graph = structuredClone(source.graph);
@@ -96,6 +105,11 @@ export function buildServiceDocument(source: ExportSource, lookups: ExportLookup
     }
   }
   for (const pointer of connectionFieldsOf(graph)) writePointer(graph, pointer, null);
+  for (const use of installationUsesOf(graph)) {
+    const key = JSON.stringify([use.providers, use.account_id ?? null]);
+    const entry = group(references.installations, (r) => JSON.stringify([r.providers, r.account_id ?? null]) === key, () => ({ providers: use.providers, ...(use.account_id === undefined ? {} : { account_id: use.account_id }), pointers: [] }));
+    entry.pointers.push(use.pointer);
+  }
   return {
     format: SERVICE_FORMAT,
     exported_at: exportedAt,
@@ -210,9 +224,33 @@ function referenceBindings(graph: Record<string, unknown>, references: Record<st
   }, (entry) => `uses store "${String(entry.slug)}": create a store with that slug (it is bound when found), or choose one`);
   read('memories', 'memory', () => null, () => 'uses a memory: choose one of this workspace');
   read('knowledge_bases', 'knowledge_base', () => null, () => 'searches a knowledge base: choose one of this workspace');
-  if (references.installations !== undefined && !Array.isArray(references.installations)) problems.add(`${pointer}/installations`, 'references.installations must be a list');
-  bindings.push(...unlistedBindings(graph, listed));
+  checkInstallationReferences(graph, references.installations, `${pointer}/installations`, problems);
+  bindings.push(...unlistedBindings(graph, listed), ...installationBindings(graph));
   return bindings;
+}
+
+/**
+ * `references.installations` must describe the graph's nodes truly: every pointer a node that
+ * needs an installation of exactly those providers (and that account). The bindings themselves
+ * come from the nodes (installationBindings), so a document cannot hide a need by leaving it out.
+ */
+function checkInstallationReferences(graph: Record<string, unknown>, list: unknown, pointer: string, problems: DocumentProblems): void {
+  if (list === undefined) return;
+  if (!Array.isArray(list)) return problems.add(pointer, 'references.installations must be a list');
+  const uses = new Map(installationUsesOf(graph).map((use) => [use.pointer, use]));
+  list.forEach((entry: unknown, i) => {
+    const at = `${pointer}/${i}`;
+    if (!isPlainObject(entry) || !Array.isArray(entry.pointers)) return problems.add(at, 'a reference needs "pointers", the graph nodes that use it');
+    if (!Array.isArray(entry.providers) || entry.providers.length === 0 || !entry.providers.every(isAppProvider)) return problems.add(`${at}/providers`, 'an installation reference needs "providers", a list of slack, twilio, mailgun or postmark');
+    if (entry.account_id !== undefined && typeof entry.account_id !== 'string') return problems.add(`${at}/account_id`, 'account_id must be a string');
+    entry.pointers.forEach((nodePointer: unknown, j) => {
+      const use = typeof nodePointer === 'string' ? uses.get(nodePointer) : undefined;
+      if (use === undefined) return problems.add(`${at}/pointers/${j}`, 'this pointer addresses no node of the graph that needs an installation');
+      if (JSON.stringify([...use.providers].sort()) !== JSON.stringify([...(entry.providers as string[])].sort()) || use.account_id !== entry.account_id) {
+        problems.add(`${at}/pointers/${j}`, `node "${use.node_id}" (${use.step}) needs ${use.providers.join(' or ')}${use.account_id === undefined ? '' : ` account ${use.account_id}`}, not what this reference says`);
+      }
+    });
+  });
 }
 
 /** Reference fields no references entry covers: an id is checked against the workspace; null is unbound unless optional. */

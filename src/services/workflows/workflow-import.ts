@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, BuildMode } from '../../db/schema.js';
+import type { AppProvider, Database, BuildMode } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../errors/app-error.js';
 import { isUuid, newId } from '../../lib/ids.js';
@@ -15,6 +15,7 @@ import type { PlaceholderEntry, Requirement, RequirementKind, SourceNodeEntry } 
 import { writePointer } from '../../documents/json-pointer-path.js';
 import { readWorkflowDocument } from '../../documents/read-document.js';
 import { FolderRepository } from '../../store/folder-repository.js';
+import { AppInstallationRepository } from '../../store/app-installation-repository.js';
 import { ReferenceLookups } from '../../store/reference-lookups.js';
 import { WorkflowRepository, type WorkflowRow } from '../../store/workflow-repository.js';
 import { readString, rejectUnknown, Violations, type AttributeInput } from '../attribute-input.js';
@@ -104,12 +105,14 @@ export class WorkflowImports {
     const graph = draft.graph;
     const id = options.reserved?.id ?? newId();
     const lookups = new ReferenceLookups(trx, actor.workspaceId);
+    const installations = new AppInstallationRepository(trx, actor.workspaceId);
     const repo = new WorkflowRepository(trx, actor.workspaceId);
     const exportKey = options.reserved?.exportKey ?? (await this.freeExportKey(lookups, draft.exportKey));
 
     for (const binding of draft.bindings) {
-      const bound = await this.bind(lookups, binding.by, binding.resource, { id, requestedKey: draft.exportKey, siblings: options.siblings });
-      writePointer(graph, binding.pointer, bound ?? UNBOUND_ID);
+      const bound = await this.bind(lookups, installations, binding.by, binding.resource, { id, requestedKey: draft.exportKey, siblings: options.siblings });
+      // An installation's pointer is the node that needs it: nothing in the graph holds its id.
+      if (binding.resource !== 'installation') writePointer(graph, binding.pointer, bound ?? UNBOUND_ID);
       if (bound === null) report.require('bindings', { pointer: binding.pointer, detail: binding.detail, resource: binding.resource, ...(binding.by ?? {}), ...(binding.facts ?? {}) });
     }
     for (const pointer of clearConnections(graph)) {
@@ -166,11 +169,13 @@ export class WorkflowImports {
 
   private async bind(
     lookups: ReferenceLookups,
+    installations: AppInstallationRepository,
     by: ImportDraft['bindings'][number]['by'],
     resource: string,
     self: { id: string; requestedKey: string | null; siblings: ReadonlyMap<string, string> | undefined },
   ): Promise<string | null> {
     if (by === null) return null;
+    if ('providers' in by) return installationOf(installations, by);
     if ('self' in by) return self.id;
     if ('export_key' in by) {
       if (self.requestedKey !== null && by.export_key === self.requestedKey) return self.id;
@@ -184,6 +189,15 @@ export class WorkflowImports {
     if (resource === 'store') return (await lookups.storesByIds([by.id])).has(by.id) ? by.id : null;
     return null;
   }
+}
+
+/** The id of an installation of the workspace that serves a node (any of the providers, the pinned account if any), or null. */
+async function installationOf(repo: AppInstallationRepository, by: { providers: AppProvider[]; account_id?: string }): Promise<string | null> {
+  for (const provider of by.providers) {
+    const found = (await repo.listForProvider(provider)).find((row) => by.account_id === undefined || row.account_id === by.account_id);
+    if (found) return found.id;
+  }
+  return null;
 }
 
 /**

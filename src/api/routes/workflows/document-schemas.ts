@@ -1,3 +1,5 @@
+import { APP_PROVIDERS } from '../../../db/schema.js';
+
 /**
  * OpenAPI schemas of the workflow documents (docs/import.md) and of the call graph answers.
  * They also drive response serialisation, so every open-ended part (node configs, settings)
@@ -38,7 +40,18 @@ export const SERVICE_DOCUMENT_SCHEMA = {
         stores: { type: 'array', items: { type: 'object', properties: { slug: { type: 'string' }, name: { type: 'string' }, pointers: POINTERS } } },
         memories: { type: 'array', items: { type: 'object', properties: { pointers: POINTERS } } },
         knowledge_bases: { type: 'array', items: { type: 'object', properties: { pointers: POINTERS } } },
-        installations: { type: 'array', items: { type: 'object', properties: { provider: { type: 'string' }, pointers: POINTERS } } },
+        installations: {
+          type: 'array',
+          description: 'nodes that work through a provider installation (app_event, chat_reply: Slack; sms: Twilio; email: Mailgun or Postmark): any one of `providers` serves, for `account_id` when a node pins one; an import lists the ones the workspace lacks under requirements.bindings',
+          items: {
+            type: 'object',
+            properties: {
+              providers: { type: 'array', items: { type: 'string', enum: [...APP_PROVIDERS] } },
+              account_id: { type: 'string', description: 'the provider account a node pins (chat_reply team_id)' },
+              pointers: { ...POINTERS, description: 'the nodes (`/nodes/3`) that need it' },
+            },
+          },
+        },
       },
     },
   },
