@@ -102,6 +102,12 @@ function mapTool(ctx: NodeContext, tool: N8nNode, index: number, bindings: NodeB
   if (type === 'toolWorkflow') {
     if ((p.source ?? 'database') !== 'database') return null;
     bindings.push(workflowBinding(workflowReference(p.workflowId, ctx.workflow.id), `/tools/${index}/workflow_id`));
+    // n8n adds these fields to what the called workflow receives; a workflow tool here passes
+    // only the arguments the model sends, so a workflow reading them must be changed.
+    const fields = isPlainObject(p.fields) && Array.isArray(p.fields.values) ? p.fields.values.filter(isPlainObject).map((f) => f.name).filter((n): n is string => typeof n === 'string') : [];
+    if (fields.length > 0) {
+      ctx.note('expressions', `/tools/${index}`, `the n8n tool "${tool.name}" also passed ${fields.map((f) => `"${f}"`).join(', ')} to the workflow; this tool passes only the arguments the model sends: change the called workflow if it reads them`, { sub_node: tool.name, fields });
+    }
     return { type: 'workflow', name, description, workflow_id: UNBOUND_ID };
   }
   if (type === 'toolHttpRequest' || type === 'httpRequestTool') {

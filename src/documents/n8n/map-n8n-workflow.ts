@@ -49,9 +49,10 @@ export function mapN8nWorkflow(workflow: N8nWorkflow): ImportDraft {
     }
   }
 
+  const shaped = shapeSource(mainSources, byName);
   const expressionsFor = (node: N8nNode): ExpressionContext => {
     const host = parentOf.has(node.name) && !mainSources.has(node.name) ? byName.get(parentOf.get(node.name)!)! : node;
-    const sources = (mainSources.get(host.name) ?? []).map((s) => byName.get(s.source));
+    const sources = (mainSources.get(host.name) ?? []).map((s) => shaped(byName.get(s.source)));
     const first = sources[0];
     const sameKind = sources.every((s) => s?.type === first?.type);
     return {
@@ -59,7 +60,7 @@ export function mapN8nWorkflow(workflow: N8nWorkflow): ImportDraft {
       node: (name) => {
         const id = ids.get(name);
         if (id === undefined || parentOf.has(name)) return undefined;
-        return pathTarget(nodeRoot(id), outputAdapter(byName.get(name)));
+        return pathTarget(nodeRoot(id), outputAdapter(shaped(byName.get(name))));
       },
     };
   };
@@ -77,7 +78,7 @@ export function mapN8nWorkflow(workflow: N8nWorkflow): ImportDraft {
     const inputs: string[][] = [];
     for (const s of sources) (inputs[s.input] ??= []).push(ids.get(s.source)!);
     let result: MapResult = mapper
-      ? mapper(ctx, { inputExpression: inputExpressionFor(byName.get(sources[0]?.source ?? '')), inputs })
+      ? mapper(ctx, { inputExpression: inputExpressionFor(shaped(byName.get(sources[0]?.source ?? ''))), inputs })
       : { placeholder: parentOf.has(node.name) ? `the ${shortType(node)} sub-node has no place in a Switchyard step` : `n8n node type "${node.type}" has no Switchyard step` };
     if (!isPlaceholderResult(result)) result = checked(result);
     results.set(node.name, result);
@@ -136,6 +137,29 @@ export function mapN8nWorkflow(workflow: N8nWorkflow): ImportDraft {
     layout: workflow.nodes.every((node) => node.position === null),
     bindings,
     report,
+  };
+}
+
+/** n8n nodes whose items leave as they came, mapped to steps whose output is their input unchanged. */
+const PASS_THROUGH = new Set(['n8n-nodes-base.if', 'n8n-nodes-base.switch', 'n8n-nodes-base.noOp', 'n8n-nodes-base.wait']);
+
+/**
+ * The node whose output gives a node's items their shape: itself, or for IF, Switch, No
+ * Operation and Wait, what feeds them (followed upwards). So `$json.id` after "HTTP Request ->
+ * IF" reads the response body (`input.body.id`), as it does right after the request. Where the
+ * feeding nodes differ in kind the pass-through node itself is the answer (no adaptation).
+ */
+function shapeSource(mainSources: ReadonlyMap<string, Array<{ source: string }>>, byName: ReadonlyMap<string, N8nNode>): (node: N8nNode | undefined) => N8nNode | undefined {
+  return (node) => {
+    const seen = new Set<string>();
+    let current = node;
+    while (current !== undefined && PASS_THROUGH.has(current.type) && !seen.has(current.name)) {
+      seen.add(current.name);
+      const feeding = (mainSources.get(current.name) ?? []).map((s) => byName.get(s.source));
+      if (feeding.length === 0 || feeding.some((n) => n?.type !== feeding[0]?.type)) return current;
+      current = feeding[0];
+    }
+    return current;
   };
 }
 
