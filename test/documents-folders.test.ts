@@ -105,6 +105,42 @@ describeEachDialect('folder documents', (dialect) => {
     expect(await rowCounts(t)).toEqual({ ...before, folders: before.folders! + 1 });
   });
 
+  it('refuses a folder import without a document as an invalid request document, creating nothing', async () => {
+    const before = await rowCounts(t);
+    for (const body of [{ data: { name: 'Nothing in it' } }, { data: {} }]) {
+      const res = await t.request('POST', '/api/v1/folders/import', { body });
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([expect.objectContaining({ code: 'invalid_document', source: { pointer: '/data/document' } })]);
+    }
+    const bare = await t.request('POST', '/api/v1/folders/import', { body: {} });
+    expect(bare.status).toBe(400);
+    expect(bare.body.errors[0]).toMatchObject({ code: 'invalid_document', source: { pointer: '/data' } });
+    expect(await rowCounts(t)).toEqual(before);
+  });
+
+  it('refuses a workflow import into an unknown folder and into another workspace\'s folder with the same answer, creating nothing', async () => {
+    const document = (await t.request('GET', `/api/v1/workflows/${ids.tax}/export`)).body;
+    const theirs = (await t.request('POST', '/api/v1/folders', { token: t.tokens.other, body: { data: { name: 'Theirs' } } })).body.data.id as string;
+    const unknown = '0190f5a2-7c1e-7a3b-9d2e-4f5a6b7c8d9e';
+    const before = await rowCounts(t);
+    const flat = (folder: string) => t.request('POST', '/api/v1/workflows', { body: { data: { document, folder_id: folder } } });
+    const related = (folder: string) => t.request('POST', '/api/v1/workflows', { body: { data: { type: 'workflow', attributes: { document }, relationships: { folder: { data: { type: 'workflow-folder', id: folder } } } } } });
+    for (const [send, pointer] of [[flat, '/data/folder_id'], [related, '/data/relationships/folder/data']] as const) {
+      const foreign = await send(theirs);
+      const missing = await send(unknown);
+      expect(foreign.status).toBe(422);
+      expect(foreign.body.errors).toEqual([expect.objectContaining({ code: 'validation_failed', detail: 'folder_id names no folder of this workspace', source: { pointer } })]);
+      const strip = (raw: string) => raw.replace(/"id":"[^"]+"/, '');
+      expect(strip(foreign.raw)).toBe(strip(missing.raw));
+      expect(foreign.raw).not.toContain(theirs);
+    }
+    expect(await rowCounts(t)).toEqual(before);
+    // The folder of this workspace is taken.
+    const filed = await t.request('POST', '/api/v1/workflows?fields[workflow]=folder_id', { body: { data: { document, folder_id: folderId } } });
+    expect(filed.status).toBe(201);
+    expect(filed.body.data.attributes.folder_id).toBe(folderId);
+  });
+
   it('answers another workspace\'s folder like an unknown one', async () => {
     const foreign = await t.request('GET', `/api/v1/folders/${folderId}/export`, { token: t.tokens.other });
     const unknown = await t.request('GET', '/api/v1/folders/0190f5a2-7c1e-7a3b-9d2e-4f5a6b7c8d9e/export', { token: t.tokens.other });

@@ -144,6 +144,30 @@ describeEachDialect('OpenAPI document', (dialect) => {
     expect(doc.paths['/api/v1/workflows/{id}/export'].get.responses['200'].content['application/json'].schema.properties.references).toBeDefined();
     expect(doc.paths['/api/v1/folders/{id}/export'].get.responses['200'].content['application/json'].schema.properties.calls).toBeDefined();
     expect(doc.paths['/api/v1/workflows/map'].get.responses['200'].content['application/json'].schema.properties.systems).toBeDefined();
+    expect(doc.components.schemas.ServiceDocument.properties.references.properties.installations.items.properties.providers.items.enum).toEqual(['slack', 'twilio', 'mailgun', 'postmark']);
+  });
+
+  it('describes what POST /workflows imports: the ServiceDocument component, an n8n workflow or a bare graph, in either body form, and the import report', async () => {
+    const doc = (await t.request('GET', '/api/docs/openapi.json', { token: null })).body;
+    const create = doc.paths['/api/v1/workflows'].post;
+    const data = create.requestBody.content['application/vnd.api+json'].schema.properties.data;
+    // The fuzz reads `data.properties` as the members a body takes: the two forms are alternatives instead.
+    expect(data.properties).toBeUndefined();
+    const [flat, resource] = data.anyOf;
+    expect([flat.title, resource.title]).toEqual(['Flat', 'Resource object']);
+    for (const document of [flat.properties.document, resource.properties.attributes.properties.document]) {
+      expect(document.anyOf[0]).toEqual({ $ref: '#/components/schemas/ServiceDocument' });
+      expect(document.anyOf.slice(1).map((s: { title: string }) => s.title)).toEqual(['N8nWorkflow', 'Graph']);
+      expect(document.description).toContain('bare `{nodes, edges}` graph');
+    }
+    expect(JSON.stringify(create.requestBody)).not.toContain('definitions');
+    const meta = create.responses['201'].content['application/vnd.api+json'].schema.properties.meta;
+    expect(Object.keys(meta.properties)).toEqual(['source', 'placeholders', 'requirements', 'webhook_tokens', 'source_nodes']);
+    expect(Object.keys(meta.properties.requirements.properties)).toEqual(['credentials', 'secrets', 'bindings', 'expressions', 'provider_keys']);
+    expect(meta.properties.placeholders.items.properties.original.properties).toHaveProperty('version');
+    const folderImport = doc.paths['/api/v1/folders/import'].post;
+    expect(folderImport.requestBody.content['application/vnd.api+json'].schema.properties.data.required).toEqual(['document']);
+    expect(folderImport.responses['201'].content['application/vnd.api+json'].schema.properties.meta.properties.workflows.items.properties.requirements).toEqual(meta.properties.requirements);
   });
 
   it('is the same document at /api/v1/open_api with a token, and 401 without one', async () => {

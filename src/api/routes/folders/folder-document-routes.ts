@@ -7,11 +7,13 @@ import { ERROR_RESPONSE_SCHEMA, ID_PARAMS_SCHEMA, singleDocumentSchema } from '.
 import { isFolderImportBody } from '../../../services/folders/folder-documents.js';
 import { actorOf } from '../workflows/workflow-routes.js';
 import { FOLDER_EXPORT_RESPONSE_SCHEMA, SERVICE_FOLDER_DOCUMENT_SCHEMA } from '../workflows/document-schemas.js';
+import { FOLDER_IMPORT_META_SCHEMA } from '../workflows/import-schemas.js';
 import { folderResource } from './folder-resource.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 const errors = { 400: ERROR_RESPONSE_SCHEMA, 401: ERROR_RESPONSE_SCHEMA, 403: ERROR_RESPONSE_SCHEMA, 404: ERROR_RESPONSE_SCHEMA, 422: ERROR_RESPONSE_SCHEMA };
 const tags = ['Folders'];
+const imported = singleDocumentSchema(folderResource, { parent: 'workflow-folder' });
 
 const IMPORT_BODY_SCHEMA = {
   type: 'object',
@@ -19,6 +21,7 @@ const IMPORT_BODY_SCHEMA = {
   properties: {
     data: {
       type: 'object',
+      required: ['document'],
       properties: {
         // Described, not validated here: the service reads it and answers 422 with pointers into it.
         document: { description: `a service-folder/v1 document (components.schemas.ServiceFolderDocument: ${SERVICE_FOLDER_DOCUMENT_SCHEMA.description}), or an n8n export:workflow list (all into one new folder)` },
@@ -42,7 +45,7 @@ export async function folderDocumentRoutes(app: FastifyInstance, ctx: ApiContext
       summary: 'Create a folder tree and its workflows from a service-folder/v1 document (or an n8n export:workflow list), calls among them rewired, in one transaction',
       description: 'Answers the new folder; `meta.workflows` has each workflow\'s id and import report, `meta.folders` every folder created.',
       body: IMPORT_BODY_SCHEMA,
-      response: { 201: singleDocumentSchema(folderResource, { parent: 'workflow-folder' }), ...errors },
+      response: { 201: { ...imported, properties: { ...imported.properties, meta: FOLDER_IMPORT_META_SCHEMA } }, ...errors },
     },
   }, async (request, reply) => {
     if (!isFolderImportBody(request.body)) throw new AppError('invalid_document', 'the body must be {"data": {"document": …}}', { pointer: '/data' });

@@ -19,10 +19,12 @@ import { WorkflowRepository } from '../../../store/workflow-repository.js';
 import type { Actor } from '../../../services/workflows/workflow-service.js';
 import { workflowResource } from './workflow-resource.js';
 import { GRAPH_BODY_SCHEMA, GRAPH_RESPONSE_SCHEMA, RUN_BODY_SCHEMA, RUN_RESPONSE_SCHEMA } from './graph-schemas.js';
+import { CREATE_WORKFLOW_BODY_SCHEMA, IMPORT_META_SCHEMA } from './import-schemas.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 
 const single = singleDocumentSchema(workflowResource);
+const created = { ...single, properties: { ...single.properties, meta: IMPORT_META_SCHEMA } };
 const errors = { 400: ERROR_RESPONSE_SCHEMA, 401: ERROR_RESPONSE_SCHEMA, 403: ERROR_RESPONSE_SCHEMA, 404: ERROR_RESPONSE_SCHEMA, 422: ERROR_RESPONSE_SCHEMA };
 const tags = ['Workflows'];
 
@@ -51,9 +53,9 @@ export async function workflowRoutes(app: FastifyInstance, ctx: ApiContext): Pro
       summary: 'Create a workflow: bare (name), or imported from a document (a service/v1 export, an n8n workflow, a bare {nodes, edges} graph)',
       description:
         'With `document`, the answer\'s `meta` reports what is left to finish: `placeholders` (nodes no step could take) and `requirements` by kind (credentials, secrets, bindings, expressions, provider_keys), each with a pointer into `graph`; `webhook_tokens` shows the new webhook nodes\' bearer tokens once (docs/import.md).',
-      body: RESOURCE_BODY_SCHEMA,
+      body: CREATE_WORKFLOW_BODY_SCHEMA,
       querystring: SINGLE_QUERY_SCHEMA,
-      response: { 201: single, ...errors },
+      response: { 201: created, ...errors },
     },
   }, async (request, reply) => {
     const input = readResourceDocument(request.body, 'workflow', { relationships: { folder: 'workflow-folder' } });
