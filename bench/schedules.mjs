@@ -58,7 +58,8 @@ try {
   const seen = new Map();
   let outside = 0;
   for (const row of rows) {
-    const payload = JSON.parse(row.inputs);
+    // The schedule trigger's output: {payload: {scheduled_at, fired_at, missed}, event} (DESIGN.md).
+    const { payload } = JSON.parse(row.inputs);
     const scheduled = ms(payload.scheduled_at);
     const key = `${row.workflow_id} ${payload.scheduled_at}`;
     seen.set(key, (seen.get(key) ?? 0) + 1);
