@@ -94,7 +94,8 @@ describeEachDialect('email platform endpoints', (dialect) => {
       const [run] = await executionsOf(all);
       expect(await executionsOf(invoices)).toHaveLength(1);
       const { payload, event } = await triggerOf(run!.id);
-      expect(event).toMatchObject({ provider: 'mailgun', sender: 'zoe@sender.example' });
+      // The raw provider event: every posted field but the raw MIME and the signature material.
+      expect(event).toEqual({ provider: 'mailgun', recipient: 'billing@mail.example.com', sender: 'zoe@sender.example', timestamp: expect.any(String) });
       expect(payload).toMatchObject({
         from: 'zoe@sender.example',
         to: ['billing@mail.example.com'],
@@ -281,6 +282,10 @@ describeEachDialect('email platform endpoints', (dialect) => {
         recipient: 'help@inbound.example.org',
         attachments: [{ filename: 'a.txt', content_type: 'text/plain', size: 8, sha256: sha256('attached'), content_base64: Buffer.from('attached').toString('base64') }],
       });
+      // The raw provider event: Postmark's JSON as posted, each attachment listed without its content.
+      const { event } = await triggerOf(runs.at(-1)!.id);
+      const { Attachments: _attachments, ...posted } = postmarkJson('<p1@sender.example>', 'help@inbound.example.org') as Record<string, unknown>;
+      expect(event).toEqual({ provider: 'postmark', ...posted, Attachments: [{ Name: 'a.txt', ContentType: 'text/plain', ContentLength: 8 }] });
     });
 
     it('dedupes a redelivery by Message-ID', async () => {

@@ -69,8 +69,20 @@ async function handleMailgun(ctx: PlatformContext, delivery: PlatformDelivery, r
   const message = mime !== undefined ? messageFromMime(await simpleParser(mime), maxBytes) : messageFromFields(form, maxBytes);
   const envelope = field('recipient')?.split(',').map((r) => r.trim()).filter(Boolean) ?? [];
   const recipients = envelope.length > 0 ? envelope : [...message.to, ...message.cc];
-  const outcomes = await routeEmail(ctx, { provider: 'mailgun', recipients, message, event: { sender: field('sender') ?? null, recipient: field('recipient') ?? null, timestamp: field('timestamp') }, rawForKey: mime ?? delivery.body }, (address, domain) => resolveByAccount(ctx, 'mailgun', address, domain));
+  const outcomes = await routeEmail(ctx, { provider: 'mailgun', recipients, message, event: mailgunEvent(form), rawForKey: mime ?? delivery.body }, (address, domain) => resolveByAccount(ctx, 'mailgun', address, domain));
   return reply.code(200).type('application/json').send({ ok: true, started: outcomes.filter((o) => o === 'started').length });
+}
+
+/**
+ * The trigger's `event`: every field Mailgun posted, as posted (DESIGN.md: the raw provider
+ * event), but the raw MIME (`body-mime`: the payload carries the parsed message, and its
+ * attachments under the size limit) and the signature's `token` and `signature`, which are
+ * verification material and no part of the message. Attachment files are not fields.
+ */
+function mailgunEvent(form: FormFields): Record<string, unknown> {
+  const event: Record<string, unknown> = {};
+  for (const [name, value] of form.fields) if (name !== 'body-mime' && name !== 'token' && name !== 'signature') event[name] = value;
+  return event;
 }
 
 /** Mailgun's parsed fields (a `forward()` to a URL not asking for MIME). */

@@ -61,8 +61,23 @@ async function handlePostmark(ctx: PlatformContext, delivery: PlatformDelivery, 
   const message = messageFromPostmark(body, maxBytes);
   const recipients = [typeof body.OriginalRecipient === 'string' ? body.OriginalRecipient : '', ...emails(body.ToFull), ...emails(body.CcFull), ...emails(body.BccFull)].filter(Boolean);
   const byAccount = new Map(allowed.map((i) => [i.accountId.toLowerCase(), i]));
-  const outcomes = await routeEmail(ctx, { provider: 'postmark', recipients, message, event: { postmark_message_id: typeof body.MessageID === 'string' ? body.MessageID : null }, rawForKey: delivery.body }, async (address, domain) => byAccount.get(address) ?? byAccount.get(domain) ?? null);
+  const outcomes = await routeEmail(ctx, { provider: 'postmark', recipients, message, event: postmarkEvent(body), rawForKey: delivery.body }, async (address, domain) => byAccount.get(address) ?? byAccount.get(domain) ?? null);
   return reply.code(200).type('application/json').send({ ok: true, started: outcomes.filter((o) => o === 'started').length });
+}
+
+/**
+ * The trigger's `event`: Postmark's inbound JSON as posted (DESIGN.md: the raw provider event),
+ * but each attachment's base64 `Content`: the payload lists the attachments and carries the
+ * content of those under the size limit, which a copy here would bypass.
+ */
+function postmarkEvent(body: Record<string, unknown>): Record<string, unknown> {
+  if (!Array.isArray(body.Attachments)) return body;
+  const attachments = body.Attachments.map((attachment: unknown) => {
+    if (!isPlainObject(attachment)) return attachment;
+    const { Content: _content, ...listed } = attachment;
+    return listed;
+  });
+  return { ...body, Attachments: attachments };
 }
 
 function basicCredentials(header: string | string[] | undefined): { user: string; password: string } | null {
