@@ -133,7 +133,7 @@ describeEachDialect('store steps', (dialect) => {
     it('lets the next step read the row the save committed', async () => {
       // The store is at its cap by now: this replaces a row.
       const { steps } = await run('save then read', { store_id: orders, key: 'exists', row: { status: 'open', amount: 7 } }, {}, [node('read', 'read_store', { store_id: orders, key: 'exists' })]);
-      expect(stepOf(steps, 'read')[0]!.output).toMatchObject({ found: true, row: { key: 'exists', row: { status: 'open', amount: 7 } } });
+      expect(stepOf(steps, 'read')[0]!.output).toMatchObject({ key: 'exists', row: { status: 'open', amount: 7 } });
     });
   });
 
@@ -152,14 +152,20 @@ describeEachDialect('store steps', (dialect) => {
       return stepOf(await stepRows(t, executionId), 'read')[0]!;
     }
 
-    it('gets one row by key, and reports a missing key as not found', async () => {
-      expect((await read({ key: 'b' })).output).toEqual({ found: true, row: { key: 'b', row: { kind: 'toy', price: 15 }, created_at: expect.any(String), updated_at: expect.any(String), workflow_id: null, execution_id: null } });
-      expect((await read({ key: 'zz' })).output).toEqual({ found: false, row: null });
+    it("gets one row by key as the row resource's attributes, and null for a missing key", async () => {
+      const row = (await t.request('GET', `/api/v1/stores/${catalog}/rows/b`)).body.data.attributes;
+      const step = await read({ key: 'b' });
+      expect(step.output).toEqual({ key: 'b', row: { kind: 'toy', price: 15 }, created_at: expect.any(String), updated_at: expect.any(String), workflow_id: null, execution_id: null });
+      expect(step.output).toEqual(row);
+      const missing = await read({ key: 'zz' });
+      expect(missing.status).toBe('completed');
+      expect(missing.output).toBeNull();
     });
 
     it('lists rows in change-feed order with a limit', async () => {
       const step = await read({ limit: 3 });
       expect(step.output.count).toBe(3);
+      expect(step.output.rows[0]).toEqual({ key: 'a', row: { kind: 'tool', price: 5 }, created_at: expect.any(String), updated_at: expect.any(String), workflow_id: null, execution_id: null });
       expect(step.output.rows.map((r: { key: string }) => r.key)).toEqual(['a', 'b', 'c']);
     });
 

@@ -25,8 +25,9 @@ export const readStoreStep = defineStep({
 
 **Output**
 
-With \`key\`: \`{found, row}\` where \`row\` is \`{key, row, created_at, updated_at, workflow_id,
-execution_id}\` or null. Without: \`{rows: [...], count}\`.`,
+With \`key\`: the row, \`{key, row, created_at, updated_at, workflow_id, execution_id}\` (the
+row resource's attributes), or \`null\` when the store has no such key. Without: \`{rows: [...],
+count}\`, each row in the same form.`,
   categories: ['fetch'],
   icon: 'database-search',
   iconColor: '#D97706',

@@ -3,7 +3,10 @@ import { describe, invalidConfig, storesOf } from '../save-to-store/run-save-to-
 import type { StepRuntime } from '../step-runtime.js';
 import { READ_STORE_MAX_LIMIT } from './index.js';
 
-/** read_store: one row by key, or a filtered list; reads only, so it is a pure step for the engine. */
+/**
+ * read_store: one row by key (its attributes, or null) or a filtered list (`{rows, count}`);
+ * reads only, so it is a pure step for the engine.
+ */
 export const runReadStore: StepRuntime = async (context) => {
   const stores = storesOf(context);
   const { config } = context;
@@ -12,8 +15,8 @@ export const runReadStore: StepRuntime = async (context) => {
   if (config.key !== undefined) {
     if (typeof config.key !== 'string') throw invalidConfig(context, 'key', `config.key must yield a string; it gave ${describe(config.key)}`);
     if (config.filter !== undefined) throw invalidConfig(context, 'filter', 'config.filter applies to lists: give either key or filter');
-    const row = await stores.get({ workspaceId, storeId, key: config.key });
-    return { output: { found: row !== null, row } };
+    // DESIGN.md: the row resource's attributes, or null (a condition tests `nodes.read.output`).
+    return { output: await stores.get({ workspaceId, storeId, key: config.key }) };
   }
   const limit = config.limit ?? 100;
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > READ_STORE_MAX_LIMIT) {
