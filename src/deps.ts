@@ -146,7 +146,7 @@ export async function buildDeps(
   });
   executions = new ExecutionService(database.db, clock, engine, stamp);
   const scheduler = new Scheduler({ db: database.db, dialect: database.dialect.name, engine, clock, timers: options.timers ?? true, pollMs: config.pollMs ?? 1_000, onError: (error) => options.onBackgroundError?.(error) });
-  const storeSweeper = new StoreSweeper(database.db, { onError: (error) => options.onBackgroundError?.(error) });
+  const storeSweeper = new StoreSweeper(database.db, { clock, onError: (error) => options.onBackgroundError?.(error) });
   const stores = new StoreService(database.db, database.dialect, clock, { maxRowCap: config.storeMaxRowCap ?? DEFAULT_STORE_MAX_ROW_CAP }, () => storeSweeper.wake());
   const slackOAuth = new SlackOAuth(apps, clock, secretKey, { baseUrl: config.baseUrl, slackApiUrl });
   const platformDirectory = new PlatformDirectory(database.db, secretKey, stamp, options.onBackgroundError);

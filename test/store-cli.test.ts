@@ -53,15 +53,21 @@ describeEachDialect('store CLI', (dialect) => {
     expect(lines.slice(1).map((l) => [l.key, l.row])).toEqual([['order-0', { total: 0 }], ['order-1', { total: 10 }], ['order-2', { total: 20 }]]);
     expect(dumped.stderr).toContain('dump orders: 4 lines, done');
 
-    const restored = await cli(['store', 'restore', '--workspace', 'cli', '--slug', 'orders-copy'], env, dumped.stdout);
+    const restored = await cli(['store', 'restore', '--workspace', 'cli', '--slug', 'orders-copy', '--name', 'Orders (copy)'], env, dumped.stdout);
     expect(restored.code, restored.stderr).toBe(0);
-    expect(JSON.parse(restored.stdout.trim())).toMatchObject({ store: { slug: 'orders-copy', row_count: 3 }, imported: 3, failed: 0 });
+    expect(JSON.parse(restored.stdout.trim())).toEqual({
+      store: { id: expect.any(String), slug: 'orders-copy', name: 'Orders (copy)', row_count: 3 },
+      rows_imported: 3,
+      rows_failed: 0,
+      failures: [],
+      duplicates: [],
+    });
     expect(restored.stderr).toContain('restore orders-copy: 4 lines, done');
     const again = await cli(['store', 'dump', '--workspace', 'cli', '--slug', 'orders-copy'], env);
     expect(again.stdout.split('\n').slice(1)).toEqual(dumped.stdout.split('\n').slice(1));
 
     const csv = await cli(['store', 'dump', '--workspace', 'cli', '--slug', 'orders', '--format', 'csv'], env);
-    expect(csv.stdout.split('\n')[0]).toBe('key,updated_at,total');
+    expect(csv.stdout.split('\r\n')[0]).toBe('key,updated_at,total');
 
     const taken = await cli(['store', 'restore', '--workspace', 'cli', '--slug', 'orders'], env, dumped.stdout);
     expect(taken.code).not.toBe(0);

@@ -1,4 +1,5 @@
 import { parse } from 'csv-parse/sync';
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from './support/dialects.js';
 import { storeClient } from './support/store-helpers.js';
@@ -58,6 +59,10 @@ describeEachDialect('store dump and restore', (dialect) => {
     it('writes CSV with a column per declared field plus key and updated_at, RFC 4180 quoting and nested values as JSON', async () => {
       const res = await dump(storeId, 'csv');
       expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+      // RFC 4180: CRLF after each record (header included); a line break inside a value stays as it is.
+      expect(res.body.startsWith('key,updated_at,name,qty,tags,note\r\n')).toBe(true);
+      expect(res.body.match(/\r\n/g)).toHaveLength(1 + Object.keys(rows).length);
+      expect(res.body.endsWith('\r\n')).toBe(true);
       const records = parse(res.body, { columns: true }) as Record<string, string>[];
       expect(Object.keys(records[0]!)).toEqual(['key', 'updated_at', 'name', 'qty', 'tags', 'note']);
       const byKey = Object.fromEntries(records.map((r) => [r.key, r]));
@@ -83,22 +88,111 @@ describeEachDialect('store dump and restore', (dialect) => {
     });
   });
 
+  describe('dump back-pressure', () => {
+    const ROWS = 40_000;
+
+    it('reads the store only as fast as the client takes it: a client that stops reading holds the server to what the buffers hold', async () => {
+      // About 42 MB of NDJSON, written straight into the table (the API would take minutes).
+      const big = (await stores.create({ name: 'Big' })).id;
+      const row = JSON.stringify({ filler: 'x'.repeat(1000) });
+      const at = t.clock.now();
+      for (let i = 0; i < ROWS; i += 500) {
+        const values = Array.from({ length: 500 }, (_, j) => ({ store_id: big, key: `k${String(i + j).padStart(6, '0')}`, row, created_at: at, updated_at: at, workflow_id: null, execution_id: null }));
+        await t.deps.db.insertInto('store_rows').values(values).execute();
+      }
+      const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+      const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
+        http.get(`${base}/api/v1/stores/${big}/dump`, { headers: { authorization: `Bearer ${t.tokens.build}` } }, resolve).on('error', reject);
+      });
+      expect(response.statusCode).toBe(200);
+      const chunks: Buffer[] = [];
+      await new Promise<void>((resolve) => response.once('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        response.pause();
+        resolve();
+      }));
+      // The client reads nothing more for a while: the server fills the socket's buffers and
+      // stops. Then every row goes; what still arrives is what the server had read by then.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await t.deps.db.deleteFrom('store_rows').where('store_id', '=', big).execute();
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      await new Promise((resolve) => response.once('end', resolve).resume());
+      const received = Buffer.concat(chunks).toString('utf8').split('\n').filter((line) => line !== '').length - 1;
+      // Without back-pressure all 40,000 would have been read long before.
+      expect(received).toBeGreaterThan(0);
+      expect(received).toBeLessThan(ROWS / 2);
+    }, 60_000);
+  });
+
+  describe('dump media types', () => {
+    const withAccept = (query: string, accept: string, path = `/api/v1/stores/${storeId}/dump${query}`) =>
+      t.app.inject({ method: 'GET', url: path, headers: { authorization: `Bearer ${t.tokens.build}`, accept } });
+
+    it("answers when the Accept header admits the format's media type", async () => {
+      const cases: [string, string, string][] = [
+        ['?format=csv', 'text/csv', 'text/csv; charset=utf-8'],
+        ['?format=csv', 'text/*', 'text/csv; charset=utf-8'],
+        ['?format=csv', 'application/json;q=0.5, text/csv', 'text/csv; charset=utf-8'],
+        ['?format=ndjson', 'application/x-ndjson', 'application/x-ndjson; charset=utf-8'],
+        ['', 'application/x-ndjson', 'application/x-ndjson; charset=utf-8'],
+        ['?format=json', 'application/json', 'application/json; charset=utf-8'],
+        ['?format=json', '*/*', 'application/json; charset=utf-8'],
+      ];
+      for (const [query, accept, type] of cases) {
+        const res = await withAccept(query, accept);
+        expect(res.statusCode, `${query} ${accept}`).toBe(200);
+        expect(res.headers['content-type']).toBe(type);
+      }
+    });
+
+    it('answers 406 to an Accept header that admits none, as a JSON:API error', async () => {
+      const cases: [string, string][] = [
+        ['?format=csv', 'application/json'],
+        ['?format=csv', 'application/vnd.api+json'],
+        ['?format=csv', 'text/csv;q=0, */*'],
+        ['?format=json', 'text/csv'],
+        ['', 'application/json'],
+        ['?format=ndjson', 'text/html'],
+      ];
+      for (const [query, accept] of cases) {
+        const res = await withAccept(query, accept);
+        expect(res.statusCode, `${query} ${accept}`).toBe(406);
+        expect(res.headers['content-type']).toBe('application/vnd.api+json');
+        expect(JSON.parse(res.body).errors[0]).toMatchObject({ code: 'not_acceptable', source: { header: 'Accept' } });
+      }
+      // An unknown format is the 400 that says so, whatever the Accept.
+      expect((await withAccept('?format=xml', 'text/csv')).statusCode).toBe(400);
+    });
+
+    it('leaves the other routes as they were', async () => {
+      expect((await withAccept('', 'text/csv', `/api/v1/stores/${storeId}`)).statusCode).toBe(406);
+      expect((await withAccept('', 'application/json', `/api/v1/stores/${storeId}`)).statusCode).toBe(406);
+      expect((await withAccept('', 'application/vnd.api+json', `/api/v1/stores/${storeId}`)).statusCode).toBe(200);
+      expect((await withAccept('', 'application/json', `/api/v1/stores/${storeId}/deletions`)).statusCode).toBe(200);
+    });
+  });
+
   describe('restore', () => {
-    it('dump -> restore -> dump gives identical rows in a new store', async () => {
+    it('dump -> restore -> dump gives identical rows in a new store, answered as the store resource with the report in meta', async () => {
       const first = (await dump(storeId)).body;
       const res = await restore('inventory-copy', first);
       expect(res.statusCode, res.body).toBe(201);
-      const report = JSON.parse(res.body);
-      expect(report).toMatchObject({ lines: 4, imported: 4, failed: 0, errors: [], duplicates: { count: 0, lines: [] }, store: { slug: 'inventory-copy', name: 'Inventory', row_count: 4 } });
-      expect(report.store.id).not.toBe(storeId);
-      const [, ...again] = (await dump(report.store.id)).body.split('\n');
+      expect(res.headers['content-type']).toBe('application/vnd.api+json');
+      const answer = JSON.parse(res.body);
+      expect(answer.meta).toEqual({ rows_imported: 4, rows_failed: 0, failures: [], duplicates: [] });
+      const id = answer.data.id as string;
+      expect(id).not.toBe(storeId);
+      expect(res.headers.location).toBe(`http://sy.test/api/v1/stores/${id}`);
+      const store = await t.request('GET', `/api/v1/stores/${id}`);
+      expect(store.body.data.attributes).toMatchObject({ slug: 'inventory-copy', name: 'Inventory', row_count: 4, row_cap: 500, description: 'things', schema: SCHEMA });
+      const { meta: _meta, ...document } = answer;
+      expect(document).toEqual(store.body);
+      const [, ...again] = (await dump(id)).body.split('\n');
       const [, ...before] = first.split('\n');
       expect(again).toEqual(before);
-      const store = await t.request('GET', `/api/v1/stores/${report.store.id}`);
-      expect(store.body.data.attributes).toMatchObject({ row_count: 4, row_cap: 500, description: 'things', schema: SCHEMA });
     });
 
-    it('reports each bad line (line, key, pointers, message), imports the rest, and lets a later duplicate win', async () => {
+    it('reports each bad line (line, key, a pointer and detail per error), imports the rest, and lets a later duplicate win', async () => {
       const header = lines((await dump(storeId)).body)[0];
       const body = [
         JSON.stringify(header),
@@ -112,15 +206,16 @@ describeEachDialect('store dump and restore', (dialect) => {
       ].join('\n');
       const res = await restore('with-errors', body);
       expect(res.statusCode).toBe(201);
-      const report = JSON.parse(res.body);
-      expect(report).toMatchObject({ lines: 6, imported: 1, failed: 4, duplicates: { count: 1, lines: [{ line: 6, key: 'ok-1' }] } });
-      expect(report.errors).toEqual([
-        { line: 3, key: null, code: 'malformed_json', message: expect.stringContaining('the line is not JSON'), pointers: [] },
-        { line: 4, key: 'bad-row', code: 'validation_failed', message: 'row.name must be string; row.qty must be >= 0', pointers: ['/row/name', '/row/qty'] },
-        { line: 5, key: '', code: 'invalid_key', message: expect.any(String), pointers: ['/key'] },
-        { line: 8, key: 'ok-2', code: 'validation_failed', message: 'updated_at must be an RFC 3339 timestamp', pointers: ['/updated_at'] },
+      const { data, meta } = JSON.parse(res.body);
+      expect(meta).toMatchObject({ rows_imported: 1, rows_failed: 4, duplicates: [{ key: 'ok-1', lines: [2, 6] }] });
+      expect(meta.failures).toEqual([
+        { line: 3, key: null, errors: [{ pointer: '', detail: expect.stringContaining('the line is not JSON') }] },
+        { line: 4, key: 'bad-row', errors: [{ pointer: '/row/name', detail: 'row.name must be string' }, { pointer: '/row/qty', detail: 'row.qty must be >= 0' }] },
+        { line: 5, key: '', errors: [{ pointer: '/key', detail: expect.any(String) }] },
+        { line: 8, key: 'ok-2', errors: [{ pointer: '/updated_at', detail: 'updated_at must be an RFC 3339 timestamp' }] },
       ]);
-      const row = await t.request('GET', `/api/v1/stores/${report.store.id}/rows/ok-1`);
+      expect(data.attributes.row_count).toBe(1);
+      const row = await t.request('GET', `/api/v1/stores/${data.id}/rows/ok-1`);
       expect(row.body.data.attributes.row).toEqual({ name: 'one, again' });
     });
 
@@ -141,8 +236,9 @@ describeEachDialect('store dump and restore', (dialect) => {
     it('stops at the row cap, reporting each row past it', async () => {
       const header = { format: 'service-store/v1', name: 'Small', schema: { type: 'object' }, row_cap: 2 };
       const body = [header, { key: 'a', row: {} }, { key: 'b', row: {} }, { key: 'c', row: {} }].map((l) => JSON.stringify(l)).join('\n');
-      const report = JSON.parse((await restore('small', body)).body);
-      expect(report).toMatchObject({ imported: 2, failed: 1, errors: [{ line: 4, key: 'c', code: 'row_cap_exceeded' }], store: { row_count: 2 } });
+      const answer = JSON.parse((await restore('small', body)).body);
+      expect(answer.meta).toEqual({ rows_imported: 2, rows_failed: 1, failures: [{ line: 4, key: 'c', errors: [{ pointer: '', detail: "the store's row_cap (2) is reached" }] }], duplicates: [] });
+      expect(answer.data.attributes.row_count).toBe(2);
     });
 
     it('needs a build token and the NDJSON media type', async () => {

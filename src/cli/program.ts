@@ -120,6 +120,7 @@ export function buildProgram(env: Record<string, string | undefined>, out: Out, 
     .description('make a NEW store from an NDJSON dump on stdin; prints the restore report; progress on stderr')
     .requiredOption('--workspace <slug>', 'the workspace to hold the store')
     .requiredOption('--slug <slug>', "the new store's slug (refused when taken)")
+    .option('--name <name>', "the new store's name (the dump's when absent)")
     .action((options) => storeRestore(config(), options, io, out));
   return program;
 }

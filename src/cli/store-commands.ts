@@ -53,19 +53,31 @@ export async function storeDump(config: Config, options: { workspace: string; sl
   const format = (options.format ?? 'ndjson') as DumpFormat;
   if (!DUMP_FORMATS.includes(format)) throw new Error(`--format must be one of ${DUMP_FORMATS.join(', ')}`);
   await withWorkspace(config, options.workspace, async (deps, workspace) => {
-    const store = await deps.db.selectFrom('stores').selectAll().where('workspace_id', '=', workspace.id).where('slug', '=', options.slug).where('deleted_at', 'is', null).executeTakeFirst();
+    const store = await deps.db
+      .selectFrom('stores')
+      .selectAll()
+      .where('workspace_id', '=', workspace.id)
+      .where('slug', '=', options.slug)
+      .where('deleted_at', 'is', null)
+      .where('restoring_until', 'is', null)
+      .executeTakeFirst();
     if (!store) throw new Error(`store "${options.slug}" not found in workspace "${options.workspace}"`);
     await pipeline(dumpStream(deps.db, store, format), lineCounter(`dump ${store.slug}`, io.progress), io.stdout, { end: false });
   });
 }
 
-/** `switchyard store restore --workspace S --slug Y < file`: the report's summary goes to `out`. */
-export async function storeRestore(config: Config, options: { workspace: string; slug: string }, io: StoreIo, out: Out): Promise<void> {
+/**
+ * `switchyard store restore --workspace S --slug Y [--name N] < file`: prints the new store and
+ * the report, with the member names of the API's answer's `meta`.
+ */
+export async function storeRestore(config: Config, options: { workspace: string; slug: string; name?: string }, io: StoreIo, out: Out): Promise<void> {
   await withWorkspace(config, options.workspace, async (deps, workspace) => {
     const input = io.stdin.pipe(lineCounter(`restore ${options.slug}`, io.progress));
     try {
-      const report = await restoreStore({ db: deps.db, clock: deps.clock, stores: deps.stores }, { workspaceId: workspace.id, userId: workspace.owner_user_id }, options.slug, input);
-      out(JSON.stringify({ store: { id: report.store.id, slug: report.store.slug, row_count: report.store.row_count }, lines: report.lines, imported: report.imported, failed: report.failed, errors: report.errors, duplicates: report.duplicates }));
+      const actor = { workspaceId: workspace.id, userId: workspace.owner_user_id };
+      const request = { slug: options.slug, ...(options.name !== undefined ? { name: options.name } : {}) };
+      const { store, meta } = await restoreStore({ db: deps.db, dialect: deps.dialect, clock: deps.clock, stores: deps.stores }, actor, request, input);
+      out(JSON.stringify({ store: { id: store.id, slug: store.slug, name: store.name, row_count: store.row_count }, ...meta }));
     } catch (error) {
       if (error instanceof AppError) throw new Error(`${error.code}: ${error.message}`);
       throw error;

@@ -14,6 +14,7 @@ import * as platformApps from './migrations/0011-platform-apps.js';
 import * as schedules from './migrations/0012-schedules.js';
 import * as knowledgeExactVectors from './migrations/0013-knowledge-exact-vectors.js';
 import * as scheduleIntervalMs from './migrations/0015-schedule-interval-ms.js';
+import * as storeRestores from './migrations/0016-store-restores.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
 
@@ -33,6 +34,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0012-schedules': schedules,
   '0013-knowledge-exact-vectors': knowledgeExactVectors,
   '0015-schedule-interval-ms': scheduleIntervalMs,
+  '0016-store-restores': storeRestores,
 };
 
 /** Applies pending migrations. Like Kysely's migrator it reports instead of throwing. */

@@ -260,6 +260,8 @@ export interface SchedulesTable {
  *   again, so the rows feed and the deletions feed never contradict each other;
  * - last write time (`last_write_at`): the time given to the store's latest row write or delete;
  *   writers hold the store's row lock and take a time strictly after it (store/store-write.ts).
+ * - restore: a store made from a dump is invisible while its rows are imported
+ *   (`restoring_until`, a lease the restore renews with every batch; null once it finished).
  * A deleted store keeps its row (`deleted_at` set) until the sweeper has removed its rows.
  */
 export interface StoresTable {
@@ -277,6 +279,8 @@ export interface StoresTable {
   created_at: string;
   updated_at: string;
   deleted_at: string | null;
+  /** Set while a restore fills the store (invisible until then): the lease's end. */
+  restoring_until: string | null;
 }
 
 export interface StoreRowsTable {

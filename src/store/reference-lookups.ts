@@ -5,7 +5,8 @@ type Db = Kysely<Database> | Transaction<Database>;
 
 /**
  * The look-ups exports and imports make to name references portably (store slugs, workflow
- * export keys) and to bind them again, all inside one workspace. Deleted stores are not found.
+ * export keys) and to bind them again, all inside one workspace. Deleted stores and stores under
+ * restore are not found.
  */
 export class ReferenceLookups {
   constructor(private readonly db: Db, readonly workspaceId: string) {}
@@ -26,11 +27,11 @@ export class ReferenceLookups {
 
   async storesByIds(ids: readonly string[]): Promise<Map<string, { slug: string; name: string }>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.db.selectFrom('stores').select(['id', 'slug', 'name']).where('workspace_id', '=', this.workspaceId).where('deleted_at', 'is', null).where('id', 'in', [...ids]).execute();
+    const rows = await this.db.selectFrom('stores').select(['id', 'slug', 'name']).where('workspace_id', '=', this.workspaceId).where('deleted_at', 'is', null).where('restoring_until', 'is', null).where('id', 'in', [...ids]).execute();
     return new Map(rows.map((row) => [row.id, { slug: row.slug, name: row.name }]));
   }
 
   async storeBySlug(slug: string): Promise<{ id: string } | undefined> {
-    return this.db.selectFrom('stores').select('id').where('workspace_id', '=', this.workspaceId).where('deleted_at', 'is', null).where('slug', '=', slug).executeTakeFirst();
+    return this.db.selectFrom('stores').select('id').where('workspace_id', '=', this.workspaceId).where('deleted_at', 'is', null).where('restoring_until', 'is', null).where('slug', '=', slug).executeTakeFirst();
   }
 }

@@ -6,8 +6,10 @@ export type StoreRow = StoresTable;
 type Db = Kysely<Database> | Transaction<Database>;
 
 /**
- * Live stores of one workspace. A deleted store (`deleted_at` set, rows still being swept) is
- * invisible here: it answers exactly like an id that never existed.
+ * Live stores of one workspace. A deleted store (`deleted_at` set, rows still being swept) and
+ * a store under restore (`restoring_until` set, rows still being imported) are invisible here:
+ * they answer exactly like an id that never existed. Only `slugsLike` sees restoring stores,
+ * whose slugs are taken. The restore reaches its store through store-restores.ts.
  */
 export class StoreRepository {
   constructor(private readonly db: Db, readonly workspaceId: string) {}
@@ -18,11 +20,11 @@ export class StoreRepository {
 
   /** The scoped base query for the list route. */
   selectBase() {
-    return this.db.selectFrom('stores').where('stores.workspace_id', '=', this.workspaceId).where('stores.deleted_at', 'is', null);
+    return this.db.selectFrom('stores').where('stores.workspace_id', '=', this.workspaceId).where('stores.deleted_at', 'is', null).where('stores.restoring_until', 'is', null);
   }
 
   find(id: string): Promise<StoreRow | undefined> {
-    return this.db.selectFrom('stores').selectAll().where('workspace_id', '=', this.workspaceId).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+    return this.live().selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   /**
@@ -31,8 +33,14 @@ export class StoreRepository {
    * per store (SQLite runs one write transaction at a time anyway).
    */
   lock(dialect: SqlDialect, id: string): Promise<StoreRow | undefined> {
-    const query = this.db.selectFrom('stores').selectAll().where('workspace_id', '=', this.workspaceId).where('id', '=', id).where('deleted_at', 'is', null);
+    const query = this.live().selectAll().where('id', '=', id);
     return (dialect.rowLocks ? query.forUpdate() : query).executeTakeFirst();
+  }
+
+  /** Whether a store under restore holds the slug (a create that found it taken says so). */
+  async restoringSlug(slug: string): Promise<boolean> {
+    const row = await this.db.selectFrom('stores').select('id').where('workspace_id', '=', this.workspaceId).where('slug', '=', slug).where('deleted_at', 'is', null).where('restoring_until', 'is not', null).executeTakeFirst();
+    return row !== undefined;
   }
 
   /**
@@ -55,8 +63,8 @@ export class StoreRepository {
     await this.db.insertInto('stores').values(row).execute();
   }
 
-  async update(id: string, changes: Partial<Omit<StoreRow, 'id' | 'workspace_id' | 'deleted_at'>>): Promise<void> {
-    await this.db.updateTable('stores').set(changes).where('workspace_id', '=', this.workspaceId).where('id', '=', id).where('deleted_at', 'is', null).execute();
+  async update(id: string, changes: Partial<Omit<StoreRow, 'id' | 'workspace_id' | 'deleted_at' | 'restoring_until'>>): Promise<void> {
+    await this.db.updateTable('stores').set(changes).where('workspace_id', '=', this.workspaceId).where('id', '=', id).where('deleted_at', 'is', null).where('restoring_until', 'is', null).execute();
   }
 
   /** Hides the store at once; the sweeper removes its rows later. False when it was not live. */
@@ -67,7 +75,12 @@ export class StoreRepository {
       .where('workspace_id', '=', this.workspaceId)
       .where('id', '=', id)
       .where('deleted_at', 'is', null)
+      .where('restoring_until', 'is', null)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
+  }
+
+  private live() {
+    return this.db.selectFrom('stores').where('workspace_id', '=', this.workspaceId).where('deleted_at', 'is', null).where('restoring_until', 'is', null);
   }
 }

@@ -42,17 +42,25 @@ export class StoreRowRepository {
   }
 
   /**
-   * One page of the change feed: rows after `after` in (updated_at, key) order. The leading
-   * `updated_at >= at` lets both planners range-scan store_rows_feed_idx.
+   * One page of the change feed: rows after `after` in (updated_at, key) order. The row value
+   * comparison is a range of store_rows_feed_idx on both planners, whatever their statistics:
+   * written as `updated_at >= t AND (updated_at > t OR key > k)`, only `updated_at >= t` bounded
+   * the range, so a page deep into rows sharing one time (a restore gives rows without times
+   * the same one) read every row of that time before it: 15 ms at row 90,000 of 100,000 on
+   * PostgreSQL (5.4 ms on SQLite) against 0.05 ms (0.04 ms) with the row value.
    */
   feed(query: FeedQuery): Promise<Partial<StoreRowRecord>[]> {
+    return this.feedQuery(query).execute();
+  }
+
+  /** The feed's query, unexecuted (tests read its plan). */
+  feedQuery(query: FeedQuery) {
     return this.feedBase(query)
-      .where((eb) => eb.and([eb('updated_at', '>=', query.after.at), eb.or([eb('updated_at', '>', query.after.at), eb('key', '>', query.after.key)])]))
+      .where((eb) => eb(eb.refTuple('updated_at', 'key'), '>', eb.tuple(query.after.at, query.after.key)))
       .select([...query.columns])
       .orderBy('updated_at')
       .orderBy('key')
-      .limit(query.limit)
-      .execute();
+      .limit(query.limit);
   }
 
   /** Rows matching the feed's filters, wherever the cursor stands (`page[count]`). */

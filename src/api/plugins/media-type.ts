@@ -6,6 +6,13 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route answers plain JSON (action routes): `application/json` is an acceptable Accept. */
     plainJson?: boolean;
+    /**
+     * The media types (without parameters) of the route's success answer when it is not a JSON
+     * document (the store dump streams NDJSON, CSV or JSON): the Accept header must admit one of
+     * them instead of JSON:API. A function when they depend on the request (the dump's
+     * `format`). Error answers stay JSON:API documents whatever the Accept.
+     */
+    produces?: readonly string[] | ((request: FastifyRequest) => readonly string[]);
   }
 }
 
@@ -28,9 +35,39 @@ export function acceptsJsonApi(accept: string | undefined, plainJson: boolean): 
 }
 
 /**
+ * Whether an Accept header admits one of `types`: for each type the most specific range that
+ * matches it decides (the type itself, then `text/*` for a `text/…` type, then the any-type
+ * range), and a zero quality refuses it (RFC 9110, 12.5.1). Parameters other than `q` are ignored.
+ */
+export function acceptsOneOf(accept: string | undefined, types: readonly string[]): boolean {
+  if (!accept) return true;
+  const ranges = accept.split(',').map((part) => {
+    const [range = '', ...params] = part.trim().toLowerCase().split(';').map((s) => s.trim());
+    const q = params.find((p) => p.startsWith('q='));
+    return { range, refused: q !== undefined && Number(q.slice(2)) === 0 };
+  });
+  return types.some((type) => {
+    let best: { specificity: number; refused: boolean } | null = null;
+    for (const { range, refused } of ranges) {
+      const specificity = range === type ? 3 : range === `${type.split('/')[0]}/*` ? 2 : range === '*/*' ? 1 : 0;
+      if (specificity > 0 && (best === null || specificity > best.specificity)) best = { specificity, refused };
+    }
+    return best !== null && !best.refused;
+  });
+}
+
+/** The media types a route answers beside JSON:API errors, or null for a JSON:API route. */
+function producedTypes(request: FastifyRequest): readonly string[] | null {
+  const produces = request.routeOptions.config?.produces;
+  if (produces === undefined) return null;
+  return typeof produces === 'function' ? produces(request) : produces;
+}
+
+/**
  * JSON:API media type handling for the API scope: bodies are parsed only when sent as
  * `application/vnd.api+json` (a `charset=utf-8` parameter is tolerated, others are 415);
- * an empty body is allowed for action routes; an Accept header without the type is 406.
+ * an empty body is allowed for action routes; an Accept header without the type is 406, or, on
+ * a route that declares the media types it produces, an Accept header admitting none of them.
  */
 export function registerMediaType(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
@@ -50,7 +87,11 @@ export function registerMediaType(app: FastifyInstance): void {
 
   // Callback style: no promise a request on the open path.
   app.addHook('onRequest', (request, _reply, done) => {
-    if (acceptsJsonApi(request.headers.accept, request.routeOptions.config?.plainJson === true)) done();
-    else done(new AppError('not_acceptable', `this route answers ${JSONAPI_MEDIA_TYPE}; send an Accept header that includes it (or */*)`, { header: 'Accept' }));
+    const produced = producedTypes(request);
+    if (produced === null) {
+      if (acceptsJsonApi(request.headers.accept, request.routeOptions.config?.plainJson === true)) done();
+      else done(new AppError('not_acceptable', `this route answers ${JSONAPI_MEDIA_TYPE}; send an Accept header that includes it (or */*)`, { header: 'Accept' }));
+    } else if (acceptsOneOf(request.headers.accept, produced)) done();
+    else done(new AppError('not_acceptable', `this request answers ${produced.join(' or ')}; send an Accept header that includes it (or */*)`, { header: 'Accept' }));
   });
 }

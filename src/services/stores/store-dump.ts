@@ -17,10 +17,17 @@ export const DUMP_FORMAT_TAG = 'service-store/v1';
  */
 const PAGE_ROWS = 2000;
 
+/** Each format's media type: what an Accept header must admit. */
+export const DUMP_MEDIA_TYPES: Record<DumpFormat, string> = {
+  ndjson: 'application/x-ndjson',
+  csv: 'text/csv',
+  json: 'application/json',
+};
+
 export const DUMP_CONTENT_TYPES: Record<DumpFormat, string> = {
-  ndjson: 'application/x-ndjson; charset=utf-8',
-  csv: 'text/csv; charset=utf-8',
-  json: 'application/json; charset=utf-8',
+  ndjson: `${DUMP_MEDIA_TYPES.ndjson}; charset=utf-8`,
+  csv: `${DUMP_MEDIA_TYPES.csv}; charset=utf-8`,
+  json: `${DUMP_MEDIA_TYPES.json}; charset=utf-8`,
 };
 
 interface DumpRow {
@@ -75,11 +82,14 @@ async function* chunks(db: Kysely<Database>, store: StoreRow, format: DumpFormat
     return;
   }
   const fields = topLevelFields(store.schema);
-  yield stringify([['key', 'updated_at', ...fields]]);
+  yield stringify([['key', 'updated_at', ...fields]], CSV_OPTIONS);
   for await (const rows of pages(db, store.id)) {
-    yield stringify(rows.map((r) => csvRecord(r, fields)));
+    yield stringify(rows.map((r) => csvRecord(r, fields)), CSV_OPTIONS);
   }
 }
+
+/** RFC 4180: records end with CRLF (line breaks inside a quoted value stay as they are). */
+const CSV_OPTIONS = { record_delimiter: 'windows' } as const;
 
 function jsonItem(r: DumpRow): string {
   return `{"key":${JSON.stringify(r.key)},"row":${r.row},"created_at":${JSON.stringify(r.created_at)},"updated_at":${JSON.stringify(r.updated_at)}}`;

@@ -6,6 +6,7 @@ import type { Clock } from '../../lib/clock.js';
 import { isUuid, newId } from '../../lib/ids.js';
 import { checkStoreSchema, compileRowSchema, rememberRowValidator } from '../../store/row-schema.js';
 import { StoreRepository, type StoreRow } from '../../store/store-repository.js';
+import { abandonRestore } from '../../store/store-restores.js';
 import { readString, rejectUnknown, Violations, type AttributeInput } from '../attribute-input.js';
 import type { Actor } from '../workflows/workflow-service.js';
 import { remainingViolations, scanRows } from './schema-change.js';
@@ -47,7 +48,11 @@ export class StoreService {
     return row;
   }
 
-  async create(actor: Actor, input: AttributeInput): Promise<StoreRow> {
+  /**
+   * Makes a store. `restoringUntil` makes it for a restore (store-restore.ts): invisible, its
+   * slug held, until the restore's last batch clears it.
+   */
+  async create(actor: Actor, input: AttributeInput, options: { restoringUntil?: string } = {}): Promise<StoreRow> {
     const changes = this.readChanges(input, true);
     const now = this.clock.now();
     const row: StoreRow = {
@@ -64,6 +69,7 @@ export class StoreService {
       created_at: now,
       updated_at: now,
       deleted_at: null,
+      restoring_until: options.restoringUntil ?? null,
     };
     const repo = this.stores(actor);
     for (let attempt = 1; ; attempt++) {
@@ -73,7 +79,7 @@ export class StoreService {
         return row;
       } catch (error) {
         if (!this.dialect.isUniqueViolation(error)) throw error;
-        if (changes.slug !== undefined) throw slugTaken(row.slug, input.pointer('slug'));
+        if (changes.slug !== undefined) throw slugTaken(row.slug, input.pointer('slug'), await repo.restoringSlug(row.slug));
         if (attempt === SLUG_ATTEMPTS) throw error;
       }
     }
@@ -117,7 +123,7 @@ export class StoreService {
           ...(newSchema ? { schema: schemaText!, schema_version: store.schema_version + 1 } : {}),
           updated_at: this.clock.now(),
         };
-        const { id: _id, workspace_id: _ws, deleted_at: _deleted, ...columns } = updated;
+        const { id: _id, workspace_id: _ws, deleted_at: _deleted, restoring_until: _restoring, ...columns } = updated;
         await repo.update(id, columns);
         return updated;
       });
@@ -126,7 +132,7 @@ export class StoreService {
       if (validate) rememberRowValidator(updated.id, updated.schema_version, validate);
       return updated;
     } catch (error) {
-      if (changes.slug !== undefined && this.dialect.isUniqueViolation(error)) throw slugTaken(changes.slug, input.pointer('slug'));
+      if (changes.slug !== undefined && this.dialect.isUniqueViolation(error)) throw slugTaken(changes.slug, input.pointer('slug'), await this.stores(actor).restoringSlug(changes.slug));
       throw error;
     }
   }
@@ -134,6 +140,12 @@ export class StoreService {
   /** The store disappears at once (its slug is free again); the sweeper removes its rows. */
   async remove(actor: Actor, id: string): Promise<void> {
     if (!isUuid(id) || !(await this.stores(actor).markDeleted(id, this.clock.now()))) throw notFound('store');
+    this.onDeleted();
+  }
+
+  /** A restore that failed gives its store up: deleted, for the sweeper (store-restore.ts). */
+  async abandonRestore(id: string): Promise<void> {
+    await abandonRestore(this.db, id, this.clock.now());
     this.onDeleted();
   }
 
@@ -166,6 +178,7 @@ export class StoreService {
   }
 }
 
-function slugTaken(slug: string, pointer: string): AppError {
-  return new AppError('slug_taken', `another store of this workspace has the slug "${slug}"`, { pointer });
+function slugTaken(slug: string, pointer: string, byRestore: boolean): AppError {
+  const holder = byRestore ? 'a restore in progress is making a store with' : 'another store of this workspace has';
+  return new AppError('slug_taken', `${holder} the slug "${slug}"`, { pointer });
 }

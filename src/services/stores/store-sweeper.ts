@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { systemClock, type Clock } from '../../lib/clock.js';
+import { abandonExpiredRestores } from '../../store/store-restores.js';
 
 export interface SweepBatch {
   storeId: string;
@@ -15,6 +17,8 @@ export interface StoreSweeperOptions {
   onError?: (error: unknown) => void;
   /** Called after each batch has committed, before the sweeper yields. */
   onBatch?: (batch: SweepBatch) => void | Promise<void>;
+  /** The clock restore leases are written with (store-restore.ts); the system's by default. */
+  clock?: Clock;
 }
 
 /**
@@ -23,7 +27,8 @@ export interface StoreSweeperOptions {
  * batches of 1,000 rows, each its own short transaction, and yields between them, so writers
  * of other stores (and SQLite's single connection) are never held for more than one batch.
  * Started by `serve`, it sweeps at once (resuming what a stopped process left), whenever this
- * process deletes a store, and every minute.
+ * process deletes a store, and every minute. Each sweep first turns restores whose lease ran out
+ * (their process died, or their client went quiet) into deleted stores.
  */
 export class StoreSweeper {
   private timer: NodeJS.Timeout | null = null;
@@ -41,6 +46,7 @@ export class StoreSweeper {
   /** Sweeps every deleted store; returns the rows and tombstones deleted. */
   async runOnce(): Promise<number> {
     let deleted = 0;
+    await abandonExpiredRestores(this.db, (this.options.clock ?? systemClock).now());
     while (!this.halted) {
       const stores = await this.db.selectFrom('stores').select('id').where('deleted_at', 'is not', null).orderBy('deleted_at').limit(10).execute();
       if (stores.length === 0) break;
