@@ -306,7 +306,7 @@ function streamRestore(server, file, slug) {
   return new Promise((resolve, reject) => {
     const request = http.request(`${server.baseUrl}/api/v1/stores/restore?slug=${encodeURIComponent(slug)}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${server.token}`, 'content-type': NDJSON, accept: 'application/json', 'content-length': fs.statSync(file).size },
+      headers: { authorization: `Bearer ${server.token}`, 'content-type': NDJSON, accept: MEDIA, 'content-length': fs.statSync(file).size },
     }, (response) => {
       const chunks = [];
       response.setEncoding('utf8');
@@ -336,8 +336,10 @@ async function restoreFile(server, file, slug) {
   const seconds = (performance.now() - started) / 1000;
   // The report must account for every line: all imported, nothing failed or duplicated.
   const expected = settings.rows;
-  if (report.imported !== expected || report.failed !== 0 || report.lines !== expected || report.duplicates.count !== 0 || report.store.row_count !== expected) {
-    throw new Error(`the restore's report does not account for ${expected} rows: ${JSON.stringify({ ...report, errors: report.errors.slice(0, 3), duplicates: { count: report.duplicates.count } })}`);
+  // The answer (DESIGN.md): the new store's document and meta {rows_imported, rows_failed, failures, duplicates}.
+  const { data, meta } = report;
+  if (meta.rows_imported !== expected || meta.rows_failed !== 0 || meta.duplicates.length !== 0 || data.attributes.row_count !== expected) {
+    throw new Error(`the restore's report does not account for ${expected} rows: ${JSON.stringify({ data, meta: { ...meta, failures: meta.failures.slice(0, 3), duplicates: meta.duplicates.slice(0, 3) } })}`);
   }
   return { report, seconds, rss };
 }
@@ -357,10 +359,10 @@ async function measureRestore(dialect, server, dumpFile) {
     details: [
       `The dump file (written before, not timed): the header line \`{"format":"service-store/v1", name, slug, description, schema, row_cap: ${whole(settings.rowCap)}}\`, then ${whole(settings.rows)} lines \`{key, row, created_at, updated_at}\` in key order with increasing times, rows of ${dumpFile.rowBytes} bytes of JSON on average (${dumpFile.lineBytes} bytes a line): ${mb(dumpFile.bytes)}.`,
       `Streamed with node:http \`request\` (a file read stream piped into it, \`Content-Type: ${NDJSON}\`, \`Content-Length\` set) to \`POST /api/v1/stores/restore?slug=bench-restored\`; timed from the request's start to the report's last byte: ${seconds.toFixed(2)} s, ${whole(rate)} rows/s.`,
-      `The report: ${whole(report.lines)} lines, ${whole(report.imported)} imported, ${report.failed} failed, ${report.duplicates.count} duplicates; the new store holds ${whole(report.store.row_count)} rows.`,
+      `The answer: ${whole(report.meta.rows_imported)} rows imported, ${report.meta.rows_failed} failed, ${report.meta.duplicates.length} duplicate keys; the new store holds ${whole(report.data.attributes.row_count)} rows.`,
       `Server memory (\`/proc/<pid>/status\`, sampled from just before the request to its answer): ${describeMemory(rss)}.`,
     ],
-    raw: { storeId: report.store.id, seconds, rowsPerSecond: rate, report: { ...report, errors: report.errors.slice(0, 10) }, memory: rss, file: { bytes: dumpFile.bytes, rowBytes: dumpFile.rowBytes, lineBytes: dumpFile.lineBytes } },
+    raw: { storeId: report.data.id, seconds, rowsPerSecond: rate, report: { store: report.data, meta: { ...report.meta, failures: report.meta.failures.slice(0, 10), duplicates: report.meta.duplicates.slice(0, 10) } }, memory: rss, file: { bytes: dumpFile.bytes, rowBytes: dumpFile.rowBytes, lineBytes: dumpFile.lineBytes } },
   };
 }
 
@@ -651,7 +653,7 @@ async function runDialect(dialect, baselines, dumpFile) {
     // With BENCH_ONLY leaving out the restore, sections 3 and 4 still need its rows.
     if (restoredId === null && bench.only && (bench.only.has(3) || bench.only.has(4)) && !bench.only.has(2)) {
       console.log('  (restoring the rows sections 3 and 4 read; not measured)');
-      restoredId = (await restoreFile(server, dumpFile.path, 'bench-restored')).report.store.id;
+      restoredId = (await restoreFile(server, dumpFile.path, 'bench-restored')).report.data.id;
     }
     const needRestored = () => {
       if (restoredId === null) throw new Error('the restore failed, so there is no store of N rows to read');

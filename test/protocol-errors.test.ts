@@ -1,9 +1,10 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { notFound } from '../src/errors/app-error.js';
 import { describeEachDialect } from './support/dialects.js';
 import { jsonApiViolations } from './support/jsonapi-schema.js';
-import { rawExchange, type RawResponse } from './support/raw-http.js';
+import { parseResponses, rawExchange, type RawResponse } from './support/raw-http.js';
 import { createTestApp, JSONAPI, type TestApp } from './support/test-app.js';
 import { webhookWorkflow } from './support/webhook-helpers.js';
 
@@ -291,5 +292,25 @@ describeEachDialect('503 while the server shuts down', (dialect) => {
     expectErrorDocument({ status: exchange.responses[0]!.status, headers: exchange.responses[0]!.headers, body: exchange.responses[0]!.body }, 404, 'not_found');
     rawErrorDocument(exchange.responses[1], 503, 'service_unavailable');
     expect(exchange.error).toBeNull();
+  });
+
+  it('closes a connection whose streamed body was refused before it was read, so close() does not wait on the upload', async () => {
+    const app = await buildApp({ ...t.deps, config: { apiRateLimit: 0, trustProxy: [], baseUrl: 'http://sy.test' }, logger: false });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (app.server.address() as { port: number }).port;
+    // A restore (a streamed body) refused by the Accept check before its body is read; the client
+    // sends the first megabyte of 50 and stalls. Kept open, the connection held close() for ever.
+    const socket = net.connect(port, '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    let received = '';
+    socket.on('data', (chunk) => (received += String(chunk)));
+    const ended = new Promise<void>((resolve) => socket.once('end', () => resolve()));
+    socket.write(`POST /api/v1/stores/restore?slug=stalled HTTP/1.1\r\nHost: sy.test\r\nAuthorization: Bearer ${t.tokens.build}\r\nAccept: text/html\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n`);
+    socket.write(Buffer.alloc(1024 * 1024, 'x'));
+    await ended;
+    const [answer] = parseResponses(Buffer.from(received));
+    rawErrorDocument(answer, 406, 'not_acceptable');
+    await app.close();
+    socket.destroy();
   });
 });

@@ -87,14 +87,25 @@ export function describeError(error: unknown): { status: number; items: ErrorIte
   return { status: 500, items: [{ code: 'internal_error', detail: 'an internal error occurred; the request id identifies it in the server log' }], headers: {} };
 }
 
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
+}
+
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
   const { status, items, headers } = describeError(error);
   // Items may carry finer codes (a graph rule); their title falls back to the error's own.
   const fallbackTitle = error instanceof AppError ? ERROR_CODES[error.code].title : undefined;
   if (status >= 500) { request.log.error({ err: error }, 'request failed'); if (process.env.SY_DEBUG) console.error(error); }
   for (const [name, value] of Object.entries(headers)) reply.header(name, value);
-  // A refused body is left unread and the connection closed: let the client finish sending.
-  if (reply.getHeader('connection') === 'close' && !request.raw.complete) lingerOnClose(request.raw.socket);
+  // A body refused before it was all read (413, a parse error, or a streamed body's route that
+  // refused the request first: the restore's 406, 400 or 409) is left unread: the connection is
+  // closed after the answer, lingering so the client can finish sending and read it. Kept open,
+  // a client still uploading would hold it (and a server's shutdown) with a body nobody reads.
+  if (!request.raw.complete && (reply.getHeader('connection') === 'close' || hasBody(request))) {
+    reply.header('connection', 'close');
+    lingerOnClose(request.raw.socket);
+  }
   // Bytes, not a string: Fastify appends a charset to string payloads, and replies raised by the
   // router (framework-errors.ts) skip the onSend hook that strips it.
   return reply.code(status).type(JSONAPI_MEDIA_TYPE).send(Buffer.from(JSON.stringify(errorDocument(status, items, request.id, fallbackTitle))));
