@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { SqlDialect } from '../db/dialect/dialect.js';
 import type { Database, StoresTable } from '../db/schema.js';
+import { directWrites } from '../db/direct-writes.js';
 
 export type StoreRow = StoresTable;
 type Db = Kysely<Database> | Transaction<Database>;
@@ -65,6 +66,17 @@ export class StoreRepository {
 
   async update(id: string, changes: Partial<Omit<StoreRow, 'id' | 'workspace_id' | 'deleted_at' | 'restoring_until'>>): Promise<void> {
     await this.db.updateTable('stores').set(changes).where('workspace_id', '=', this.workspaceId).where('id', '=', id).where('deleted_at', 'is', null).where('restoring_until', 'is', null).execute();
+  }
+
+  /**
+   * Updates the store that `lock` read in this same transaction (a row write's count and time):
+   * by id alone, since the transaction read it live; inside a SQLite transaction through a plain
+   * prepared statement (see StoreRowRepository.insert).
+   */
+  async updateLocked(id: string, changes: Pick<Partial<StoreRow>, 'row_count' | 'last_write_at'>): Promise<void> {
+    const direct = directWrites(this.db);
+    if (direct) direct.update('stores', changes, id);
+    else await this.update(id, changes);
   }
 
   /** Hides the store at once; the sweeper removes its rows later. False when it was not live. */

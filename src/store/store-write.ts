@@ -94,12 +94,12 @@ export async function writeStoreRow(trx: Transaction<Database>, dialect: SqlDial
   if (mode === 'delete') {
     await rows.remove(write.key);
     await rows.addTombstone(write.key, at, write.workflowId);
-    await stores.update(store.id, { row_count: store.row_count - 1, last_write_at: at });
+    await stores.updateLocked(store.id, { row_count: store.row_count - 1, last_write_at: at });
     return { key: write.key, row: JSON.parse(existing!.row) as Record<string, unknown>, created: false, deleted: true, created_at: existing!.created_at, updated_at: at, ...by };
   }
   if (existing) {
     await rows.replace(write.key, { row: rowText, updated_at: at, ...by });
-    await stores.update(store.id, { last_write_at: at });
+    await stores.updateLocked(store.id, { last_write_at: at });
     return { key: write.key, row: write.row as Record<string, unknown>, created: false, deleted: false, created_at: existing.created_at, updated_at: at, ...by };
   }
   if (store.row_count >= store.row_cap) {
@@ -110,7 +110,7 @@ export async function writeStoreRow(trx: Transaction<Database>, dialect: SqlDial
   await rows.insert({ store_id: store.id, key: write.key, row: rowText, created_at: at, updated_at: at, ...by });
   // A key's tombstone says it is gone; written again, it is not (see the deletions feed).
   await rows.removeTombstone(write.key);
-  await stores.update(store.id, { row_count: store.row_count + 1, last_write_at: at });
+  await stores.updateLocked(store.id, { row_count: store.row_count + 1, last_write_at: at });
   return { key: write.key, row: write.row as Record<string, unknown>, created: true, deleted: false, created_at: at, updated_at: at, ...by };
 }
 

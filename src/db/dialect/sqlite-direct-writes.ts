@@ -1,7 +1,7 @@
 import type SQLite from 'better-sqlite3';
 import type { DirectWrites } from '../direct-writes.js';
 import type { TableWrites } from '../table-writes.js';
-import { encode } from './sqlite-boolean-plugin.js';
+import { encode } from './sqlite-statement-cache.js';
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 

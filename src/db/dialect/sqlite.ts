@@ -6,7 +6,6 @@ import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { Database } from '../schema.js';
 import type { DatabaseHandle, SqlDialect } from './dialect.js';
 import { TableWrites } from '../table-writes.js';
-import { SqliteBooleanPlugin } from './sqlite-boolean-plugin.js';
 import { cachingDatabase } from './sqlite-statement-cache.js';
 import { sqliteDirectWrites } from './sqlite-direct-writes.js';
 import { SAFETY_NET_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
@@ -66,7 +65,7 @@ export function openSqlite(file: string): DatabaseHandle {
   );
   const writes = new TableWrites();
   writes.direct = sqliteDirectWrites(connection, writes);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingDatabase(connection) }), plugins: [writes, new SqliteBooleanPlugin()] });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingDatabase(connection) }), plugins: [writes] });
   const dataVersion = connection.prepare('PRAGMA data_version').pluck();
   return {
     db,
