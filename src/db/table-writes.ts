@@ -20,6 +20,10 @@ export interface DirectWrites {
   insert(table: string, row: object): void;
   /** Updates the row with this id (and, given, one of these statuses); returns the rows changed. */
   update(table: string, changes: object, id: string, statusIn?: readonly string[]): number;
+  /** Reads the first row of a query given as SQL with `?` parameters (a hot path's fixed look-up); undefined when none. */
+  get(sqlText: string, parameters: readonly unknown[]): unknown;
+  /** Runs a write given as SQL with `?` parameters, counted against `table`; returns the rows changed. */
+  run(table: string, sqlText: string, parameters: readonly unknown[]): number;
 }
 
 function tableName(node: OperationNode | undefined): string | null {

@@ -34,6 +34,9 @@ export class StoreRepository {
    * per store (SQLite runs one write transaction at a time anyway).
    */
   lock(dialect: SqlDialect, id: string): Promise<StoreRow | undefined> {
+    // Inside a SQLite transaction (every row write), a plain prepared statement: see updateLocked.
+    const direct = directWrites(this.db);
+    if (direct) return Promise.resolve(direct.get('select * from "stores" where "workspace_id" = ? and "id" = ? and "deleted_at" is null and "restoring_until" is null', [this.workspaceId, id]) as StoreRow | undefined);
     const query = this.live().selectAll().where('id', '=', id);
     return (dialect.rowLocks ? query.forUpdate() : query).executeTakeFirst();
   }

@@ -39,6 +39,8 @@ export class StoreRowRepository {
   }
 
   find(key: string): Promise<StoreRowRecord | undefined> {
+    const direct = directWrites(this.db);
+    if (direct) return Promise.resolve(direct.get('select * from "store_rows" where "store_id" = ? and "key" = ?', [this.storeId, key]) as StoreRowRecord | undefined);
     return this.db.selectFrom('store_rows').selectAll().where('store_id', '=', this.storeId).where('key', '=', key).executeTakeFirst();
   }
 
@@ -134,7 +136,9 @@ export class StoreRowRepository {
   }
 
   async removeTombstone(key: string): Promise<void> {
-    await this.db.deleteFrom('store_deletions').where('store_id', '=', this.storeId).where('key', '=', key).execute();
+    const direct = directWrites(this.db);
+    if (direct) direct.run('store_deletions', 'delete from "store_deletions" where "store_id" = ? and "key" = ?', [this.storeId, key]);
+    else await this.db.deleteFrom('store_deletions').where('store_id', '=', this.storeId).where('key', '=', key).execute();
   }
 }
 

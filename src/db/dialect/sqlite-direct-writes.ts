@@ -45,7 +45,21 @@ export function sqliteDirectWrites(connection: SQLite.Database, writes: TableWri
     if (shapes === undefined) map.set(key, (shapes = []));
     return shapes;
   };
+  const statements = new Map<string, SQLite.Statement>();
+  const statement = (sqlText: string) => {
+    let prepared = statements.get(sqlText);
+    if (prepared === undefined) statements.set(sqlText, (prepared = connection.prepare(sqlText)));
+    return prepared;
+  };
   return {
+    get(sqlText, parameters) {
+      return statement(sqlText).get(parameters.map(encode));
+    },
+    run(table, sqlText, parameters) {
+      const result = statement(sqlText).run(parameters.map(encode));
+      writes.count(table);
+      return result.changes;
+    },
     insert(table, row) {
       const shapes = shapesOf(inserts, table);
       const values: unknown[] = [];
