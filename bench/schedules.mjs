@@ -106,7 +106,7 @@ const lines = [
   `${settings.schedules.toLocaleString('en')} active schedules (one workflow each: a \`schedule\` trigger, cron \`${settings.cron}\`, activated through the workflow service by a seeding child before serve starts), all due at the same second each minute, on \`node dist/main.js serve\` (embedded SQLite, defaults but \`SWITCHYARD_API_RATE_LIMIT=10000000\`). Run: \`npm run bench:schedules\` (\`BENCH_SCHEDULES\`, \`BENCH_MINUTES\`).`,
   '',
   `Measured ${result.settings.date} on ${result.machine.cpu} (${result.machine.cores} cores), Node ${result.machine.node}${describeCode(settings.code)}.`,
-  `**The machine was shared with other work**: load average (1, 5, 15 min) ${result.loadAverage.before.join(' / ')} before, ${result.loadAverage.during.map((l) => l.join(' / ')).join('; ')} during the measured minutes.`,
+  `${result.loadAverage.before[0] > result.machine.cores ? '**The machine was busy with other work**: l' : 'L'}oad average (1, 5, 15 min) ${result.loadAverage.before.join(' / ')} before, ${result.loadAverage.during.map((l) => l.join(' / ')).join('; ')} during the measured minutes.`,
   '',
   '- fire-time lag: `fired_at - scheduled_at` of each execution, the moment the scheduler created it for its fire time (the commit follows within the same batch);',
   '- start lag: the execution began running (`started_at - scheduled_at`);',
