@@ -187,6 +187,10 @@ describeEachDialect('rate limit', (dialect) => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect(limited.body.errors[0].code).toBe('rate_limited');
+    expect(limited.headers).toMatchObject({ 'ratelimit-limit': '3', 'ratelimit-remaining': '0' });
+    expect(Number(limited.headers['ratelimit-reset'])).toBe(Number(limited.headers['retry-after']));
+    // Every request of the window counts, refused ones too; POST bodies are not read first.
+    expect((await t.request('POST', '/api/v1/workflows', { body: { data: { name: 'never made' } } })).status).toBe(429);
     expect((await t.request('GET', '/api/v1/me', { token: t.tokens.read })).status).toBe(200);
   });
 });
