@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdentityService } from '../src/services/identity/identity-service.js';
 import { systemClock } from '../src/lib/clock.js';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from './support/dialects.js';
-import { startServe, type ServeProcess } from './support/serve-process.js';
+import { callApi, startServe, type ServeProcess } from './support/serve-process.js';
 import { edge, node } from './support/engine-helpers.js';
 
 const JSONAPI = 'application/vnd.api+json';
@@ -85,15 +85,7 @@ describe.skipIf(!TEST_DATABASE_URL)('one API process and two workers on one Post
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  async function call(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
-    const response = await fetch(`${api.address}/api/v1${url}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': JSONAPI }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : null };
-  }
+  const call = (method: string, url: string, body?: unknown) => callApi(api.address, token, method, url, body);
 
   /** A workflow with this graph, active; answers its id and the path and bearer of its webhook node `hook` (when it has one). */
   async function activeWorkflow(name: string, graph: Record<string, unknown>): Promise<{ id: string; hookPath: string; hookToken: string }> {

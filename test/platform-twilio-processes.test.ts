@@ -8,9 +8,8 @@ import { systemClock } from '../src/lib/clock.js';
 import { IdentityService } from '../src/services/identity/identity-service.js';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from './support/dialects.js';
 import { edge, node } from './support/engine-helpers.js';
-import { startServe, type ServeProcess } from './support/serve-process.js';
+import { callApi, startServe, type ServeProcess } from './support/serve-process.js';
 
-const JSONAPI = 'application/vnd.api+json';
 const ACCOUNT = 'AC00000000000000000000000000000042';
 const AUTH_TOKEN = 'twilio-auth-token-processes-0123456789';
 /** The public URL Twilio is given (behind a proxy): the signature covers it, not the listening address. */
@@ -71,15 +70,7 @@ describe.skipIf(!TEST_DATABASE_URL)('Twilio SMS across an API process and a work
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  async function call(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
-    const response = await fetch(`${api.address}/api/v1${url}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': JSONAPI }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : null };
-  }
+  const call = (method: string, url: string, body?: unknown) => callApi(api.address, token, method, url, body);
 
   async function activeWorkflow(name: string, graph: Record<string, unknown>): Promise<string> {
     const created = await call('POST', '/workflows', { data: { name } });

@@ -55,3 +55,15 @@ export function runCli(args: string[], env: Record<string, string | undefined>):
   child.stderr.on('data', (chunk) => (output += String(chunk)));
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, output })));
 }
+
+/** A call to a serve process's API with a token: the status and the parsed body (null when empty). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read whatever the API answers
+export async function callApi(address: string, token: string, method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${address}/api/v1${url}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/vnd.api+json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null };
+}
