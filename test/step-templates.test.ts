@@ -48,6 +48,27 @@ describeEachDialect('step templates', (dialect) => {
     expect(JSON.stringify(readStore.attributes.canvas_schema)).toContain('store_id');
   });
 
+  it('shows the platform triggers, chat_reply and schedule with config schemas naming their fields', async () => {
+    const res = await t.request('GET', '/api/v1/step-templates');
+    const template = (slug: string) => res.body.data.find((d: { id: string }) => d.id === slug).attributes;
+    const fields: Record<string, string[]> = {
+      app_event: ['channels', 'only_mentioned'],
+      chat_reply: ['text'],
+      sms: ['numbers'],
+      email: ['recipients', 'subject_contains'],
+      schedule: ['cron', 'timezone', 'interval_ms', 'catch_up'],
+    };
+    for (const [slug, names] of Object.entries(fields)) {
+      const attributes = template(slug);
+      expect(attributes.canvas_visible, slug).toBe(true);
+      const schema = JSON.stringify(attributes.canvas_schema);
+      for (const name of names) expect(schema, `${slug}: ${name}`).toContain(`"${name}"`);
+    }
+    // Triggers start a run: no input port.
+    for (const slug of ['app_event', 'sms', 'email', 'schedule']) expect(template(slug).ports.in, slug).toEqual([]);
+    expect(template('chat_reply').ports.in).toEqual(['in']);
+  });
+
   it('returns icon and icon_color only when asked', async () => {
     const res = await t.request('GET', '/api/v1/step-templates?fields[step-template]=slug,icon,icon_color');
     expect(Object.keys(res.body.data[0].attributes).sort()).toEqual(['icon', 'icon_color', 'slug']);
