@@ -1,13 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IdentityService } from '../src/services/identity/identity-service.js';
-import { systemClock } from '../src/lib/clock.js';
-import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from './support/dialects.js';
-import { callApi, startServe, type ServeProcess } from './support/serve-process.js';
+import { TEST_DATABASE_URL, type TestDatabase } from './support/dialects.js';
+import { callApi, processTestSetup, startServe, type ServeProcess } from './support/serve-process.js';
 import { edge, node } from './support/engine-helpers.js';
 
 const JSONAPI = 'application/vnd.api+json';
@@ -56,11 +52,7 @@ describe.skipIf(!TEST_DATABASE_URL)('one API process and two workers on one Post
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-    database = await createTestDatabase('postgres');
-    const identity = new IdentityService(database.db, systemClock);
-    await identity.createWorkspace({ name: 'Main', slug: 'main', plan: 'pro', ownerEmail: 'main@example.test' });
-    token = (await identity.createToken({ workspaceSlug: 'main', scope: 'build' })).token;
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'sy-cluster-'));
+    ({ database, token, dataDir } = await processTestSetup('sy-cluster-'));
     env = {
       DATABASE_URL: database.url!,
       SWITCHYARD_DATA_DIR: dataDir,

@@ -1,14 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import twilio from 'twilio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../src/cli/program.js';
-import { systemClock } from '../src/lib/clock.js';
-import { IdentityService } from '../src/services/identity/identity-service.js';
-import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from './support/dialects.js';
+import { TEST_DATABASE_URL, type TestDatabase } from './support/dialects.js';
 import { edge, node } from './support/engine-helpers.js';
-import { callApi, startServe, type ServeProcess } from './support/serve-process.js';
+import { callApi, processTestSetup, startServe, type ServeProcess } from './support/serve-process.js';
 
 const ACCOUNT = 'AC00000000000000000000000000000042';
 const AUTH_TOKEN = 'twilio-auth-token-processes-0123456789';
@@ -41,11 +37,7 @@ describe.skipIf(!TEST_DATABASE_URL)('Twilio SMS across an API process and a work
   let token: string;
 
   beforeAll(async () => {
-    database = await createTestDatabase('postgres');
-    const identity = new IdentityService(database.db, systemClock);
-    await identity.createWorkspace({ name: 'Main', slug: 'main', plan: 'pro', ownerEmail: 'main@example.test' });
-    token = (await identity.createToken({ workspaceSlug: 'main', scope: 'build' })).token;
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'sy-sms-cluster-'));
+    ({ database, token, dataDir } = await processTestSetup('sy-sms-cluster-'));
     env = {
       DATABASE_URL: database.url!,
       SWITCHYARD_DATA_DIR: dataDir,

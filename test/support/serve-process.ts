@@ -1,4 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { systemClock } from '../../src/lib/clock.js';
+import { IdentityService } from '../../src/services/identity/identity-service.js';
+import { createTestDatabase, type TestDatabase } from './dialects.js';
 
 export interface ServeProcess {
   child: ChildProcess;
@@ -66,4 +72,16 @@ export async function callApi(address: string, token: string, method: string, ur
   });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : null };
+}
+
+/**
+ * What tests of several serve processes on one PostgreSQL start from: a fresh database with the
+ * Pro workspace `main` and a build token of it, and a data directory (the caller removes both).
+ */
+export async function processTestSetup(dirPrefix: string): Promise<{ database: TestDatabase; token: string; dataDir: string }> {
+  const database = await createTestDatabase('postgres');
+  const identity = new IdentityService(database.db, systemClock);
+  await identity.createWorkspace({ name: 'Main', slug: 'main', plan: 'pro', ownerEmail: 'main@example.test' });
+  const token = (await identity.createToken({ workspaceSlug: 'main', scope: 'build' })).token;
+  return { database, token, dataDir: mkdtempSync(path.join(os.tmpdir(), dirPrefix)) };
 }

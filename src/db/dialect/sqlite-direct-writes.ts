@@ -1,7 +1,7 @@
 import type SQLite from 'better-sqlite3';
 import type { DirectWrites } from '../direct-writes.js';
 import type { TableWrites } from '../table-writes.js';
-import { encode } from './sqlite-statement-cache.js';
+import { bindable, encode } from './sqlite-statement-cache.js';
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
@@ -53,10 +53,10 @@ export function sqliteDirectWrites(connection: SQLite.Database, writes: TableWri
   };
   return {
     get(sqlText, parameters) {
-      return statement(sqlText).get(parameters.map(encode));
+      return statement(sqlText).get(bindable(parameters));
     },
     run(table, sqlText, parameters) {
-      const result = statement(sqlText).run(parameters.map(encode));
+      const result = statement(sqlText).run(bindable(parameters));
       writes.count(table);
       return result.changes;
     },

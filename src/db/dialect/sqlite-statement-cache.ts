@@ -5,7 +5,7 @@ import type { SqliteDatabase, SqliteStatement } from 'kysely';
 export const encode = (value: unknown) => (typeof value === 'boolean' ? (value ? 1 : 0) : value);
 
 /** The parameters with booleans as 0/1; the same array when it holds none (the common case). */
-function bindable(parameters: ReadonlyArray<unknown>): ReadonlyArray<unknown> {
+export function bindable(parameters: ReadonlyArray<unknown>): ReadonlyArray<unknown> {
   for (let i = 0; i < parameters.length; i++) if (typeof parameters[i] === 'boolean') return parameters.map(encode);
   return parameters;
 }
