@@ -13,7 +13,7 @@ import { openPostgres } from '../../dist/db/dialect/postgres.js';
 import { migrateOrThrow } from '../../dist/db/migrate.js';
 import { IdentityService } from '../../dist/services/identity/identity-service.js';
 import { systemClock } from '../../dist/lib/clock.js';
-import { cleanEnvironment } from './spawn-serve.mjs';
+import { cleanEnvironment, benchNodeFlags } from './spawn-serve.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const ADMIN_URL = process.env.BENCH_DATABASE_URL || process.env.SWITCHYARD_TEST_DATABASE_URL;
@@ -67,7 +67,7 @@ export async function clusterDatabase(name) {
  */
 export async function startRole(role, databaseUrl, env = {}, { readyTimeoutMs = 120_000 } = {}) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `sy-cluster-${role}-`));
-  const child = spawn(process.execPath, [path.join(root, 'dist/main.js'), 'serve', '--role', role], {
+  const child = spawn(process.execPath, [...benchNodeFlags(), path.join(root, 'dist/main.js'), 'serve', '--role', role], {
     cwd: root,
     env: { ...cleanEnvironment(), PORT: '0', HOST: '127.0.0.1', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_SECRET_KEY: SECRET, SWITCHYARD_LOG_LEVEL: 'warn', SWITCHYARD_API_RATE_LIMIT: '0', SWITCHYARD_WEBHOOK_RATE_LIMIT: '0', SWITCHYARD_HTTP_ALLOW: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -15,6 +15,7 @@ import * as schedules from './migrations/0012-schedules.js';
 import * as knowledgeExactVectors from './migrations/0013-knowledge-exact-vectors.js';
 import * as scheduleIntervalMs from './migrations/0015-schedule-interval-ms.js';
 import * as storeRestores from './migrations/0016-store-restores.js';
+import * as claimFunction from './migrations/0017-claim-function.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
 
@@ -35,6 +36,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0013-knowledge-exact-vectors': knowledgeExactVectors,
   '0015-schedule-interval-ms': scheduleIntervalMs,
   '0016-store-restores': storeRestores,
+  '0017-claim-function': claimFunction,
 };
 
 /** Applies pending migrations. Like Kysely's migrator it reports instead of throwing. */

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
+import { transactionBuffer } from './transaction-buffer.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type NotificationHandler = (payload: string) => void;
@@ -48,9 +49,12 @@ export function assertChannel(channel: string): void {
   if (!CHANNEL.test(channel)) throw new Error(`"${channel}" is not a valid notification channel name`);
 }
 
+/** Sends a notification now, or, in a group commit that buffers them, at its end (transaction-buffer.ts). */
 export async function sendNotification(db: Db, channel: string, payload: string): Promise<void> {
   assertChannel(channel);
   if (Buffer.byteLength(payload) > MAX_NOTIFY_PAYLOAD) throw new Error(`notification payload of ${Buffer.byteLength(payload)} bytes on ${channel} exceeds ${MAX_NOTIFY_PAYLOAD}`);
+  const buffer = transactionBuffer(db);
+  if (buffer) return buffer.notify(channel, payload);
   await sql`select pg_notify(${channel}, ${payload})`.execute(db);
 }
 

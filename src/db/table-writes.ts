@@ -1,4 +1,5 @@
 import type {
+  Kysely,
   KyselyPlugin,
   OperationNode,
   PluginTransformQueryArgs,
@@ -22,6 +23,8 @@ export interface DirectWrites {
   update(table: string, changes: object, id: string, statusIn?: readonly string[]): number;
   /** Reads the first row of a query given as SQL with `?` parameters (a hot path's fixed look-up); undefined when none. */
   get(sqlText: string, parameters: readonly unknown[]): unknown;
+  /** Reads every row of a query given as SQL with `?` parameters. */
+  all(sqlText: string, parameters: readonly unknown[]): unknown[];
   /** Runs a write given as SQL with `?` parameters, counted against `table`; returns the rows changed. */
   run(table: string, sqlText: string, parameters: readonly unknown[]): number;
 }
@@ -50,7 +53,7 @@ function writtenTables(node: RootOperationNode): string[] {
  * Counts the writes this process sends to each table, so an in-process cache can tell whether a
  * table changed since it read it. It only looks at the root node of each query: no tree walk.
  * Writes through raw `sql` templates are not seen; the code base writes through the builder, or
- * through DirectWrites, which counts its writes here.
+ * through DirectWrites, which counts its writes here, or counts them itself (`countWrite`).
  */
 export class TableWrites implements KyselyPlugin {
   private readonly counts = new Map<string, number>();
@@ -85,4 +88,10 @@ export class TableWrites implements KyselyPlugin {
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
     return args.result;
   }
+}
+
+/** Counts a write made by a raw statement (a function call, a statement of several CTEs) on the TableWrites of `db`, if it has one. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema: only the executor is used
+export function countWrite(db: Kysely<any>, table: string): void {
+  for (const plugin of db.getExecutor().plugins) if (plugin instanceof TableWrites) plugin.count(table);
 }

@@ -1,6 +1,9 @@
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { ExecutionRow } from './execution-store.js';
+import { countWrite } from '../db/table-writes.js';
+import { flushBuffered, transactionBuffer } from '../db/transaction-buffer.js';
+import { gatherable, HeldUpdates } from './held-updates.js';
+import type { ExecutionRow, StepRow } from './execution-store.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -11,20 +14,9 @@ type Db = Kysely<Database> | Transaction<Database>;
  * SQLite, so tests with a manual clock drive waits the same way on both dialects.
  */
 
-/** The database's current time as a canonical timestamp (`YYYY-MM-DDTHH:MM:SS.ffffffZ`). */
-const DB_NOW = sql<string>`to_char(clock_timestamp() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-
 function dbNowPlus(ms: number): RawBuilder<string> {
   return sql<string>`to_char((clock_timestamp() + make_interval(secs => ${ms / 1000})) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 }
-
-/**
- * Claims are serialized across the cluster by this transaction-scoped advisory lock, so the
- * counts they enforce (the cluster-wide running limit, per-workflow limits) cannot be overbooked
- * by two workers claiming at once. A claim holds it for one short transaction (a few statements
- * on indexed rows), and takes many executions at once under load.
- */
-const CLAIM_LOCK = 0x5357_0001;
 
 export interface ClaimRequest {
   owner: string;
@@ -35,8 +27,6 @@ export interface ClaimRequest {
   /** Live running executions allowed in the whole cluster. */
   maxRunning: number;
   leaseMs: number;
-  /** Claim only this execution (a parked run resuming, a woken parent); else any due ones. */
-  onlyId?: string;
 }
 
 export interface Claimed {
@@ -47,14 +37,10 @@ export interface Claimed {
   was: string;
   /** When it became due (`run_at` before the claim), for the claim latency; null for a takeover. */
   dueAt: string | null;
+  /** Its step rows, read in the claim when it was `pending` (a new execution); else null: the worker reads them. */
+  steps: StepRow[] | null;
 }
 
-/**
- * Claims runnable executions: pending or waiting ones that are due, and running ones whose lease
- * expired, oldest first, within the cluster's running limit and each workflow's own limit; they
- * become `running` under this worker's lease. `onlyId` also accepts that execution when this
- * worker already holds it (a run waiting only for children keeps `running` for a moment).
- */
 export interface ClaimResult {
   claimed: Claimed[];
   /**
@@ -64,102 +50,32 @@ export interface ClaimResult {
   heldBack: boolean;
 }
 
+/**
+ * Claims runnable executions: running ones whose lease expired (their worker crashed or lost the
+ * database) first, then pending or waiting ones that are due, oldest first, within the cluster's
+ * running limit and each workflow's own limit; they become `running` under this worker's lease.
+ *
+ * Claims are serialized across the cluster by a transaction-scoped advisory lock, so the counts
+ * they enforce cannot be overbooked by two workers claiming at once; candidates are read `for
+ * update skip locked`. The whole claim is one call of the function `sy_claim_executions`
+ * (migration 0017, where its SQL is): one round trip, where the same steps as separate
+ * statements were seven, on the way from every delivery's commit to its first step.
+ */
 export async function claimExecutions(db: Kysely<Database>, request: ClaimRequest): Promise<ClaimResult> {
-  return db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(trx);
-    const live = await sql<{ workflow_id: string; concurrency_limit: number | null; n: string }>`
-      select workflow_id, min(concurrency_limit) as concurrency_limit, count(*) as n
-      from executions
-      where status = 'running' and lease_expires_at > ${DB_NOW}
-      group by workflow_id`.execute(trx);
-    const running = new Map<string, { limit: number | null; n: number }>();
-    let total = 0;
-    for (const row of live.rows) {
-      running.set(row.workflow_id, { limit: row.concurrency_limit, n: Number(row.n) });
-      total += Number(row.n);
-    }
-    const room = Math.min(request.capacity, request.maxRunning - total);
-    if (room <= 0) return { claimed: [], heldBack: request.maxRunning - total <= 0 };
-    const blocked = [...running].filter(([, entry]) => entry.limit !== null && entry.n >= entry.limit).map(([id]) => id);
-
-    const candidates = await findCandidates(trx, request, blocked, room);
-    const chosen: { id: string; takeover: boolean; was: string; dueAt: string | null }[] = [];
-    let heldBack = blocked.length > 0;
-    for (const candidate of candidates) {
-      if (chosen.length >= room) break;
-      const entry = running.get(candidate.workflow_id);
-      if (candidate.concurrency_limit !== null && (entry?.n ?? 0) >= candidate.concurrency_limit && !candidate.mine) {
-        heldBack = true;
-        continue;
-      }
-      if (!candidate.mine) {
-        if (entry) entry.n += 1;
-        else running.set(candidate.workflow_id, { limit: candidate.concurrency_limit, n: 1 });
-      }
-      chosen.push({ id: candidate.id, takeover: candidate.status === 'running' && !candidate.mine, was: candidate.status, dueAt: candidate.run_at });
-    }
-    if (request.capacity > request.maxRunning - total) heldBack = true;
-    if (chosen.length === 0) return { claimed: [], heldBack };
-    const byId = new Map(chosen.map((c) => [c.id, c]));
-    const rows = await trx
-      .updateTable('executions')
-      .set({
-        status: 'running',
-        lease_owner: request.owner,
-        lease_expires_at: dbNowPlus(request.leaseMs),
-        run_at: null,
-        started_at: sql<string>`coalesce(started_at, ${request.nowIso})`,
-        updated_at: request.nowIso,
-      })
-      .where(
-        'id',
-        'in',
-        chosen.map((c) => c.id),
-      )
-      .returningAll()
-      .execute();
-    const claimed = rows.map((row) => {
-      const { takeover, was, dueAt } = byId.get(row.id)!;
-      return { row, takeover, was, dueAt };
-    });
-    return { claimed, heldBack };
-  });
+  const result = await sql<{ claim: ClaimAnswer }>`
+    select sy_claim_executions(${request.owner}, ${request.nowIso}, ${request.capacity}, ${request.maxRunning}, ${request.leaseMs}) as claim`.execute(db);
+  const answer = result.rows[0]!.claim;
+  if (answer.claimed.length > 0) countWrite(db, 'executions');
+  return {
+    heldBack: answer.held_back,
+    claimed: answer.claimed.map((entry) => ({ row: entry.row, takeover: entry.takeover, was: entry.was, dueAt: entry.due_at, steps: entry.steps })),
+  };
 }
 
-interface Candidate {
-  id: string;
-  workflow_id: string;
-  status: string;
-  concurrency_limit: number | null;
-  run_at: string | null;
-  /** Already running under this worker's lease (`onlyId` only). */
-  mine: boolean;
-}
-
-async function findCandidates(trx: Transaction<Database>, request: ClaimRequest, blocked: string[], room: number): Promise<Candidate[]> {
-  const scan = Math.max(room * 2, 16);
-  const notBlocked = blocked.length > 0 ? sql`and workflow_id not in (${sql.join(blocked)})` : sql``;
-  const onlyThis = request.onlyId !== undefined ? sql`and id = ${request.onlyId}` : sql``;
-  // Due pending and waiting executions, oldest first (the partial index on run_at serves it).
-  const due = await sql<Candidate>`
-    select id, workflow_id, status, concurrency_limit, run_at, false as mine from executions
-    where status in ('pending', 'waiting') and run_at <= ${request.nowIso} ${notBlocked} ${onlyThis}
-    order by run_at, id limit ${scan} for update skip locked`.execute(trx);
-  // Running executions whose worker stopped renewing its lease (it crashed, or lost the database).
-  const expired = await sql<Candidate>`
-    select id, workflow_id, status, concurrency_limit, run_at, false as mine from executions
-    where status = 'running' and (lease_expires_at is null or lease_expires_at <= ${DB_NOW})
-      and (lease_owner is null or lease_owner <> ${request.owner}) ${notBlocked} ${onlyThis}
-    order by lease_expires_at nulls first, id limit ${scan} for update skip locked`.execute(trx);
-  const candidates = [...expired.rows, ...due.rows];
-  if (request.onlyId !== undefined && candidates.length === 0) {
-    const held = await sql<Candidate>`
-      select id, workflow_id, status, concurrency_limit, run_at, true as mine from executions
-      where id = ${request.onlyId} and status = 'running' and lease_owner = ${request.owner}
-      for update skip locked`.execute(trx);
-    candidates.push(...held.rows);
-  }
-  return candidates;
+/** What `sy_claim_executions` answers (jsonb, parsed by pg). */
+interface ClaimAnswer {
+  held_back: boolean;
+  claimed: { row: ExecutionRow; takeover: boolean; was: string; due_at: string | null; steps: StepRow[] | null }[];
 }
 
 /**
@@ -228,6 +144,8 @@ export async function releaseLeases(db: Db, owner: string, ids: string[]): Promi
  * after a pause or a partition), renewing the lease while at it. False: the commit must not land.
  */
 export async function holdsLease(db: Db, executionId: string, owner: string, leaseMs: number): Promise<boolean> {
+  if (await gather(db, executionId, owner, leaseMs, {})) return true;
+  await flushBuffered(db, 'executions');
   const result = await db
     .updateTable('executions')
     .set({ lease_expires_at: dbNowPlus(leaseMs) })
@@ -242,7 +160,9 @@ export async function holdsLease(db: Db, executionId: string, owner: string, lea
  * is renewed with them unless they give it up (`lease_owner` among them). False: nothing written.
  */
 export async function updateHeldExecution(db: Db, executionId: string, owner: string, leaseMs: number, changes: Partial<ExecutionRow>): Promise<boolean> {
+  if (gatherable(changes) && (await gather(db, executionId, owner, leaseMs, changes))) return true;
   const renewal = 'lease_owner' in changes ? {} : { lease_expires_at: dbNowPlus(leaseMs) };
+  await flushBuffered(db, 'executions');
   const result = await db
     .updateTable('executions')
     .set(Object.assign({}, changes, renewal))
@@ -251,4 +171,19 @@ export async function updateHeldExecution(db: Db, executionId: string, owner: st
     .where('status', 'in', ['pending', 'running', 'waiting'])
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * In a group commit that buffers its writes (transaction-buffer.ts), the lease check and the
+ * changes join the batch's others in one statement at its end (held-updates.ts), which fails the
+ * commit with `LeaseLostError` for an execution no longer held: true when gathered so.
+ */
+async function gather(db: Db, executionId: string, owner: string, leaseMs: number, changes: Partial<ExecutionRow>): Promise<boolean> {
+  const buffer = transactionBuffer(db);
+  if (!buffer) return false;
+  const held = buffer.gatherer(`held-updates:${owner}`, () => new HeldUpdates(owner, dbNowPlus(leaseMs)));
+  if (held.add(executionId, changes)) return true;
+  await flushBuffered(db, 'executions');
+  held.add(executionId, changes);
+  return true;
 }

@@ -49,8 +49,8 @@ export interface ClusterSettings {
 /** What the cluster needs of the engine it serves. */
 export interface ClusterHost {
   freeSlots(): number;
-  /** Runs an execution this worker just claimed (its slot is taken here). */
-  dispatchClaimed(claimed: Claimed): void;
+  /** Runs the executions this worker just claimed in one pass (their slots are taken here). */
+  dispatchClaimed(claimed: Claimed[]): void;
   /** Executions this worker runs under its lease. */
   held(): string[];
   /** Another worker holds an execution this one was running: stop it, write nothing. */
@@ -195,7 +195,7 @@ export class Cluster implements RunCoordination {
       if (capacity <= 0) return;
       const epoch = this.workEpoch;
       const { claimed, heldBack } = await claimExecutions(this.db, { owner: this.processId, nowIso: this.clock.now(), capacity, maxRunning: this.settings.maxRunning, leaseMs: this.settings.leaseMs });
-      for (const entry of claimed) this.host.dispatchClaimed(entry);
+      if (claimed.length > 0) this.host.dispatchClaimed(claimed);
       if (claimed.length < capacity) {
         // Nothing left to claim (and nothing held back by a limit a finishing run may lift)
         // until work is announced: finishing runs then cost no claim query.
@@ -203,13 +203,6 @@ export class Cluster implements RunCoordination {
         return;
       }
     }
-  }
-
-  /** Claims one execution for this worker (a parent woken in process), if it is due and the limits allow. */
-  async claimOne(executionId: string): Promise<Claimed | null> {
-    if (!this.claiming) return null;
-    const { claimed } = await claimExecutions(this.db, { owner: this.processId, nowIso: this.clock.now(), capacity: 1, maxRunning: this.settings.maxRunning, leaseMs: this.settings.leaseMs, onlyId: executionId });
-    return claimed[0] ?? null;
   }
 
   private schedulePoll(): void {

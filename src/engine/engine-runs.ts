@@ -1,5 +1,5 @@
 import type { ExecutionRow, StepRow } from './execution-store.js';
-import { findExecution, listSteps, loadEndedChildren } from './execution-store.js';
+import { findExecution, listSteps, listStepsOfMany, loadEndedChildren } from './execution-store.js';
 import { RunCancel } from '../lib/cancellation.js';
 import { parseTimestampMicros } from '../lib/clock.js';
 import { ExecutionRun } from './execution-run.js';
@@ -265,24 +265,41 @@ export abstract class EngineRuns {
     };
   }
 
-  /** An execution claimed by this worker: its slot is taken now, its run starts once its plan is loaded. */
-  protected dispatchClaimed({ row, takeover, was, dueAt }: Claimed): void {
-    this.slots.take(row.workflow_id, null);
-    if (takeover) this.metrics.takeover();
-    if (was === 'pending') this.metrics.executionStarted();
-    if (dueAt !== null) this.metrics.claimed(Math.max(0, ((parseTimestampMicros(this.options.clock.now()) ?? 0) - (parseTimestampMicros(dueAt) ?? 0)) / 1000));
-    const parked = this.parked.take(row.id);
-    if (parked) {
-      this.track(row, (flight) => this.advance(parked.row, parked.plan, parked.run, parked.root, flight, {}, true));
-      return;
+  /**
+   * Executions claimed by this worker in one pass: their slots are taken now; the step rows of
+   * new ones came with the claim, those of the others not parked here are read in one query for
+   * the batch (a query per execution was one of the round trips each delivery cost,
+   * bench/results/cluster.md); each run starts once its plan and rows are loaded.
+   */
+  protected dispatchClaimed(batch: Claimed[]): void {
+    const toLoad: string[] = [];
+    const parkedRuns = new Map<string, ParkedRun>();
+    for (const { row, takeover, was, dueAt, steps } of batch) {
+      this.slots.take(row.workflow_id, null);
+      if (takeover) this.metrics.takeover();
+      if (was === 'pending') this.metrics.executionStarted();
+      if (dueAt !== null) this.metrics.claimed(Math.max(0, ((parseTimestampMicros(this.options.clock.now()) ?? 0) - (parseTimestampMicros(dueAt) ?? 0)) / 1000));
+      const parked = this.parked.take(row.id);
+      if (parked) parkedRuns.set(row.id, parked);
+      else if (steps === null) toLoad.push(row.id);
     }
-    this.track(row, async (flight) => {
-      const plan = await this.plans.load(row.workflow_snapshot_id);
-      const steps = await listSteps(this.options.db, row.id);
-      const run = this.newRun(row, plan, steps);
-      for (const [id, child] of await loadEndedChildren(this.options.db, steps)) run.children.set(id, child);
-      await this.advance(row, plan, run, restoreFrame(plan, steps, {}, null), flight, {});
-    });
+    const loading = toLoad.length > 0 ? listStepsOfMany(this.options.db, toLoad) : null;
+    // Settled here too: a batch whose every run failed before awaiting it must not leave it unhandled.
+    loading?.catch(() => {});
+    for (const { row, steps: claimedSteps } of batch) {
+      const parked = parkedRuns.get(row.id);
+      if (parked) {
+        this.track(row, (flight) => this.advance(parked.row, parked.plan, parked.run, parked.root, flight, {}, true));
+        continue;
+      }
+      this.track(row, async (flight) => {
+        const plan = await this.plans.load(row.workflow_snapshot_id);
+        const steps = claimedSteps ?? (await loading!).get(row.id) ?? [];
+        const run = this.newRun(row, plan, steps);
+        for (const [id, child] of await loadEndedChildren(this.options.db, steps)) run.children.set(id, child);
+        await this.advance(row, plan, run, restoreFrame(plan, steps, {}, null), flight, {});
+      });
+    }
   }
 
   /** Stops a run of this process without writing anything (cancelled elsewhere, or its lease lost). */

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, ExecutionsTable, ExecutionStepsTable, ExecutionStatus } from '../db/schema.js';
 import { directWrites } from '../db/direct-writes.js';
+import { flushBuffered, transactionBuffer } from '../db/transaction-buffer.js';
 
 export type ExecutionRow = ExecutionsTable;
 
@@ -16,13 +17,20 @@ type Db = Kysely<Database> | Transaction<Database>;
 /**
  * The engine's own reads and writes of executions; every statement is in plain view here. The
  * writes of every run (inserting rows, updating an execution or a step by id) take the direct
- * path inside a transaction where the dialect has one (db/direct-writes.ts), else the builder.
+ * path inside a transaction where the dialect has one (db/direct-writes.ts), else the builder;
+ * in a group commit on PostgreSQL, inserts wait for the commit's end (db/transaction-buffer.ts)
+ * and a statement that reads or changes the executions' tables first sends them.
  */
 export async function insertExecution(db: Db, row: ExecutionRow, steps: StepRow[]): Promise<void> {
   const direct = directWrites(db);
   if (direct) {
     direct.insert('executions', row);
     for (const step of steps) direct.insert('execution_steps', step);
+    return;
+  }
+  const buffer = transactionBuffer(db);
+  if (buffer?.insert('executions', row)) {
+    for (const step of steps) buffer.insert('execution_steps', step);
     return;
   }
   await db.insertInto('executions').values(row).execute();
@@ -41,9 +49,19 @@ export function listSteps(db: Db, executionId: string): Promise<StepRow[]> {
   return db.selectFrom('execution_steps').selectAll().where('workflow_execution_id', '=', executionId).orderBy('inserted_at').orderBy('id').execute();
 }
 
+/** The step rows of several executions in one read (a worker's claimed batch), each list in `listSteps`' order. */
+export async function listStepsOfMany(db: Db, executionIds: readonly string[]): Promise<Map<string, StepRow[]>> {
+  const byExecution = new Map<string, StepRow[]>(executionIds.map((id) => [id, []]));
+  if (executionIds.length === 0) return byExecution;
+  const rows = await db.selectFrom('execution_steps').selectAll().where('workflow_execution_id', 'in', [...executionIds]).orderBy('workflow_execution_id').orderBy('inserted_at').orderBy('id').execute();
+  for (const row of rows) byExecution.get(row.workflow_execution_id)?.push(row);
+  return byExecution;
+}
+
 export async function updateExecution(db: Db, id: string, changes: Partial<ExecutionRow>, onlyIf?: readonly ExecutionStatus[]): Promise<boolean> {
   const direct = directWrites(db);
   if (direct) return direct.update('executions', changes, id, onlyIf) > 0;
+  await flushBuffered(db, 'executions');
   let query = db.updateTable('executions').set(changes).where('id', '=', id);
   if (onlyIf) query = query.where('status', 'in', onlyIf);
   const result = await query.executeTakeFirst();
@@ -53,6 +71,7 @@ export async function updateExecution(db: Db, id: string, changes: Partial<Execu
 export async function insertStep(db: Db, row: StepRow): Promise<void> {
   const direct = directWrites(db);
   if (direct) return direct.insert('execution_steps', row);
+  if (transactionBuffer(db)?.insert('execution_steps', row)) return;
   await db.insertInto('execution_steps').values(row).execute();
 }
 
@@ -62,6 +81,7 @@ export async function updateStep(db: Db, id: string, changes: Partial<StepRow>):
     direct.update('execution_steps', changes, id);
     return;
   }
+  await flushBuffered(db, 'execution_steps');
   await db.updateTable('execution_steps').set(changes).where('id', '=', id).execute();
 }
 
@@ -104,6 +124,7 @@ export async function nextDueAt(db: Db): Promise<string | null> {
  * for resumption (input and logs were never written).
  */
 export async function clearStepPayloads(db: Db, executionId: string): Promise<void> {
+  await flushBuffered(db, 'execution_steps');
   await db.updateTable('execution_steps').set({ output: null }).where('workflow_execution_id', '=', executionId).where('output', 'is not', null).execute();
 }
 
@@ -112,6 +133,7 @@ export async function clearStepPayloads(db: Db, executionId: string): Promise<vo
  * now. Written in the child's final commit, so a crash cannot separate the two.
  */
 export async function wakeParent(db: Db, parentId: string, childId: string, nowIso: string): Promise<void> {
+  await flushBuffered(db, 'execution_steps');
   await db
     .updateTable('executions')
     .set({ run_at: nowIso, updated_at: nowIso })
@@ -126,8 +148,9 @@ export async function wakeParent(db: Db, parentId: string, childId: string, nowI
 }
 
 /** The ended ones among these child executions (status, output, error), by id. */
-export function listEndedChildren(db: Db, ids: string[]): Promise<Pick<ExecutionRow, 'id' | 'status' | 'output' | 'error'>[]> {
-  if (ids.length === 0) return Promise.resolve([]);
+export async function listEndedChildren(db: Db, ids: string[]): Promise<Pick<ExecutionRow, 'id' | 'status' | 'output' | 'error'>[]> {
+  if (ids.length === 0) return [];
+  await flushBuffered(db, 'executions');
   return db.selectFrom('executions').select(['id', 'status', 'output', 'error']).where('id', 'in', ids).where('status', 'in', ['completed', 'failed', 'cancelled']).execute();
 }
 
@@ -153,6 +176,7 @@ async function existingExecutions(db: Db, ids: string[]): Promise<Set<string>> {
 
 /** Child executions a parent's waiting call steps await (cancelling the parent cancels them). */
 export async function listAwaitedChildren(db: Db, parentId: string): Promise<ExecutionRow[]> {
+  await flushBuffered(db, 'execution_steps');
   return db
     .selectFrom('executions')
     .selectAll()
@@ -170,6 +194,7 @@ export async function listAwaitedChildren(db: Db, parentId: string): Promise<Exe
  * writes nothing more, and may live in another process.
  */
 export async function failRunningSteps(db: Db, executionId: string, error: string, nowIso: string): Promise<void> {
+  await flushBuffered(db, 'execution_steps');
   await db
     .updateTable('execution_steps')
     .set({ status: 'failed', error, finished_at: nowIso, updated_at: nowIso })

@@ -7,7 +7,12 @@ import type { ExecutionRow } from './execution-store.js';
  * on SQLite, where one process owns every execution. Each method runs inside the run's commit.
  */
 export interface RunCoordination {
-  /** Before the run's writes: whether the execution is still this process's (its lease held); false drops the commit. */
+  /**
+   * Before the run's writes: whether the execution is still this process's (its lease held); false
+   * drops the commit. In a group commit that gathers these checks (cluster-store.ts `gather`) it
+   * answers true and the check is made with the batch's others at its end, failing the commit
+   * with `LeaseLostError`; so does `updateHeld`.
+   */
   holds(trx: Transaction<Database>, executionId: string): Promise<boolean>;
   /**
    * Writes the execution's changes if it is still live and this process's, renewing the lease

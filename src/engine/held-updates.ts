@@ -1,0 +1,123 @@
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { countWrite } from '../db/table-writes.js';
+import { MAX_PARAMETERS, type GatheredWrites } from '../db/transaction-buffer.js';
+import type { ExecutionRow } from './execution-store.js';
+import { LeaseLostError } from './run-coordination.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** What `sy_held_check` (migration 0017) raises when an execution was not updated: its lease was lost. */
+const HELD_CHECK_FAILED = 'SYL01';
+
+/** The integer columns of `executions`; every other column a run changes is text. */
+const INTEGER_COLUMNS = new Set(['call_depth', 'step_count', 'concurrency_limit']);
+
+/** Only plain values can travel in a VALUES list (not an SQL expression). */
+export function gatherable(changes: Partial<ExecutionRow>): boolean {
+  for (const value of Object.values(changes)) if (value !== null && typeof value === 'object') return false;
+  return true;
+}
+
+/**
+ * The conditional updates of the executions a worker runs (`updateHeldExecution`, `holdsLease`
+ * in cluster-store.ts), gathered from every run in a group commit and written together: one
+ * `UPDATE ... FROM (VALUES ...)` per set of changed columns, instead of one statement per run
+ * (with 1 API and 2 workers it was the one statement left per execution, ~20% of a worker's
+ * CPU time, bench/results/cluster.md). The condition is the same as each run's own statement
+ * (still this worker's lease, still live), and the lease is renewed unless the changes give it
+ * up; an execution the statement did not update makes the whole commit fail with
+ * `LeaseLostError`, as the run's own statement did, and the group commit then retries each
+ * run's writes alone, so only that run's fail. In a commit sent as one statement
+ * (transaction-buffer.ts `flushAlone`) the updates are CTEs and `sy_held_check` raises instead.
+ */
+export class HeldUpdates implements GatheredWrites {
+  readonly table = 'executions';
+  private pending = new Map<string, Partial<ExecutionRow>>();
+
+  constructor(
+    private readonly owner: string,
+    private readonly leaseSql: RawBuilder<string>,
+  ) {}
+
+  get empty(): boolean {
+    return this.pending.size === 0;
+  }
+
+  /** False when an update of this execution is already gathered: flush first, then add again (two in one statement would land as one). */
+  add(executionId: string, changes: Partial<ExecutionRow>): boolean {
+    if (this.pending.has(executionId)) return false;
+    this.pending.set(executionId, Object.assign({}, changes));
+    return true;
+  }
+
+  get parameters(): number {
+    let parameters = this.pending.size;
+    for (const changes of this.pending.values()) parameters += Object.keys(changes).length + 1;
+    return parameters;
+  }
+
+  async flush(trx: Db): Promise<void> {
+    for (const statement of this.statements()) {
+      const result = await statement.update.execute(trx);
+      countWrite(trx, 'executions');
+      if (result.rows.length === statement.ids.length) continue;
+      const updated = new Set(result.rows.map((row) => row.id));
+      throw new LeaseLostError(statement.ids.find((id) => !updated.has(id))!);
+    }
+  }
+
+  take(prefix: string): { ctes: RawBuilder<unknown>[]; check: RawBuilder<unknown> | null } {
+    const statements = this.statements();
+    if (statements.length === 0) return { ctes: [], check: null };
+    const names = statements.map((_, index) => sql.raw(`${prefix}_${index}`));
+    const ctes = statements.map((statement, index) => sql`${names[index]} as (${statement.update})`);
+    const updated = sql.join(names.map((name) => sql`select id from ${name}`), sql` union all `);
+    const check = sql`sy_held_check(array(${updated}), ${statements.flatMap((statement) => statement.ids)}::text[])`;
+    return { ctes, check };
+  }
+
+  /** The check's error (migration 0017's `sy_held_check`, SQLSTATE SYL01, the execution in its detail) as `LeaseLostError`. */
+  translate(error: unknown): unknown {
+    const { code, detail } = (error ?? {}) as { code?: string; detail?: string };
+    return code === HELD_CHECK_FAILED && detail ? new LeaseLostError(detail) : undefined;
+  }
+
+  /** The updates gathered, one statement per set of changed columns (and per parameter limit); forgets them. */
+  private statements(): { update: RawBuilder<{ id: string }>; ids: string[] }[] {
+    if (this.pending.size === 0) return [];
+    const groups = new Map<string, [string, Partial<ExecutionRow>][]>();
+    for (const entry of this.pending) {
+      const key = Object.keys(entry[1]).sort().join(',');
+      const group = groups.get(key);
+      if (group) group.push(entry);
+      else groups.set(key, [entry]);
+    }
+    this.pending = new Map();
+    const statements: { update: RawBuilder<{ id: string }>; ids: string[] }[] = [];
+    for (const [key, entries] of groups) {
+      const columns = key === '' ? [] : (key.split(',') as (keyof ExecutionRow)[]);
+      const perStatement = Math.floor(MAX_PARAMETERS / (columns.length + 1));
+      for (let from = 0; from < entries.length; from += perStatement) {
+        const chunk = entries.slice(from, from + perStatement);
+        statements.push({ update: this.update(columns, chunk), ids: chunk.map(([id]) => id) });
+      }
+    }
+    return statements;
+  }
+
+  private update(columns: (keyof ExecutionRow)[], entries: [string, Partial<ExecutionRow>][]): RawBuilder<{ id: string }> {
+    const value = (column: keyof ExecutionRow, changes: Partial<ExecutionRow>) => (INTEGER_COLUMNS.has(column) ? sql`${changes[column] ?? null}::integer` : sql`${changes[column] ?? null}::text`);
+    const rows = entries.map(([id, changes]) => sql`(${sql.join([sql`${id}::text`, ...columns.map((column) => value(column, changes))])})`);
+    // The lease is renewed unless the changes give it up (as `updateHeldExecution` does).
+    const renew = !columns.includes('lease_owner');
+    const sets = columns.filter((column) => !(renew && column === 'lease_expires_at')).map((column) => sql`${sql.ref(column)} = v.${sql.ref(column)}`);
+    if (renew) sets.push(sql`lease_expires_at = ${this.leaseSql}`);
+    const names = sql.join([sql.ref('id'), ...columns.map((column) => sql.ref(column))]);
+    return sql<{ id: string }>`
+      update executions as e set ${sql.join(sets)}
+      from (values ${sql.join(rows)}) as v(${names})
+      where e.id = v.id and e.lease_owner = ${this.owner} and e.status in ('pending', 'running', 'waiting')
+      returning e.id`;
+  }
+}
