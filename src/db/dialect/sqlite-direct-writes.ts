@@ -55,6 +55,9 @@ export function sqliteDirectWrites(connection: SQLite.Database, writes: TableWri
     get(sqlText, parameters) {
       return statement(sqlText).get(bindable(parameters));
     },
+    all(sqlText, parameters) {
+      return statement(sqlText).all(bindable(parameters));
+    },
     run(table, sqlText, parameters) {
       const result = statement(sqlText).run(bindable(parameters));
       writes.count(table);
