@@ -30,7 +30,7 @@ import { BackgroundLoop } from './lib/background-loop.js';
 import { Scheduler } from './schedules/scheduler.js';
 import { ConnectionResolver } from './ai/connection-resolver.js';
 import { openSearchIndexes, type VectorMode } from './knowledge/search-indexes.js';
-import { createEmbeddingJobs } from './knowledge/embedding-jobs.js';
+import { createEmbeddingJobs, EMBED_DOCUMENTS } from './knowledge/embedding-jobs.js';
 import { ConnectionService } from './services/connections/connection-service.js';
 import { KnowledgeBaseService } from './services/knowledge/knowledge-base-service.js';
 import { KnowledgeDocumentService } from './services/knowledge/knowledge-document-service.js';
@@ -79,6 +79,9 @@ export interface Deps extends ApiContext {
   close(): Promise<void>;
 }
 
+/** How long the background loop gathers work before a pass (see BackgroundLoop's gatherMs). */
+const BACKGROUND_GATHER_MS = 20;
+
 /**
  * The composition root: opens the database (applying migrations and mirroring the step catalog),
  * loads the secret key and wires the services.
@@ -114,7 +117,10 @@ export async function buildDeps(
       ...createEmbeddingJobs({ db: database.db, dialect: database.dialect.name, indexes, clock, secretKey, httpAllow }),
       ...createCompactionJobs({ db: database.db, dialect: database.dialect.name, clock, secretKey, httpAllow }),
     ],
-    { onError: (error) => options.onBackgroundError?.(error) },
+    // A poke waits 20 ms before the pass starts, so documents ingested meanwhile are embedded and
+    // swapped in one transaction: 4 clients posting at once gave batches of 1 without it and ~5
+    // with it, and ~15% less server CPU a chunk (bench:knowledge's ingest, SQLite).
+    { gatherMs: BACKGROUND_GATHER_MS, onError: (error) => options.onBackgroundError?.(error) },
   );
   const poke = () => background.poke();
   const knowledgeBases = new KnowledgeBaseService(database.db, clock, { dialect: database.dialect.name, indexes, resolver, httpAllow, nowMs: () => clock.nowMs() }, poke);
@@ -177,7 +183,7 @@ export async function buildDeps(
 
     connections: new ConnectionService(database.db, clock, { secretKey, httpAllow }),
     knowledgeBases,
-    knowledgeDocuments: new KnowledgeDocumentService(database.db, clock, knowledgeBases, indexes, poke),
+    knowledgeDocuments: new KnowledgeDocumentService(database.db, clock, knowledgeBases, indexes, () => background.poke(EMBED_DOCUMENTS)),
     memories: new MemoryService(database.db, clock, poke),
     apps,
     slackApiUrl,

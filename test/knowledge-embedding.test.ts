@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect, it, vi } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { buildDeps } from '../src/deps.js';
 import { manualClock } from '../src/lib/clock.js';
 import { createTestDatabase, describeEachDialect, type TestDatabase } from './support/dialects.js';
-import { startFakeProvider, type FakeProvider } from './support/fake-provider.js';
+import { embeddingsAnswer, startFakeProvider, type FakeProvider } from './support/fake-provider.js';
 import { createTestApp, JSONAPI, type TestApp } from './support/test-app.js';
 
 const KB = '/api/v1/knowledge-bases';
@@ -124,6 +124,33 @@ describeEachDialect('knowledge embedding through a provider', (dialect) => {
     expect(failed).toMatchObject({ status: 'failed', error: { code: 'provider_401' } });
     expect(JSON.stringify(failed)).not.toContain(KEY);
     expect(provider.received('embeddings')).toHaveLength(2);
+  });
+
+  it('swaps documents embedded in one pass in one transaction; a document whose swap fails fails alone', async () => {
+    const base = await createBase('Batched');
+    const first = await ingest(base, 'The lighthouse keeper logs the weather.', 'first');
+    const second = await ingest(base, 'The harbour master logs the tides.', 'second');
+    const third = await ingest(base, 'The pilot logs the ships.', 'third');
+    const transactions = vi.spyOn(t.deps.db, 'transaction');
+    await drain();
+    expect(transactions).toHaveBeenCalledTimes(1);
+    for (const id of [first, second, third]) expect(await documentOf(base, id)).toMatchObject({ status: 'ready', chunk_count: 1 });
+
+    // The provider answers the second document with vectors of another size: its swap throws,
+    // the batch is rolled back and tried again document by document.
+    await ingest(base, 'The lighthouse keeper logs the wind.', 'first');
+    await ingest(base, 'The harbour master logs the currents.', 'second');
+    await ingest(base, 'The pilot logs the boats.', 'third');
+    provider.script('embeddings', (request) => ({ body: embeddingsAnswer(request.body.input) }), () => ({ body: { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.6, 0.8] }], model: 'm', usage: { prompt_tokens: 1, total_tokens: 1 } } }));
+    transactions.mockClear();
+    await drain();
+    transactions.mockRestore();
+    expect(await documentOf(base, first)).toMatchObject({ status: 'ready', error: null });
+    expect(await documentOf(base, third)).toMatchObject({ status: 'ready', error: null });
+    expect(await documentOf(base, second)).toMatchObject({ status: 'failed', error: { code: 'provider_malformed_response' } });
+    const texts = (await search(base, 'logs', 'keyword')).body.results.map((r: { text: string }) => r.text).sort();
+    // The failed document's previous version stays searchable.
+    expect(texts).toEqual(['The harbour master logs the tides.', 'The lighthouse keeper logs the wind.', 'The pilot logs the boats.']);
   });
 
   it('a search whose query embedding fails answers 503 with Retry-After (retryable) or 502', async () => {

@@ -71,46 +71,73 @@ const UNIGRAM_SEED = 0x811c9dc5;
 const BIGRAM_SEED = 0x9e3779b1;
 const TRIGRAM_SEED = 0x85ebca6b;
 
-/**
- * Accumulates a feature's weight in its slot: the dimension, and the sign from bit 31 of the
- * hash (two slots per dimension, so the sublinear scaling sees each sign's weight apart).
- */
-function add(slots: Float64Array, hash: number, weight: number): void {
-  const slot = (hash % BUILTIN_DIMENSIONS) * 2 + (hash & 0x80000000 ? 1 : 0);
-  slots[slot]! += weight;
+/** The slot of a feature: its dimension, and the sign from bit 31 of its hash (two slots per dimension, so the sublinear scaling sees each sign's weight apart). */
+const slotOf = (hash: number) => (hash % BUILTIN_DIMENSIONS) * 2 + (hash & 0x80000000 ? 1 : 0);
+
+/** What a word contributes, worked out once per distinct word (words repeat: most of a text's are known). */
+interface WordFeatures {
+  stop: boolean;
+  root: string;
+  unigram: number;
+  /** FNV-1a state after `root + " "` under the bigram seed: the pair's hash continues from it with the next root. */
+  pairPrefix: number;
+  trigrams: Int32Array;
+  trigramWeight: number;
+}
+
+const featureCache = new Map<string, WordFeatures>();
+/** Distinct words remembered, at most (a text of unique identifiers must not grow it without bound). */
+const MAX_CACHED_WORDS = 100_000;
+
+function featuresOf(word: string): WordFeatures {
+  let features = featureCache.get(word);
+  if (features !== undefined) return features;
+  const stop = STOP_WORDS.has(word);
+  const root = stop ? word : stem(word);
+  let pairPrefix = BIGRAM_SEED;
+  for (let i = 0; i < root.length; i++) pairPrefix = Math.imul(pairPrefix ^ root.charCodeAt(i), 16777619);
+  pairPrefix = Math.imul(pairPrefix ^ 32, 16777619);
+  // Trigrams of `<word>`, hashed from the character codes (the value fnv1a gives each three-character slice).
+  const length = word.length + 2;
+  const count = length - 2;
+  const trigrams = new Int32Array(count > 1 ? count : 0);
+  const code = (k: number) => (k === 0 ? 60 : k === length - 1 ? 62 : word.charCodeAt(k - 1));
+  for (let i = 0; i < trigrams.length; i++) {
+    let hash = Math.imul(TRIGRAM_SEED ^ code(i), 16777619);
+    hash = Math.imul(hash ^ code(i + 1), 16777619);
+    hash = Math.imul(hash ^ code(i + 2), 16777619);
+    trigrams[i] = slotOf(hash >>> 0);
+  }
+  features = { stop, root, unigram: slotOf(fnv1a(root, UNIGRAM_SEED)), pairPrefix, trigrams, trigramWeight: count > 1 ? 0.25 / count : 0 };
+  if (featureCache.size >= MAX_CACHED_WORDS) featureCache.clear();
+  featureCache.set(word, features);
+  return features;
 }
 
 /** The vector of one text (256 float32, L2-normalised; all zeros for a text with no words). */
 export function builtinEmbed(text: string): Float32Array {
-  const features = new Float64Array(BUILTIN_DIMENSIONS * 2);
-  let previous: string | null = null;
+  const slots = new Float64Array(BUILTIN_DIMENSIONS * 2);
+  let previous: WordFeatures | null = null;
   for (const word of words(text)) {
-    if (STOP_WORDS.has(word)) {
+    const features = featuresOf(word);
+    if (features.stop) {
       previous = null;
       continue;
     }
-    const root = stem(word);
-    add(features, fnv1a(root, UNIGRAM_SEED), 1);
-    if (previous !== null) add(features, fnv1a(`${previous} ${root}`, BIGRAM_SEED), 0.5);
-    previous = root;
-    // Trigrams of `<word>`, hashed from the character codes (the same value as fnv1a of each
-    // three-character slice, without allocating the slices).
-    const length = word.length + 2;
-    const trigrams = length - 2;
-    if (trigrams > 1) {
-      const weight = 0.25 / trigrams;
-      const code = (k: number) => (k === 0 ? 60 : k === length - 1 ? 62 : word.charCodeAt(k - 1));
-      for (let i = 0; i < trigrams; i++) {
-        let hash = Math.imul(TRIGRAM_SEED ^ code(i), 16777619);
-        hash = Math.imul(hash ^ code(i + 1), 16777619);
-        hash = Math.imul(hash ^ code(i + 2), 16777619);
-        add(features, hash >>> 0, weight);
-      }
+    const root = features.root;
+    slots[features.unigram]! += 1;
+    if (previous !== null) {
+      let hash = previous.pairPrefix;
+      for (let i = 0; i < root.length; i++) hash = Math.imul(hash ^ root.charCodeAt(i), 16777619);
+      slots[slotOf(hash >>> 0)]! += 0.5;
     }
+    previous = features;
+    const { trigrams, trigramWeight } = features;
+    for (let i = 0; i < trigrams.length; i++) slots[trigrams[i]!]! += trigramWeight;
   }
   const vector = new Float32Array(BUILTIN_DIMENSIONS);
-  for (let slot = 0; slot < features.length; slot++) {
-    const weight = features[slot]!;
+  for (let slot = 0; slot < slots.length; slot++) {
+    const weight = slots[slot]!;
     if (weight === 0) continue;
     // Sublinear term frequency: the tenth mention of a word says less than the first.
     const scaled = weight >= 1 ? 1 + Math.log(weight) : weight;

@@ -8,6 +8,7 @@ import { lockDataDir } from '../db/dialect/data-dir-lock.js';
 import { RetentionPruner } from '../engine/retention.js';
 import { newId } from '../lib/ids.js';
 import { createLogger } from '../lib/logger.js';
+import { loadTokenizer } from '../knowledge/token-counter.js';
 
 /**
  * `switchyard serve`: migrates, creates the default workspace and first token on an empty
@@ -34,6 +35,8 @@ export async function serve(config: Config, out: (line: string) => void = consol
     throw error;
   }
   const runsSteps = role !== 'api';
+  // The tokenizer's ranks parse in ~0.2 s: at start, not in the first request that chunks a document.
+  if (role !== 'worker') loadTokenizer();
   const first = role === 'worker' ? null : await deps.identity.bootstrap();
   const app: FastifyInstance =
     role === 'worker' ? await buildWorkerApp({ db: deps.db, metrics: deps.metrics, metricsToken: config.metricsToken, logger }) : await buildApp({ ...deps, config, logger });

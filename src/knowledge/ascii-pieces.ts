@@ -33,41 +33,48 @@ function contraction(text: string, i: number): number {
   return 0;
 }
 
+/** Where the piece that starts at `i` ends (the tokenizer's split, for ASCII text). */
+export function asciiPieceEnd(text: string, i: number): number {
+  const n = text.length;
+  const c = text.charCodeAt(i);
+  const end = i + contraction(text, i);
+  if (end !== i) return end;
+  if (isLetter(c) || (!isNewline(c) && !isLetter(c) && !isDigit(c) && i + 1 < n && isLetter(text.charCodeAt(i + 1)))) {
+    // [^\r\n\p{L}\p{N}]?\p{L}+
+    let e = isLetter(c) ? i : i + 1;
+    while (e < n && isLetter(text.charCodeAt(e))) e++;
+    return e;
+  }
+  if (isDigit(c)) {
+    // \p{N}{1,3}
+    let e = i + 1;
+    while (e < n && e - i < 3 && isDigit(text.charCodeAt(e))) e++;
+    return e;
+  }
+  if (isPunct(c) || (c === SPACE && i + 1 < n && isPunct(text.charCodeAt(i + 1)))) {
+    // ' ?[^\s\p{L}\p{N}]+[\r\n]*'
+    let e = c === SPACE ? i + 1 : i;
+    while (e < n && isPunct(text.charCodeAt(e))) e++;
+    while (e < n && isNewline(text.charCodeAt(e))) e++;
+    return e;
+  }
+  // Whitespace: \s*[\r\n]+ (through the run's last newline), else \s+(?!\S) (all but the
+  // run's last character, unless the run ends the text), else \s+ (a run of one).
+  let run = i;
+  let lastNewline = -1;
+  while (run < n && isSpace(text.charCodeAt(run))) {
+    if (isNewline(text.charCodeAt(run))) lastNewline = run;
+    run++;
+  }
+  if (lastNewline >= 0) return lastNewline + 1;
+  if (run === n || run - i === 1) return run;
+  return run - 1;
+}
+
 export function asciiPieces(text: string): string[] {
   const pieces: string[] = [];
-  const n = text.length;
-  let i = 0;
-  while (i < n) {
-    const c = text.charCodeAt(i);
-    let end = i + contraction(text, i);
-    if (end === i) {
-      if (isLetter(c) || (!isNewline(c) && !isLetter(c) && !isDigit(c) && i + 1 < n && isLetter(text.charCodeAt(i + 1)))) {
-        // [^\r\n\p{L}\p{N}]?\p{L}+
-        end = isLetter(c) ? i : i + 1;
-        while (end < n && isLetter(text.charCodeAt(end))) end++;
-      } else if (isDigit(c)) {
-        // \p{N}{1,3}
-        end = i + 1;
-        while (end < n && end - i < 3 && isDigit(text.charCodeAt(end))) end++;
-      } else if (isPunct(c) || (c === SPACE && i + 1 < n && isPunct(text.charCodeAt(i + 1)))) {
-        // ' ?[^\s\p{L}\p{N}]+[\r\n]*'
-        end = c === SPACE ? i + 1 : i;
-        while (end < n && isPunct(text.charCodeAt(end))) end++;
-        while (end < n && isNewline(text.charCodeAt(end))) end++;
-      } else {
-        // Whitespace: \s*[\r\n]+ (through the run's last newline), else \s+(?!\S) (all but the
-        // run's last character, unless the run ends the text), else \s+ (a run of one).
-        let run = i;
-        let lastNewline = -1;
-        while (run < n && isSpace(text.charCodeAt(run))) {
-          if (isNewline(text.charCodeAt(run))) lastNewline = run;
-          run++;
-        }
-        if (lastNewline >= 0) end = lastNewline + 1;
-        else if (run === n || run - i === 1) end = run;
-        else end = run - 1;
-      }
-    }
+  for (let i = 0; i < text.length; ) {
+    const end = asciiPieceEnd(text, i);
     pieces.push(text.slice(i, end));
     i = end;
   }

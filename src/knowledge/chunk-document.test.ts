@@ -116,6 +116,29 @@ describe('chunking the project\'s own markdown', () => {
     expect(plain.map((c) => c.text).join(' ')).toBe(sentences.join(' '));
   });
 
+  it('keeps a chunk that starts on an indented list line within the size as stored, without the indent', () => {
+    // "  advisory" is two tokens with its indent and "advisory" three without: the third chunk,
+    // measured with its indent, fitted in 32 and was stored at 33.
+    const list = `- ${Array.from({ length: 28 }, (_, i) => `w${i}`).join(' ')}\n  advisory ${'lock '.repeat(5).trim()}\n  ${'rule '.repeat(23).trim()}`;
+    const chunks = chunkDocument(list, { size: 32, overlap: 0, markdown: true });
+    expect(chunks.slice(-2).map((c) => c.text.split(' ')[0])).toEqual(['advisory', 'rule']);
+    for (const chunk of chunks) {
+      expect(chunk.tokens).toBe(countTokens(chunk.text));
+      expect(chunk.tokens).toBeLessThanOrEqual(32);
+    }
+  });
+
+  it('chunks a corpus the same as counting every candidate chunk whole would, with exact counts', () => {
+    // The counts come from each unit's own count and a re-scan of each seam (token-counter.ts);
+    // checked here against counting each chunk's text afresh on documents with code, tables and lists.
+    for (const file of DOCS) {
+      const text = fs.readFileSync(path.join(root, file), 'utf8');
+      for (const size of [64, 256]) {
+        for (const chunk of chunkDocument(text, { size, overlap: size / 8, markdown: true })) expect(chunk.tokens, `${file} ${size}`).toBe(countTokens(chunk.text));
+      }
+    }
+  });
+
   it('treats text/plain as prose: no headings, code or tables', () => {
     const chunks = chunkDocument('# Not a heading\n\n| not | a table |\n\nJust text.', { size: 512, overlap: 0, markdown: false });
     expect(chunks).toEqual([{ headingPath: [], text: '# Not a heading\n\n| not | a table |\n\nJust text.', tokens: countTokens('# Not a heading\n\n| not | a table |\n\nJust text.') }]);

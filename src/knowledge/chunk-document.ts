@@ -1,4 +1,4 @@
-import { countTokens, pieceTokens, tokenPieces } from './token-counter.js';
+import { countText, countTokens, joinCounts, joinTexts, pieceTokens, startJoin, tokenPieces, tokensWithNewline, type CountedText, type JoinedCount } from './token-counter.js';
 
 /**
  * Splits a document into chunks of at most `size` tokens (cl100k_base), the way a reader would:
@@ -33,6 +33,8 @@ type UnitKind = 'prose' | 'code' | 'table';
 interface Unit {
   text: string;
   tokens: number;
+  /** The text's pieces and their counts: a chunk's count is built from its units' (token-counter.ts). */
+  counted: CountedText;
   kind: UnitKind;
   joiner: string;
 }
@@ -48,7 +50,9 @@ const TABLE_ROW = /^\s*\|.*\|\s*$/;
 const LIST_ITEM = /^\s*(?:[-*+]|\d+[.)])\s+/;
 const SENTENCE_END = /(?<=[.!?:;])\s+(?=\S)/u;
 
-const unit = (text: string, kind: UnitKind, joiner: string): Unit => ({ text, tokens: countTokens(text), kind, joiner });
+function unit(text: string, kind: UnitKind, joiner: string, counted = countText(text)): Unit {
+  return { text, tokens: counted.tokens, counted, kind, joiner };
+}
 
 /** Splits text longer than `size` tokens between tokenizer pieces. */
 function splitByPieces(text: string, size: number): string[] {
@@ -85,23 +89,31 @@ function proseUnits(paragraph: string, size: number, lead: string): Unit[] {
   return units;
 }
 
-/** A code block as one unit, or re-fenced pieces split between lines when it is too large. */
+/**
+ * A code block as one unit, or re-fenced pieces split between lines when it is too large. Each
+ * line is counted once; the block's and the pieces' counts are joined from the lines' (a large
+ * block was counted three times: whole, by line, by piece).
+ */
 function codeUnits(lines: string[], size: number, lead: string): Unit[] {
-  const whole = unit(lines.join('\n'), 'code', lead);
+  const counted = lines.map((line) => countText(line));
+  const whole = unit(lines.join('\n'), 'code', lead, joinTexts(counted, '\n'));
   if (whole.tokens <= size) return [whole];
   const open = lines[0] ?? '```';
   const fence = FENCE.exec(open)?.[1] ?? '```';
-  const body = lines.slice(1, FENCE.test(lines.at(-1) ?? '') && lines.length > 1 ? -1 : undefined);
+  const closed = FENCE.test(lines.at(-1) ?? '') && lines.length > 1;
+  const body = counted.slice(1, closed ? -1 : undefined);
+  const openCounted = counted[0] ?? countText(open);
+  const fenceCounted = countText(fence);
   const frame = countTokens(`${open}\n\n${fence}`);
   const room = Math.max(1, size - frame);
-  const pieces: string[][] = [];
-  let current: string[] = [];
+  const pieces: CountedText[][] = [];
+  let current: CountedText[] = [];
   let tokens = 0;
   for (const line of body) {
-    const n = countTokens(`${line}\n`);
+    const n = tokensWithNewline(line);
     if (n > room) {
       if (current.length > 0) pieces.push(current);
-      for (const part of splitByPieces(line, room)) pieces.push([part]);
+      for (const part of splitByPieces(line.text, room)) pieces.push([countText(part)]);
       current = [];
       tokens = 0;
       continue;
@@ -115,37 +127,44 @@ function codeUnits(lines: string[], size: number, lead: string): Unit[] {
     tokens += n;
   }
   if (current.length > 0) pieces.push(current);
-  return pieces.map((piece, i) => unit([open, ...piece, fence].join('\n'), 'code', i === 0 ? lead : '\n\n'));
+  return pieces.map((piece, i) => {
+    const joined = joinTexts([openCounted, ...piece, fenceCounted], '\n');
+    return unit(joined.text, 'code', i === 0 ? lead : '\n\n', joined);
+  });
 }
 
-/** A table as one unit, or pieces split between rows with the header rows repeated. */
+/** A table as one unit, or pieces split between rows with the header rows repeated; rows are counted once (as code lines are). */
 function tableUnits(rows: string[], size: number, lead: string): Unit[] {
-  const whole = unit(rows.join('\n'), 'table', lead);
+  const counted = rows.map((row) => countText(row));
+  const whole = unit(rows.join('\n'), 'table', lead, joinTexts(counted, '\n'));
   if (whole.tokens <= size) return [whole];
   const hasDelimiter = rows.length > 1 && /^\s*\|?[\s:|-]+\|?\s*$/.test(rows[1]!) && rows[1]!.includes('-');
-  const header = hasDelimiter ? rows.slice(0, 2) : [];
-  const body = hasDelimiter ? rows.slice(2) : rows;
-  const headerTokens = header.length > 0 ? countTokens(`${header.join('\n')}\n`) : 0;
+  const header = hasDelimiter ? counted.slice(0, 2) : [];
+  const body = hasDelimiter ? counted.slice(2) : counted;
+  const headerTokens = header.length > 0 ? tokensWithNewline(joinTexts(header, '\n')) : 0;
   const room = Math.max(1, size - headerTokens);
-  const pieces: string[][] = [];
-  let current: string[] = [];
+  const pieces: CountedText[][] = [];
+  let current: CountedText[] = [];
   let tokens = 0;
   for (const row of body) {
-    const n = countTokens(`${row}\n`);
+    const n = tokensWithNewline(row);
     if (tokens + n > room && current.length > 0) {
       pieces.push(current);
       current = [];
       tokens = 0;
     }
     if (n > room) {
-      for (const part of splitByPieces(row, room)) pieces.push([part]);
+      for (const part of splitByPieces(row.text, room)) pieces.push([countText(part)]);
       continue;
     }
     current.push(row);
     tokens += n;
   }
   if (current.length > 0) pieces.push(current);
-  return pieces.map((piece, i) => unit([...header, ...piece].join('\n'), 'table', i === 0 ? lead : '\n\n'));
+  return pieces.map((piece, i) => {
+    const joined = joinTexts([...header, ...piece], '\n');
+    return unit(joined.text, 'table', i === 0 ? lead : '\n\n', joined);
+  });
 }
 
 /** Markdown (or plain text) as sections of units. */
@@ -212,78 +231,77 @@ function joinUnits(units: Unit[]): string {
   return units.map((u, i) => (i === 0 ? u.text : u.joiner + u.text)).join('');
 }
 
-/** Tokens of a joiner on its own: an upper bound of what it adds (it may merge with the next piece). */
+/** Tokens of a joiner on its own: what the overlap budget reserves for it. */
 const joinerTokens = (joiner: string) => (joiner === '' ? 0 : joiner === ' ' ? 1 : countTokens(joiner));
 
 /**
- * Whether the count of `previous` then `next` is the sum of their counts: they are joined by
- * one space, `previous` ends in a non-space and `next` starts with one. The tokenizer splits
- * text into pieces first and encodes each on its own, and no piece of cl100k_base's pattern
- * runs from a non-space character into a following space; so the pieces of `a + " " + b` are
- * those of `a` then those of `" " + b`.
+ * A chunk's exact counts as units are added: of its units joined (what decides where it ends),
+ * and, when it starts on an indented line (a list item's continuation), of its text as stored,
+ * without the indent. Both must be within the size: trimming can add a token (the indent's
+ * removal changes how the first word splits), and counting only the joined units let a chunk
+ * of docs/deploy.md reach 161 tokens at a size of 160.
  */
-const additive = (previous: Unit | undefined, next: Unit) => previous !== undefined && next.joiner === ' ' && !/\s$/.test(previous.text) && !/^\s/.test(next.text);
+interface ChunkCount {
+  joined: JoinedCount;
+  stored: JoinedCount | null;
+}
+
+function startCount(first: Unit): ChunkCount {
+  const trimmed = first.text.trimStart();
+  return { joined: startJoin(first.counted), stored: trimmed === first.text ? null : startJoin(countText(trimmed)) };
+}
+
+function grow(count: ChunkCount, next: Unit): ChunkCount {
+  return { joined: joinCounts(count.joined, next.joiner, next.counted), stored: count.stored && joinCounts(count.stored, next.joiner, next.counted) };
+}
+
+const fitsIn = (count: ChunkCount, size: number) => count.joined.tokens <= size && (count.stored === null || count.stored.tokens <= size);
+
+/** The count of `units` (null for none). */
+function countUnits(units: Unit[]): ChunkCount | null {
+  let count: ChunkCount | null = null;
+  for (const u of units) count = count === null ? startCount(u) : grow(count, u);
+  return count;
+}
 
 /**
- * Packs a section's units into chunks, with prose overlap between neighbours. The running count
- * (units plus joiners) never undercounts, so the exact count of the joined text is taken only
- * when the running one passes the limit; from then on, while units join additively, the exact
- * count grows by the next sentence's count instead of counting the whole chunk again, and the
- * emitted chunk reuses it.
+ * Packs a section's units into chunks, with prose overlap between neighbours. The chunk's exact
+ * count is kept as units are added: each unit's text was counted once, and a join re-scans only
+ * the seam (joinCounts), so no chunk's text is encoded again. Counting every candidate chunk whole
+ * made chunking cost ~3 times counting the document once.
  */
 function packSection(section: Section, options: ChunkOptions, out: Chunk[]): void {
   let current: Unit[] = [];
-  let running = 0;
   let fresh = 0;
-  /** The exact count of joinUnits(current), when known. */
-  let exact: number | null = null;
+  let count: ChunkCount | null = null;
   const emit = () => {
     if (fresh === 0) return;
-    const text = joinUnits(current);
-    out.push({ headingPath: section.headingPath, text, tokens: exact ?? countTokens(text) });
-  };
-  /** Whether `units` and `next` fit in a chunk; `exact` is their exact count when it was taken. */
-  const fits = (units: Unit[], unitsExact: number | null, next: Unit, estimate: number): { ok: boolean; exact: number | null } => {
-    if (estimate <= options.size) return { ok: true, exact: null };
-    const count = unitsExact !== null && additive(units.at(-1), next) ? unitsExact + countTokens(` ${next.text}`) : countTokens(joinUnits([...units, next]));
-    return { ok: count <= options.size, exact: count };
+    out.push({ headingPath: section.headingPath, text: joinUnits(current).trimStart(), tokens: (count!.stored ?? count!.joined).tokens });
   };
   for (const next of section.units) {
-    const added = (current.length > 0 ? joinerTokens(next.joiner) : 0) + next.tokens;
-    let joined: number | null = null;
-    if (current.length > 0) {
-      const check = fits(current, exact, next, running + added);
-      joined = check.exact;
-      if (!check.ok) {
-        emit();
-        // Overlap: trailing prose of the chunk just closed, within the budget and leaving room for `next`.
-        const carried: Unit[] = [];
-        let budget = Math.min(options.overlap, options.size - next.tokens - 2);
-        for (let k = current.length - 1; k >= 0 && budget > 0; k--) {
-          const previous = current[k]!;
-          const cost = previous.tokens + joinerTokens(previous.joiner);
-          if (previous.kind !== 'prose' || cost > budget) break;
-          carried.unshift(previous);
-          budget -= cost;
-        }
-        current = carried;
-        running = carried.reduce((sum, u, i) => sum + u.tokens + (i > 0 ? joinerTokens(u.joiner) : 0), 0);
-        exact = carried.length === 1 ? carried[0]!.tokens : null;
-        fresh = 0;
-        joined = null;
-        if (current.length > 0) {
-          const again = fits(current, exact, next, running + joinerTokens(next.joiner) + next.tokens);
-          joined = again.exact;
-          if (!again.ok) {
-            current = [];
-            running = 0;
-            joined = null;
-          }
-        }
+    let grown: ChunkCount | null = count === null ? null : grow(count, next);
+    if (grown !== null && !fitsIn(grown, options.size)) {
+      emit();
+      // Overlap: trailing prose of the chunk just closed, within the budget and leaving room for `next`.
+      const carried: Unit[] = [];
+      let budget = Math.min(options.overlap, options.size - next.tokens - 2);
+      for (let k = current.length - 1; k >= 0 && budget > 0; k--) {
+        const previous = current[k]!;
+        const cost = previous.tokens + joinerTokens(previous.joiner);
+        if (previous.kind !== 'prose' || cost > budget) break;
+        carried.unshift(previous);
+        budget -= cost;
+      }
+      current = carried;
+      count = countUnits(carried);
+      fresh = 0;
+      grown = count === null ? null : grow(count, next);
+      if (grown !== null && !fitsIn(grown, options.size)) {
+        current = [];
+        grown = null;
       }
     }
-    exact = current.length === 0 ? next.tokens : joined;
-    running += (current.length > 0 ? joinerTokens(next.joiner) : 0) + next.tokens;
+    count = grown ?? startCount(next);
     current.push(next);
     fresh += 1;
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { DialectName } from '../db/dialect/dialect.js';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
@@ -9,7 +9,7 @@ import { ConnectionResolver } from '../ai/connection-resolver.js';
 import { parseEmbedderSpec, resolveEmbedder, type Embedder } from '../ai/embedder.js';
 import { ProviderError } from '../ai/provider-error.js';
 import { KnowledgeBaseRepository, type KnowledgeBaseRow } from '../store/knowledge-base-repository.js';
-import { KnowledgeChunkRepository } from '../store/knowledge-chunk-repository.js';
+import { KnowledgeChunkRepository, type KnowledgeChunkRow } from '../store/knowledge-chunk-repository.js';
 import { KnowledgeDocumentRepository, type KnowledgeDocumentRow } from '../store/knowledge-document-repository.js';
 import { claimDue, releaseLeases, renewLease } from '../store/lease-claims.js';
 import { fromStoredVector, toStoredVector } from '../store/stored-vector.js';
@@ -39,7 +39,18 @@ export interface EmbeddingJobsOptions {
   batch?: number;
 }
 
+/** A claimed document with its staged chunks, embedded: what its swap writes. */
+interface Embedded {
+  doc: KnowledgeDocumentRow;
+  base: KnowledgeBaseRow;
+  embedder: Embedder;
+  staged: KnowledgeChunkRow[];
+  missing: KnowledgeChunkRow[];
+}
+
 export const DEFAULT_MAX_ATTEMPTS = 5;
+/** The background task that embeds ingested documents (what an ingest pokes). */
+export const EMBED_DOCUMENTS = 'embed documents';
 const MAX_BACKOFF_MS = 60_000;
 const REEMBED_PAGE = 256;
 
@@ -66,15 +77,12 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
     return claimDue(db, table, due, { dialect, owner, now, leaseUntil: addMs(now, leaseMs), limit });
   };
 
-  /** Embeds a document's staged chunks (those not yet in the target space) and swaps them in. */
-  async function processDocument(doc: KnowledgeDocumentRow, signal: AbortSignal): Promise<void> {
-    const bases = new KnowledgeBaseRepository(db, doc.workspace_id);
-    const docs = new KnowledgeDocumentRepository(db, doc.workspace_id);
-    const chunks = new KnowledgeChunkRepository(db, doc.workspace_id);
-    const base = await bases.find(doc.knowledge_base_id);
-    if (!base) return;
+  /** Embeds a document's staged chunks (those not yet in the target space); null when there is nothing to swap. */
+  async function embedDocument(doc: KnowledgeDocumentRow, signal: AbortSignal): Promise<Embedded | null> {
+    const base = await new KnowledgeBaseRepository(db, doc.workspace_id).find(doc.knowledge_base_id);
+    if (!base) return null;
     const embedder = embedderOf(base);
-    const staged = await chunks.staged(doc.id, doc.version);
+    const staged = await new KnowledgeChunkRepository(db, doc.workspace_id).staged(doc.id, doc.version);
     const missing = staged.filter((chunk) => chunk.embedding_key !== embedder.key);
     try {
       if (missing.length > 0) {
@@ -86,44 +94,74 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
       }
     } catch (error) {
       // Shutting down: not a failure of the document; its lease is released and a restart resumes it.
-      if (signal.aborted) return;
+      if (signal.aborted) return null;
       await recordFailure(doc, error);
+      return null;
+    }
+    return signal.aborted ? null : { doc, base, embedder, staged, missing };
+  }
+
+  /**
+   * Swaps embedded documents in, all in one transaction: each transaction's FTS5 segment, index
+   * pages and commit are shared by the batch (the SQLite statements of a swap cost ~145 µs a
+   * chunk one document per transaction, ~115 µs four at a time, measured on the ingest corpus).
+   * A batch that fails is tried again one document per transaction, so only the document at
+   * fault fails.
+   */
+  async function swapDocuments(batch: Embedded[]): Promise<void> {
+    if (batch.length === 0) return;
+    if (batch.length > 1) {
+      try {
+        await db.transaction().execute(async (trx) => {
+          for (const item of batch) await swapIn(trx, item);
+        });
+        return;
+      } catch {
+        // Tried again below, one at a time.
+        indexes.forget?.();
+      }
+    }
+    for (const item of batch) {
+      await db.transaction().execute((trx) => swapIn(trx, item)).catch(async (error: unknown) => {
+        indexes.forget?.();
+        await recordFailure(item.doc, error);
+      });
+    }
+  }
+
+  /** Makes one document's new chunks searchable and takes its previous ones out, inside `trx`. */
+  async function swapIn(trx: Transaction<Database>, { doc, base, embedder, staged, missing }: Embedded): Promise<void> {
+    const bases = new KnowledgeBaseRepository(trx, doc.workspace_id);
+    const docs = new KnowledgeDocumentRepository(trx, doc.workspace_id);
+    const lockedBase = await bases.findForUpdate(base.id, dialect === 'postgres');
+    const current = await docs.find(base.id, doc.id);
+    if (!lockedBase || !current || current.version !== doc.version || current.lease_owner !== owner) return;
+    const now = clock.now();
+    const scoped = new KnowledgeChunkRepository(trx, doc.workspace_id);
+    // The base's embedder changed while these were embedded, or it is re-embedding towards it:
+    // the vectors are kept (they are in the target space) and the document waits (pending).
+    const indexKey = lockedBase.index_embedder_key;
+    if (lockedBase.embedder_key !== embedder.key || (indexKey !== null && indexKey !== embedder.key)) {
+      for (const chunk of missing) await scoped.setEmbedding(chunk.seq, chunk.embedding!, embedder.key);
+      await docs.update(doc.id, { lease_owner: null, lease_expires_at: null, next_attempt_at: addMs(now, 1000) });
       return;
     }
-    if (signal.aborted) return;
-    await db.transaction().execute(async (trx) => {
-      const lockedBase = await bases.withTransaction(trx).findForUpdate(base.id, dialect === 'postgres');
-      const current = await docs.withTransaction(trx).find(base.id, doc.id);
-      if (!lockedBase || !current || current.version !== doc.version || current.lease_owner !== owner) return;
-      const now = clock.now();
-      const scoped = chunks.withTransaction(trx);
-      // The base's embedder changed while these were embedded, or it is re-embedding towards it:
-      // the vectors are kept (they are in the target space) and the document waits (pending).
-      const indexKey = lockedBase.index_embedder_key;
-      if (lockedBase.embedder_key !== embedder.key || (indexKey !== null && indexKey !== embedder.key)) {
-        for (const chunk of missing) await scoped.setEmbedding(chunk.seq, chunk.embedding!, embedder.key);
-        await docs.withTransaction(trx).update(doc.id, { lease_owner: null, lease_expires_at: null, next_attempt_at: addMs(now, 1000) });
-        return;
-      }
-      const vectors = staged.map((chunk) => fromStoredVector(chunk.embedding)!);
-      const dimensions = vectors[0]?.length ?? lockedBase.index_dimensions ?? null;
-      if (indexKey === null && dimensions !== null) {
-        await bases.withTransaction(trx).update(base.id, { index_embedder: lockedBase.embedder, index_embedder_key: embedder.key, index_dimensions: dimensions });
-      } else if (dimensions !== null && lockedBase.index_dimensions !== null && dimensions !== lockedBase.index_dimensions) {
-        throw new ProviderError('malformed', `the embedder answered ${dimensions} dimensions where this base's vectors have ${lockedBase.index_dimensions}`);
-      }
-      const old = (await scoped.live(doc.id)).map((row) => Number(row.seq));
-      await indexes.remove(trx, base.id, lockedBase.index_dimensions, old);
-      await scoped.deleteSeqs(old);
-      if (dimensions !== null && staged.length > 0) {
-        await indexes.add(trx, base.id, dimensions, staged.map((chunk, i) => ({ seq: Number(chunk.seq), body: chunkBody(JSON.parse(chunk.heading_path) as string[], chunk.text), embedding: vectors[i]! })));
-      }
-      await scoped.replaceLive(staged);
-      await docs.withTransaction(trx).update(doc.id, { status: 'ready', error: null, chunk_count: staged.length, attempts: 0, next_attempt_at: null, lease_owner: null, lease_expires_at: null, updated_at: now }, doc.version);
-      await bases.withTransaction(trx).addCounts(base.id, 0, staged.length - old.length, now);
-    }).catch(async (error: unknown) => {
-      await recordFailure(doc, error);
-    });
+    const vectors = staged.map((chunk) => fromStoredVector(chunk.embedding)!);
+    const dimensions = vectors[0]?.length ?? lockedBase.index_dimensions ?? null;
+    if (indexKey === null && dimensions !== null) {
+      await bases.update(base.id, { index_embedder: lockedBase.embedder, index_embedder_key: embedder.key, index_dimensions: dimensions });
+    } else if (dimensions !== null && lockedBase.index_dimensions !== null && dimensions !== lockedBase.index_dimensions) {
+      throw new ProviderError('malformed', `the embedder answered ${dimensions} dimensions where this base's vectors have ${lockedBase.index_dimensions}`);
+    }
+    const old = (await scoped.live(doc.id)).map((row) => Number(row.seq));
+    await indexes.remove(trx, base.id, lockedBase.index_dimensions, old);
+    await scoped.deleteSeqs(old);
+    if (dimensions !== null && staged.length > 0) {
+      await indexes.add(trx, base.id, dimensions, staged.map((chunk, i) => ({ seq: Number(chunk.seq), body: chunkBody(JSON.parse(chunk.heading_path) as string[], chunk.text), embedding: vectors[i]! })));
+    }
+    await scoped.replaceLive(staged);
+    await docs.update(doc.id, { status: 'ready', error: null, chunk_count: staged.length, attempts: 0, next_attempt_at: null, lease_owner: null, lease_expires_at: null, updated_at: now }, doc.version);
+    await bases.addCounts(base.id, 0, staged.length - old.length, now);
   }
 
   /** A retryable failure schedules another attempt; anything else (or the last attempt) fails the document. */
@@ -205,21 +243,27 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
     }
   }
 
+  const batch = options.batch ?? 16;
   return [
     {
-      name: 'embed documents',
+      name: EMBED_DOCUMENTS,
+      batch,
       run: async (signal) => {
-        const claimed = await claim('knowledge_documents', 'pending', options.batch ?? 16);
+        const claimed = await claim('knowledge_documents', 'pending', batch);
+        const embedded: Embedded[] = [];
         for (const doc of claimed) {
           if (signal.aborted) break;
-          await processDocument(doc, signal);
+          const item = await embedDocument(doc, signal);
+          if (item) embedded.push(item);
         }
+        if (!signal.aborted) await swapDocuments(embedded);
         return claimed.length;
       },
       release: () => releaseLeases(db, 'knowledge_documents', owner),
     },
     {
       name: 're-embed knowledge bases',
+      batch: 1,
       run: async (signal) => {
         const claimed = await claim('knowledge_bases', 'reembedding', 1);
         for (const base of claimed) await processBase(base, signal);

@@ -1,4 +1,5 @@
 import { sql, type Transaction } from 'kysely';
+import { directWrites } from '../db/direct-writes.js';
 import type { Database } from '../db/schema.js';
 import { fromStoredVector, toStoredVector } from '../store/stored-vector.js';
 import { IVF_MIN_VECTORS, nearestList, probeLists, trainCentroids } from './ivf-lists.js';
@@ -89,10 +90,19 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
   };
   const partition = (baseId: string, centroids: Float32Array[] | null, vector: Float32Array) => (centroids ? `${baseId}:${nearestList(centroids, vector)}` : baseId);
 
-  // Multi-row inserts: building and running one statement per chunk cost more than the indexing itself.
+  // In a transaction (every write here is), one prepared statement per row (db/direct-writes.ts);
+  // otherwise multi-row inserts: building and running one statement per chunk through the query
+  // builder cost more than the indexing itself.
   const insertVectors = async (trx: Db, baseId: string, dimensions: number, rows: { seq: number; embedding: Float32Array }[]) => {
     await ensure(trx, dimensions);
     const centroids = await centroidsOf(trx, baseId);
+    const direct = directWrites(trx);
+    if (direct) {
+      const table = `knowledge_vectors_${Math.trunc(dimensions)}`;
+      const insert = `insert into ${table} (rowid, knowledge_base_id, embedding) values (cast(? as integer), ?, ?)`;
+      for (const row of rows) direct.run(table, insert, [row.seq, partition(baseId, centroids, row.embedding), toStoredVector('sqlite', row.embedding)]);
+      return;
+    }
     for (let i = 0; i < rows.length; i += BATCH) {
       const values = rows.slice(i, i + BATCH).map((row) => sql`(cast(${row.seq} as integer), ${partition(baseId, centroids, row.embedding)}, ${toStoredVector('sqlite', row.embedding)})`);
       await sql`insert into ${vectorTable(dimensions)} (rowid, knowledge_base_id, embedding) values ${sql.join(values)}`.execute(trx);
@@ -100,6 +110,12 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
   };
   const deleteVectors = async (trx: Db, dimensions: number, seqs: number[]) => {
     await ensure(trx, dimensions);
+    const direct = directWrites(trx);
+    if (direct) {
+      const table = `knowledge_vectors_${Math.trunc(dimensions)}`;
+      for (const seq of seqs) direct.run(table, `delete from ${table} where rowid = cast(? as integer)`, [seq]);
+      return;
+    }
     for (let i = 0; i < seqs.length; i += BATCH) await sql`delete from ${vectorTable(dimensions)} where rowid in (${castSeqs(seqs.slice(i, i + BATCH))})`.execute(trx);
   };
   const dropCentroids = async (trx: Db, baseId: string) => {
@@ -115,8 +131,11 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
     if ((await centroidsOf(trx, baseId)) !== null) return;
     // The base's counter, not a count of its chunks (that scanned the base on every swap); it
     // lags by the swap in progress (counted after this), which only delays training by a swap.
-    const count = await sql<{ n: number }>`select chunk_count as n from knowledge_bases where id = ${baseId}`.execute(trx);
-    if (Number(count.rows[0]?.n ?? 0) < ivfMinVectors) return;
+    const direct = directWrites(trx);
+    const count = direct
+      ? (direct.get('select chunk_count as n from knowledge_bases where id = ?', [baseId]) as { n: number } | undefined)
+      : (await sql<{ n: number }>`select chunk_count as n from knowledge_bases where id = ${baseId}`.execute(trx)).rows[0];
+    if (Number(count?.n ?? 0) < ivfMinVectors) return;
     const rows = await sql<{ seq: number; embedding: Buffer }>`select rowid as seq, embedding from ${vectorTable(dimensions)} where knowledge_base_id = ${baseId}`.execute(trx);
     const vectors = rows.rows.map((row) => ({ seq: Number(row.seq), embedding: fromStoredVector(row.embedding)! }));
     if (vectors.length < ivfMinVectors) return;
@@ -131,15 +150,25 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
     vectorMode: 'sqlite-vec',
     async add(trx: Transaction<Database>, baseId, dimensions, chunks) {
       await insertVectors(trx, baseId, dimensions, chunks);
-      for (let i = 0; i < chunks.length; i += BATCH) {
-        const values = chunks.slice(i, i + BATCH).map((chunk) => sql`(cast(${chunk.seq} as integer), ${chunk.body}, ${baseId})`);
-        await sql`insert into knowledge_chunks_fts (rowid, body, kb) values ${sql.join(values)}`.execute(trx);
+      const direct = directWrites(trx);
+      if (direct) {
+        for (const chunk of chunks) direct.run('knowledge_chunks_fts', 'insert into knowledge_chunks_fts (rowid, body, kb) values (cast(? as integer), ?, ?)', [chunk.seq, chunk.body, baseId]);
+      } else {
+        for (let i = 0; i < chunks.length; i += BATCH) {
+          const values = chunks.slice(i, i + BATCH).map((chunk) => sql`(cast(${chunk.seq} as integer), ${chunk.body}, ${baseId})`);
+          await sql`insert into knowledge_chunks_fts (rowid, body, kb) values ${sql.join(values)}`.execute(trx);
+        }
       }
       await maybeTrain(trx, baseId, dimensions);
     },
     async remove(trx, _baseId, dimensions, seqs) {
       if (seqs.length === 0) return;
       if (dimensions !== null) await deleteVectors(trx, dimensions, seqs);
+      const direct = directWrites(trx);
+      if (direct) {
+        for (const seq of seqs) direct.run('knowledge_chunks_fts', 'delete from knowledge_chunks_fts where rowid = ?', [seq]);
+        return;
+      }
       for (let i = 0; i < seqs.length; i += BATCH) await sql`delete from knowledge_chunks_fts where rowid in (${castSeqs(seqs.slice(i, i + BATCH))})`.execute(trx);
     },
     async dropBase(trx, baseId) {
@@ -169,5 +198,10 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
       return found.sort((a, b) => b.score - a.score || a.seq - b.seq).slice(0, k);
     },
     keyword: (db, baseId, terms, k, filter) => ftsKeyword(db, baseId, terms, k, filter, termTables),
+    forget() {
+      ensured.clear();
+      centroidTable = false;
+      centroidCache.clear();
+    },
   };
 }

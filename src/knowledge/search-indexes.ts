@@ -82,6 +82,7 @@ function pgvectorIndexes(): SearchIndexes {
       return result.rows.map((row) => ({ seq: Number(row.seq), score: 1 - Number(row.distance) }));
     },
     keyword: tsKeyword,
+    forget: () => ensured.clear(),
   };
 }
 

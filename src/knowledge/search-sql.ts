@@ -62,6 +62,11 @@ export interface SearchIndexes {
   nearest(db: Db, baseId: string, dimensions: number, query: Float32Array, k: number, filter: MetadataFilter | null): Promise<ScoredSeq[]>;
   /** The base's live chunks matching any term, best first (scores: -bm25 or ts_rank). */
   keyword(db: Db, baseId: string, terms: string[], k: number, filter: MetadataFilter | null): Promise<ScoredSeq[]>;
+  /**
+   * A transaction that wrote to the indexes rolled back: forget what was remembered from inside
+   * it (tables created, IVF lists trained), so the next write looks again.
+   */
+  forget?(): void;
 }
 
 export const BATCH = 200;

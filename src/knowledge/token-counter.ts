@@ -1,6 +1,6 @@
 import { Tiktoken } from 'js-tiktoken/lite';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
-import { asciiPieces } from './ascii-pieces.js';
+import { asciiPieceEnd, asciiPieces } from './ascii-pieces.js';
 
 /**
  * Token counts with OpenAI's `cl100k_base` encoding (js-tiktoken; the ranks ship inside the
@@ -23,6 +23,14 @@ function load(): { encoder: Tiktoken; pattern: RegExp } {
     pattern = new RegExp(cl100k.pat_str, 'gu');
   }
   return { encoder, pattern };
+}
+
+/**
+ * Builds the encoder now (parsing the ranks takes ~0.2 s) instead of in the first request that
+ * counts tokens; `serve` calls it at start.
+ */
+export function loadTokenizer(): void {
+  load();
 }
 
 const NON_ASCII = /[\u0080-\uffff]/;
@@ -51,7 +59,196 @@ export function pieceTokens(piece: string): number {
 }
 
 export function countTokens(text: string): number {
-  let total = 0;
-  for (const piece of tokenPieces(text)) total += pieceTokens(piece);
-  return total;
+  return countText(text, 0).tokens;
+}
+
+/**
+ * Piece counts by where the piece lies in a text, for the ASCII scanner: an open-addressing table
+ * keyed by the FNV-1a hash of the piece's characters, checked against the piece itself, so known
+ * pieces are counted without cutting them out of the text (a string and a map look-up per piece
+ * were most of chunking's time: ~45% with the garbage they left).
+ */
+const TABLE_SIZE = 1 << 17;
+const tableKeys: (string | undefined)[] = new Array<string | undefined>(TABLE_SIZE);
+const tableHashes = new Int32Array(TABLE_SIZE);
+const tableCounts = new Int32Array(TABLE_SIZE);
+let tableUsed = 0;
+
+function tokensAt(text: string, start: number, end: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 16777619);
+  let slot = hash & (TABLE_SIZE - 1);
+  for (;;) {
+    const key = tableKeys[slot];
+    if (key === undefined) break;
+    if (tableHashes[slot] === hash && key.length === end - start && text.startsWith(key, start)) return tableCounts[slot]!;
+    slot = (slot + 1) & (TABLE_SIZE - 1);
+  }
+  const piece = text.slice(start, end);
+  const count = pieceTokens(piece);
+  // Kept at most half full, so probes stay short; emptied when full (the counts are cheap to find again).
+  if (tableUsed >= TABLE_SIZE / 2) {
+    tableKeys.fill(undefined);
+    tableUsed = 0;
+    return count;
+  }
+  tableKeys[slot] = piece;
+  tableHashes[slot] = hash;
+  tableCounts[slot] = count;
+  tableUsed += 1;
+  return count;
+}
+
+/**
+ * A text counted once, with what joining it to others needs (`joinCounts`): where its first
+ * pieces end and the tokens up to each, and its tail: the pieces that text appended to it may
+ * change.
+ *
+ * Which pieces those are: the pattern has no look-behind, so appending text cannot change a
+ * piece whose match never reached the end. Matches that reach it are the last piece (a run of
+ * letters, digits or punctuation may go on, `'` may become `'s`) and, when the text ends in
+ * white space, every piece that starts in that trailing run: `\s*[\r\n]+` backtracks out of the
+ * run to its last newline and takes more of it when the appended text brings another newline
+ * (`"x\n "` is `x`, `\n`, ` `, but `"x\n \nz"` is `x`, `\n \n`, `z`). A piece that starts
+ * before the run and runs into it (punctuation taking the newlines after it) stops at the first
+ * other character whatever follows.
+ */
+export interface CountedText {
+  readonly text: string;
+  readonly tokens: number;
+  /** More pieces follow those of the head. */
+  readonly more: boolean;
+  /** The end offsets of the first pieces (up to the `head` asked for), and the tokens up to each, that piece included. */
+  readonly headEnds: readonly number[];
+  readonly headUpTo: readonly number[];
+  /** Where the tail starts (a piece boundary), and its tokens. */
+  readonly tailStart: number;
+  readonly tailTokens: number;
+}
+
+/** Pieces of `next` re-scanned with a join before falling back to all of it. */
+const JOIN_WINDOW = 4;
+
+/** `\s` of the pattern (Unicode white space and line terminators). */
+function isWhiteSpace(c: number): boolean {
+  if (c < 128) return c === 32 || (c >= 9 && c <= 13);
+  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
+
+export function countText(text: string, head = JOIN_WINDOW): CountedText {
+  const headEnds: number[] = [];
+  const headUpTo: number[] = [];
+  let run = text.length;
+  while (run > 0 && isWhiteSpace(text.charCodeAt(run - 1))) run--;
+  let tokens = 0;
+  let pieces = 0;
+  let lastStart = 0;
+  let beforeLast = 0;
+  // The first piece that starts in the trailing white space, if any.
+  let runPiece = -1;
+  let beforeRunPiece = 0;
+  const piece = (start: number, end: number, count: number) => {
+    if (runPiece < 0 && start >= run && run < text.length) {
+      runPiece = start;
+      beforeRunPiece = tokens;
+    }
+    lastStart = start;
+    beforeLast = tokens;
+    tokens += count;
+    if (pieces < head) {
+      headEnds.push(end);
+      headUpTo.push(tokens);
+    }
+    pieces += 1;
+  };
+  if (!NON_ASCII.test(text)) {
+    for (let i = 0; i < text.length; ) {
+      const end = asciiPieceEnd(text, i);
+      piece(i, end, tokensAt(text, i, end));
+      i = end;
+    }
+  } else {
+    let start = 0;
+    for (const match of patternPieces(text)) {
+      piece(start, start + match.length, pieceTokens(match));
+      start += match.length;
+    }
+  }
+  const tailStart = runPiece >= 0 ? runPiece : lastStart;
+  const tailTokens = tokens - (runPiece >= 0 ? beforeRunPiece : beforeLast);
+  return { text, tokens, more: pieces > headEnds.length, headEnds, headUpTo, tailStart, tailTokens };
+}
+
+/** Whether the first `count` pieces of `counted` lie before its tail (so text appended to it leaves them as they are). */
+const headBeforeTail = (counted: CountedText, count: number) => counted.headEnds.length >= count && counted.headEnds[count - 1]! <= counted.tailStart;
+
+/**
+ * The counted text of `parts` joined by `joiner`, from their counts (a code block's lines, a
+ * table's rows), without encoding the joined text again: its count and tail by joinCounts, its
+ * first pieces from a prefix (those of a prefix that lie before the prefix's tail are the text's).
+ */
+export function joinTexts(parts: readonly CountedText[], joiner: string): CountedText {
+  const text = parts.map((part) => part.text).join(joiner);
+  if (parts.length === 0) return countText(text);
+  let joined = startJoin(parts[0]!);
+  for (let i = 1; i < parts.length; i++) joined = joinCounts(joined, joiner, parts[i]!);
+  let head: CountedText;
+  for (let end = Math.min(text.length, 64); ; end = Math.min(text.length, end * 4)) {
+    head = countText(text.slice(0, end));
+    if (end === text.length) return head;
+    if (head.more && headBeforeTail(head, JOIN_WINDOW)) break;
+  }
+  return { text, tokens: joined.tokens, more: true, headEnds: head.headEnds, headUpTo: head.headUpTo, tailStart: text.length - joined.tail.length, tailTokens: joined.tailTokens };
+}
+
+const EMPTY = countText('');
+
+/** Tokens of the text followed by a newline. */
+export function tokensWithNewline(counted: CountedText): number {
+  return joinCounts(startJoin(counted), '\n', EMPTY).tokens;
+}
+
+/** The count of a text built by joining counted texts, and its tail (what the next join may change). */
+export interface JoinedCount {
+  readonly tokens: number;
+  readonly tail: string;
+  readonly tailTokens: number;
+}
+
+export function startJoin(first: CountedText): JoinedCount {
+  return { tokens: first.tokens, tail: first.text.slice(first.tailStart), tailTokens: first.tailTokens };
+}
+
+/**
+ * The exact count of `joined + joiner + next.text`, re-scanning only around the seam: the scan
+ * restarts at the tail of what is joined (what came before it cannot change, see CountedText)
+ * and runs over the joiner into `next`'s first pieces until it lands on one of `next`'s own piece
+ * boundaries: from there the text is `next`'s, and so are its pieces (no look-behind), whose
+ * counts are reused. A window cut short has a tail of its own that the cut may have made wrong,
+ * so a boundary is only taken before that tail; with none found, all of `next` is scanned with
+ * the seam.
+ */
+export function joinCounts(joined: JoinedCount, joiner: string, next: CountedText): JoinedCount {
+  const offset = joined.tail.length + joiner.length;
+  const base = joined.tokens - joined.tailTokens;
+  const k = Math.min(JOIN_WINDOW, next.headEnds.length);
+  if (next.more && k > 0) {
+    const window = countText(joined.tail + joiner + next.text.slice(0, next.headEnds[k - 1]), Number.POSITIVE_INFINITY);
+    let j = 0; // next's pieces ending before the scan
+    for (let i = 0; i < window.headEnds.length && window.headEnds[i]! <= window.tailStart; i++) {
+      const at = window.headEnds[i]! - offset;
+      if (at < 0) continue;
+      while (j < k && next.headEnds[j]! < at) j++;
+      if (at > next.tailStart) break;
+      // A boundary of next before its tail: its start (at 0), or the end of its piece j.
+      if (at === 0 || (j < k && next.headEnds[j] === at)) {
+        const used = at === 0 ? 0 : j + 1;
+        const rest = next.tokens - (used === 0 ? 0 : next.headUpTo[used - 1]!);
+        // The rest is next's own pieces, its tail among them: that tail is the joined text's.
+        return { tokens: base + window.headUpTo[i]! + rest, tail: next.text.slice(next.tailStart), tailTokens: next.tailTokens };
+      }
+    }
+  }
+  const whole = countText(joined.tail + joiner + next.text, 0);
+  return { tokens: base + whole.tokens, tail: whole.text.slice(whole.tailStart), tailTokens: whole.tailTokens };
 }

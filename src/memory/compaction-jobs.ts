@@ -111,6 +111,7 @@ export function createCompactionJobs(options: { db: Kysely<Database>; dialect: D
   return [
     {
       name: 'compact memories',
+      batch: 8,
       run: async (signal) => {
         const now = clock.now();
         const claimed = await claimDue(db, 'memory_sessions', 'compaction', { dialect: options.dialect, owner, now, leaseUntil: addMs(now, options.leaseMs ?? 60_000), limit: 8 });

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { directWrites } from '../db/direct-writes.js';
 import type { Database, KnowledgeBasesTable } from '../db/schema.js';
 
 export type KnowledgeBaseRow = KnowledgeBasesTable;
@@ -22,6 +23,8 @@ export class KnowledgeBaseRepository {
 
   /** The row locked for the rest of the transaction on PostgreSQL (SQLite holds its one writer anyway). */
   findForUpdate(id: string, postgres: boolean): Promise<KnowledgeBaseRow | undefined> {
+    const direct = directWrites(this.db);
+    if (direct) return Promise.resolve(direct.get('select * from "knowledge_bases" where "id" = ? and "workspace_id" = ?', [id, this.workspaceId]) as KnowledgeBaseRow | undefined);
     const query = this.db.selectFrom('knowledge_bases').selectAll().where('workspace_id', '=', this.workspaceId).where('id', '=', id);
     return (postgres ? query.forUpdate() : query).executeTakeFirst();
   }
@@ -38,6 +41,12 @@ export class KnowledgeBaseRepository {
   /** Adds to the counters (negative to remove). */
   async addCounts(id: string, documents: number, chunks: number, now: string): Promise<void> {
     if (documents === 0 && chunks === 0) return;
+    const direct = directWrites(this.db);
+    if (direct) {
+      const sqlText = 'update "knowledge_bases" set "document_count" = "document_count" + ?, "chunk_count" = "chunk_count" + ?, "updated_at" = ? where "id" = ? and "workspace_id" = ?';
+      direct.run('knowledge_bases', sqlText, [documents, chunks, now, id, this.workspaceId]);
+      return;
+    }
     await this.db
       .updateTable('knowledge_bases')
       .set((eb) => ({ document_count: eb('document_count', '+', documents), chunk_count: eb('chunk_count', '+', chunks), updated_at: now }))

@@ -1,10 +1,15 @@
 import type { Kysely, Transaction } from 'kysely';
+import { directWrites } from '../db/direct-writes.js';
 import type { Database, KnowledgeDocumentsTable } from '../db/schema.js';
 
 export type KnowledgeDocumentRow = KnowledgeDocumentsTable;
 type Db = Kysely<Database> | Transaction<Database>;
 
-/** Documents of one workspace; most queries also name the knowledge base. */
+/**
+ * Documents of one workspace; most queries also name the knowledge base. Inside a transaction on
+ * SQLite the reads and writes of the ingest path run as prepared statements (db/direct-writes.ts):
+ * the query builder cost ~0.1 ms a statement, about a tenth of the ingest benchmark's CPU time.
+ */
 export class KnowledgeDocumentRepository {
   constructor(private readonly db: Db, readonly workspaceId: string) {}
 
@@ -17,6 +22,11 @@ export class KnowledgeDocumentRepository {
   }
 
   find(baseId: string, id: string): Promise<KnowledgeDocumentRow | undefined> {
+    const direct = directWrites(this.db);
+    if (direct) {
+      const sqlText = 'select * from "knowledge_documents" where "id" = ? and "workspace_id" = ? and "knowledge_base_id" = ?';
+      return Promise.resolve(direct.get(sqlText, [id, this.workspaceId, baseId]) as KnowledgeDocumentRow | undefined);
+    }
     return this.db.selectFrom('knowledge_documents').selectAll().where('workspace_id', '=', this.workspaceId).where('knowledge_base_id', '=', baseId).where('id', '=', id).executeTakeFirst();
   }
 
@@ -26,11 +36,21 @@ export class KnowledgeDocumentRepository {
 
   async insert(row: KnowledgeDocumentRow): Promise<void> {
     if (row.workspace_id !== this.workspaceId) throw new Error('document row of another workspace');
-    await this.db.insertInto('knowledge_documents').values(row).execute();
+    const direct = directWrites(this.db);
+    if (direct) direct.insert('knowledge_documents', row);
+    else await this.db.insertInto('knowledge_documents').values(row).execute();
   }
 
   /** Updates a document; with `version`, only while it still has that version (a newer re-send wins). */
   async update(id: string, changes: Partial<Omit<KnowledgeDocumentRow, 'id' | 'workspace_id' | 'knowledge_base_id'>>, version?: number): Promise<boolean> {
+    const direct = directWrites(this.db);
+    if (direct) {
+      const columns = Object.keys(changes).filter((column) => changes[column as keyof typeof changes] !== undefined);
+      const values = columns.map((column) => changes[column as keyof typeof changes]);
+      const condition = version === undefined ? '' : ' and "version" = ?';
+      const sqlText = `update "knowledge_documents" set ${columns.map((column) => `"${column}" = ?`).join(', ')} where "id" = ? and "workspace_id" = ?${condition}`;
+      return direct.run('knowledge_documents', sqlText, version === undefined ? [...values, id, this.workspaceId] : [...values, id, this.workspaceId, version]) > 0;
+    }
     let query = this.db.updateTable('knowledge_documents').set(changes).where('workspace_id', '=', this.workspaceId).where('id', '=', id);
     if (version !== undefined) query = query.where('version', '=', version);
     const result = await query.executeTakeFirst();

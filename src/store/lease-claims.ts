@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { DialectName } from '../db/dialect/dialect.js';
 import type { Database } from '../db/schema.js';
 
@@ -23,25 +23,62 @@ export interface ClaimOptions {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type LooseDb = Kysely<any>;
 
+/**
+ * The due condition of each table as a literal, matching its partial index (migration 0008):
+ * bound as a parameter (`status = ?`), SQLite cannot tell that the query implies the index's
+ * condition and scanned the whole table on every pass of the background loop: ~1.2 ms at
+ * 10,000 documents, paid on every poke (each ingested document pokes), against ~0.02 ms on the
+ * index.
+ */
+const DUE = {
+  pending: { column: 'status', value: () => sql.lit('pending'), order: ['next_attempt_at', 'id'] },
+  reembedding: { column: 'embedder_status', value: () => sql.lit('reembedding'), order: ['id'] },
+  compaction: { column: 'compaction_due', value: (dialect: DialectName) => sql.lit(dialect === 'postgres' ? true : 1), order: ['id'] },
+} as const;
+
+/** A claim, unexecuted (tests read its plan). */
+export function claimQuery(db: LooseDb, table: LeasedTable, due: keyof typeof DUE, options: ClaimOptions) {
+  const condition = DUE[due];
+  let candidates = db
+    .selectFrom(table)
+    .select('id')
+    .where(condition.column, '=', condition.value(options.dialect))
+    .where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', options.now)]))
+    .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', options.now)]));
+  // In the order of the partial index, so the planner walks it instead of sorting or scanning
+  // the table in id order; which due rows a pass takes first does not matter.
+  for (const column of condition.order) candidates = candidates.orderBy(column);
+  candidates = candidates.limit(options.limit);
+  if (options.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
+  return db.updateTable(table).set({ lease_owner: options.owner, lease_expires_at: options.leaseUntil }).where('id', 'in', candidates).returningAll();
+}
+
+/** Stand-ins compiled into a claim's query in place of its values, found again in its parameters. */
+const SLOTS = { owner: '\u0000owner', leaseUntil: '\u0000lease', now: '\u0000now' } as const;
+
+/**
+ * Claims compiled once per database, table and condition: building the claim through the query
+ * builder cost ~0.25 ms a call (more than running it), and the embedding loop claims after every
+ * ingested document.
+ */
+const compiled = new WeakMap<object, Map<string, { query: CompiledQuery; slots: (keyof ClaimOptions | null)[] }>>();
+
 export async function claimDue<T extends LeasedTable>(db: Kysely<Database>, table: T, due: 'pending' | 'reembedding' | 'compaction', options: ClaimOptions): Promise<Database[T][]> {
   const dbAny = db as unknown as LooseDb;
-  let candidates = dbAny.selectFrom(table as string).select('id');
-  if (due === 'pending') candidates = candidates.where('status', '=', 'pending');
-  else if (due === 'reembedding') candidates = candidates.where('embedder_status', '=', 'reembedding');
-  else candidates = candidates.where('compaction_due', '=', options.dialect === 'postgres' ? true : 1);
-  candidates = candidates
-    .where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', options.now)]))
-    .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', options.now)]))
-    .orderBy('id')
-    .limit(options.limit);
-  if (options.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
-  const rows = await dbAny
-    .updateTable(table as string)
-    .set({ lease_owner: options.owner, lease_expires_at: options.leaseUntil })
-    .where('id', 'in', candidates)
-    .returningAll()
-    .execute();
-  return rows as unknown as Database[T][];
+  let forDb = compiled.get(db);
+  if (forDb === undefined) compiled.set(db, (forDb = new Map()));
+  const key = `${table} ${due} ${options.dialect} ${options.limit}`;
+  let entry = forDb.get(key);
+  if (entry === undefined) {
+    const query = claimQuery(dbAny, table, due, { ...options, ...SLOTS }).compile();
+    const slots = query.parameters.map((value) => (Object.entries(SLOTS).find(([, slot]) => slot === value)?.[0] as keyof ClaimOptions | undefined) ?? null);
+    entry = { query, slots };
+    forDb.set(key, entry);
+  }
+  const { query, slots } = entry;
+  const parameters = slots.map((slot, i) => (slot === null ? query.parameters[i] : options[slot]));
+  const result = await dbAny.executeQuery({ query: query.query, queryId: query.queryId, sql: query.sql, parameters });
+  return result.rows as unknown as Database[T][];
 }
 
 /** Extends this process's lease on one row; false when it was lost (expired and taken). */
