@@ -141,7 +141,12 @@ describeEachDialect('knowledge embedding through a provider', (dialect) => {
     await ingest(base, 'The lighthouse keeper logs the wind.', 'first');
     await ingest(base, 'The harbour master logs the currents.', 'second');
     await ingest(base, 'The pilot logs the boats.', 'third');
-    provider.script('embeddings', (request) => ({ body: embeddingsAnswer(request.body.input) }), () => ({ body: { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.6, 0.8] }], model: 'm', usage: { prompt_tokens: 1, total_tokens: 1 } } }));
+    // (Answered by input: the order in which one pass embeds its documents is the claim's.)
+    const answer = (request: { body: { input: string[] } }) =>
+      request.body.input.some((input) => input.includes('harbour'))
+        ? { body: { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.6, 0.8] }], model: 'm', usage: { prompt_tokens: 1, total_tokens: 1 } } }
+        : { body: embeddingsAnswer(request.body.input) };
+    provider.script('embeddings', answer, answer, answer);
     transactions.mockClear();
     await drain();
     transactions.mockRestore();

@@ -70,5 +70,49 @@ describeEachDialect('search of large bases: IVF lists and the keyword term budge
     // On SQLite only the rarest terms (zeppelin, manifest) were ranked: the other documents do not match them.
     if (dialect === 'sqlite') expect(results).toHaveLength(1);
     else expect(results.length).toBeGreaterThan(1);
+
+    // The terms' document frequencies are remembered until the index changes: once "zeppelin"
+    // is everywhere, "manifest" is the rarest and the only document with it is found alone.
+    for (let d = 12; d < 18; d++) {
+      await t.request('POST', `${KB}/${base}/documents`, { body: { data: { type: 'knowledge-document', attributes: { title: `doc ${d}`, content: `A zeppelin zeppelin flies over record ${d}.` } } } });
+    }
+    for (let pass = 0; pass < 10 && (await Promise.all(jobs.map((job) => job.run(new AbortController().signal)))).some((n) => n > 0); pass++);
+    const again = await searchKnowledge(context, row, { query: 'workflow engine stores zeppelin manifest', topK: 3, mode: 'keyword', filter: null });
+    expect(again[0]?.text).toBe('The workflow engine stores the zeppelin manifest.');
+    if (dialect === 'sqlite') expect(again.map((r) => r.text)).toEqual(['The workflow engine stores the zeppelin manifest.', 'A zeppelin zeppelin flies over record 12.', 'A zeppelin zeppelin flies over record 13.'].slice(0, again.length));
+  });
+
+  it('ranks a base\'s keyword matches the same whether it holds most of the index or a little of it (SQLite ranks the whole index first for a large share)', async () => {
+    const indexes = await openSearchIndexes(t.database);
+    const jobs = createEmbeddingJobs({ db: t.deps.db, dialect, indexes, clock: t.clock, secretKey: t.deps.secretKey, httpAllow: [] });
+    const createBase = async (name: string) => (await t.request('POST', KB, { body: { data: { type: 'knowledge-base', attributes: { name } } } })).body.data.id as string;
+    const large = await createBase('Most of the index');
+    const small = await createBase('A little of it');
+    // The large base's documents mention the harbour once; the small base's mention it often,
+    // so the best matches of the whole index are the small base's.
+    for (let d = 0; d < 120; d++) {
+      const content = d % 10 === 0 ? `Harbour log ${d}: calm near pier ${d}.` : `Field note ${d} about ${TOPICS[d % TOPICS.length]} and item ${d}.`;
+      await t.request('POST', `${KB}/${large}/documents`, { body: { data: { type: 'knowledge-document', attributes: { title: `large ${d}`, content } } } });
+    }
+    for (let d = 0; d < 30; d++) {
+      await t.request('POST', `${KB}/${small}/documents`, { body: { data: { type: 'knowledge-document', attributes: { title: `small ${d}`, content: `Harbour harbour harbour ${d}: the harbour pilot and the harbour master.` } } } });
+    }
+    for (let pass = 0; pass < 20 && (await Promise.all(jobs.map((job) => job.run(new AbortController().signal)))).some((n) => n > 0); pass++);
+    // k = 3 on the large base: the whole index's best few are all the small base's, so the
+    // ranking falls back to filtering by base as it goes.
+    for (const [base, k, expected] of [[large, 50, 12], [large, 3, 3], [small, 50, 30]] as const) {
+      const hits = await indexes.keyword(t.deps.db, base, ['harbour'], k, null);
+      expect(hits).toHaveLength(expected);
+      const owners = await t.deps.db.selectFrom('knowledge_chunks').select('knowledge_base_id').where('seq', 'in', hits.map((hit) => hit.seq)).execute();
+      expect(owners.every((owner) => owner.knowledge_base_id === base)).toBe(true);
+      // Best first, as the filtered ranking orders them.
+      const scores = hits.map((hit) => hit.score);
+      expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+      if (dialect === 'sqlite') {
+        const reference = await sql<{ seq: number }>`
+          select f.rowid as seq from knowledge_chunks_fts f where knowledge_chunks_fts match '"harbour"' and f.kb = ${base} order by f.rank limit ${k}`.execute(t.deps.db);
+        expect(hits.map((hit) => hit.seq)).toEqual(reference.rows.map((row) => Number(row.seq)));
+      }
+    }
   });
 });

@@ -3,7 +3,9 @@ import { directWrites } from '../db/direct-writes.js';
 import type { Database } from '../db/schema.js';
 import { fromStoredVector, toStoredVector } from '../store/stored-vector.js';
 import { IVF_MIN_VECTORS, nearestList, probeLists, trainCentroids } from './ivf-lists.js';
-import { and, BATCH, exactNearest, keywordQuery, metadataConditions, vectorTable, type Db, type MetadataFilter, type ScoredSeq, type SearchIndexes } from './search-sql.js';
+import { ftsKeyword, KEYWORD_POSTINGS_BUDGET, keywordState } from './keyword-search-sqlite.js';
+import { BATCH, exactNearest, vectorTable, type Db, type MetadataFilter, type ScoredSeq, type SearchIndexes } from './search-sql.js';
+
 
 /**
  * The SQLite indexes: FTS5 for keywords (knowledge_chunks_fts, from migration 0008) and
@@ -11,59 +13,13 @@ import { and, BATCH, exactNearest, keywordQuery, metadataConditions, vectorTable
  * partition is a base (`<base id>`), or once the base is large one IVF list of it
  * (`<base id>:<list>`, see ivf-lists.ts); centroids live in `knowledge_ivf_centroids`.
  */
-/**
- * The postings a keyword search may rank, at most (plus the rarest two terms whatever they
- * cost). FTS5 scores every row that matches any term before it can sort, so a query of common
- * words over 100,000 chunks scored tens of thousands of rows; the rarest terms carry nearly all
- * of bm25's weight (inverse document frequency), so common ones past the budget are dropped.
- */
-export const KEYWORD_POSTINGS_BUDGET = 5000;
-
-/** The query's words, rarest first by document frequency, cut at the postings budget (SQLite). */
-async function rarestTerms(db: Db, terms: string[], state: { ready: boolean; budget: number }): Promise<string[]> {
-  if (terms.length <= 2) return terms;
-  if (!state.ready) {
-    // Stemming through an FTS5 table of the same tokenizer gives the exact terms the index holds.
-    await sql`create virtual table if not exists temp.knowledge_query_terms using fts5(body, tokenize='porter unicode61 remove_diacritics 2')`.execute(db);
-    await sql`create virtual table if not exists temp.knowledge_query_stems using fts5vocab(temp, knowledge_query_terms, instance)`.execute(db);
-    await sql`create virtual table if not exists temp.knowledge_chunks_vocab using fts5vocab(main, knowledge_chunks_fts, row)`.execute(db);
-    state.ready = true;
-  }
-  await sql`delete from temp.knowledge_query_terms`.execute(db);
-  await sql`insert into temp.knowledge_query_terms (rowid, body) values ${sql.join(terms.map((term, i) => sql`(${i + 1}, ${term})`))}`.execute(db);
-  const rows = await sql<{ doc: number; term: string; postings: number | null }>`
-    select s.doc, s.term, v.doc as postings from temp.knowledge_query_stems s left join temp.knowledge_chunks_vocab v on v.term = s.term`.execute(db);
-  const ranked = rows.rows.map((row) => ({ word: terms[Number(row.doc) - 1]!, postings: Number(row.postings ?? 0) })).sort((a, b) => a.postings - b.postings);
-  const kept: string[] = [];
-  let spent = 0;
-  for (const { word, postings } of ranked) {
-    if (kept.length >= 2 && spent + postings > state.budget) break;
-    kept.push(word);
-    spent += postings;
-  }
-  return kept;
-}
-
-async function ftsKeyword(db: Db, baseId: string, allTerms: string[], k: number, filter: MetadataFilter | null, state: { ready: boolean; budget: number }): Promise<ScoredSeq[]> {
-  if (allTerms.length === 0) return [];
-  const terms = await rarestTerms(db, allTerms, state);
-  const conditions = metadataConditions('sqlite', filter);
-  const join = conditions.length > 0 ? sql`join knowledge_chunks c on c.seq = f.rowid join knowledge_documents d on d.id = c.document_id` : sql``;
-  const result = await sql<{ seq: number; score: number }>`
-    select f.rowid as seq, -f.rank as score from knowledge_chunks_fts f ${join}
-    where knowledge_chunks_fts match ${keywordQuery('sqlite', terms)} and f.kb = ${baseId}${and(conditions)}
-    order by f.rank limit ${k}`.execute(db);
-  return result.rows.map((row) => ({ seq: Number(row.seq), score: Number(row.score) }));
-}
-
-
 const castSeqs = (seqs: number[]) => sql.join(seqs.map((seq) => sql`cast(${seq} as integer)`));
 
-export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?: number } = {}): SearchIndexes {
+export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?: number; ftsVersion?: (() => string) | null } = {}): SearchIndexes {
   const ivfMinVectors = options.ivfMinVectors ?? IVF_MIN_VECTORS;
   const ensured = new Set<number>();
-  // The temp tables of rarestTerms live in this connection's temp schema.
-  const termTables = { ready: false, budget: options.keywordBudget ?? KEYWORD_POSTINGS_BUDGET };
+  // The temp tables of the keyword search live in this connection's temp schema.
+  const keyword = keywordState(options.keywordBudget ?? KEYWORD_POSTINGS_BUDGET, options.ftsVersion ?? null);
   /** Centroids per base (null: not trained), as stored; dropped from here whenever they change. */
   const centroidCache = new Map<string, Float32Array[] | null>();
   let centroidTable = false;
@@ -197,7 +153,7 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
       }
       return found.sort((a, b) => b.score - a.score || a.seq - b.seq).slice(0, k);
     },
-    keyword: (db, baseId, terms, k, filter) => ftsKeyword(db, baseId, terms, k, filter, termTables),
+    keyword: (db, baseId, terms, k, filter) => ftsKeyword(db, baseId, terms, k, filter, keyword),
     forget() {
       ensured.clear();
       centroidTable = false;

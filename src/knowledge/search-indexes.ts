@@ -90,8 +90,15 @@ function pgvectorIndexes(): SearchIndexes {
  * Chooses the vector index at start: sqlite-vec on SQLite; on PostgreSQL pgvector when the
  * extension is available (created here when the role may), else the exact scan.
  */
-export async function openSearchIndexes(handle: Pick<DatabaseHandle, 'db' | 'dialect'>, options: { ivfMinVectors?: number; keywordBudget?: number; exactCacheBytes?: number } = {}): Promise<SearchIndexes> {
-  if (handle.dialect.name === 'sqlite') return sqliteIndexes(options);
+export async function openSearchIndexes(handle: Pick<DatabaseHandle, 'db' | 'dialect'> & Partial<Pick<DatabaseHandle, 'writes' | 'externalChanges'>>, options: { ivfMinVectors?: number; keywordBudget?: number; exactCacheBytes?: number } = {}): Promise<SearchIndexes> {
+  if (handle.dialect.name === 'sqlite') {
+    // The keyword search remembers term statistics while the FTS table is unchanged: this
+    // process's writes to it are counted (TableWrites), other connections' commits seen by
+    // data_version. Without both, it remembers nothing.
+    const { writes, externalChanges } = handle;
+    const ftsVersion = writes && externalChanges ? () => `${writes.version(['knowledge_chunks_fts', 'knowledge_bases'])}:${externalChanges()}` : null;
+    return sqliteIndexes({ ...options, ftsVersion });
+  }
   const available = await sql`select 1 from pg_available_extensions where name = 'vector'`.execute(handle.db);
   const exact = () => exactIndexes(tsKeyword, options.exactCacheBytes === undefined ? {} : { cacheBytes: options.exactCacheBytes });
   if (available.rows.length === 0) return exact();
