@@ -82,6 +82,29 @@ describeEachDialect('search of large bases: IVF lists and the keyword term budge
     if (dialect === 'sqlite') expect(again.map((r) => r.text)).toEqual(['The workflow engine stores the zeppelin manifest.', 'A zeppelin zeppelin flies over record 12.', 'A zeppelin zeppelin flies over record 13.'].slice(0, again.length));
   });
 
+  it('ranks a rare term with a common one as the OR of both would, scoring only the rows of the rare term when that is enough', async () => {
+    const indexes = await openSearchIndexes(t.database, { keywordBudget: 3 });
+    const jobs = createEmbeddingJobs({ db: t.deps.db, dialect, indexes, clock: t.clock, secretKey: t.deps.secretKey, httpAllow: [] });
+    const base = (await t.request('POST', KB, { body: { data: { type: 'knowledge-base', attributes: { name: 'Rare and common' } } } })).body.data.id;
+    for (let d = 0; d < 16; d++) {
+      const content = d < 3 ? `Zephyr note ${d}: the zephyr crossed the bay.` : `Note ${d} on ${TOPICS[d % TOPICS.length]}${d % 4 === 0 ? ', note upon note' : ''}.`;
+      await t.request('POST', `${KB}/${base}/documents`, { body: { data: { type: 'knowledge-document', attributes: { title: `rare ${d}`, content } } } });
+    }
+    for (let pass = 0; pass < 10 && (await Promise.all(jobs.map((job) => job.run(new AbortController().signal)))).some((n) => n > 0); pass++);
+    // "note" is past the budget of 3 on its own: the rows of "zephyr" are scored in two parts; with
+    // k = 2 the bound lets them answer, with k = 10 there are too few of them and the OR is ranked whole.
+    for (const k of [2, 10]) {
+      const hits = await indexes.keyword(t.deps.db, base, ['zephyr', 'note'], k, null);
+      expect(hits.length).toBe(Math.min(k, 16));
+      if (dialect === 'sqlite') {
+        const reference = await sql<{ seq: number; score: number }>`
+          select f.rowid as seq, -f.rank as score from knowledge_chunks_fts f where knowledge_chunks_fts match '"zephyr" OR "note"' and f.kb = ${base} order by f.rank limit ${k}`.execute(t.deps.db);
+        expect(hits.map((hit) => hit.seq)).toEqual(reference.rows.map((row) => Number(row.seq)));
+        hits.forEach((hit, i) => expect(hit.score).toBeCloseTo(Number(reference.rows[i]!.score), 9));
+      }
+    }
+  });
+
   it('ranks a base\'s keyword matches the same whether it holds most of the index or a little of it (SQLite ranks the whole index first for a large share)', async () => {
     const indexes = await openSearchIndexes(t.database);
     const jobs = createEmbeddingJobs({ db: t.deps.db, dialect, indexes, clock: t.clock, secretKey: t.deps.secretKey, httpAllow: [] });
