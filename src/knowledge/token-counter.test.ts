@@ -53,7 +53,8 @@ describe('token counting', () => {
       expect(joined.tokens).toBe(direct.tokens);
       expect(joined.headEnds).toEqual(direct.headEnds);
       expect(joined.headUpTo).toEqual(direct.headUpTo);
-      expect(joined.lastStart).toBe(direct.lastStart);
+      expect(joined.tailStart).toBe(direct.tailStart);
+      expect(joined.tailTokens).toBe(direct.tailTokens);
       for (const next of random.slice(0, 20)) {
         expect(joinCounts(startJoin(joined), ' ', countText(next)).tokens).toBe(countTokens(`${parts.join('\n')} ${next}`));
       }
