@@ -219,6 +219,43 @@ describeEachDialect('store restore', (dialect) => {
       expect((await t.request('GET', `/api/v1/stores/${data.id}/rows/k000000`)).body.data.attributes.row).toEqual({ n: -1 });
     }, 60_000);
 
+    it('fills the row cap across the 500-row statements of a batch, and fails each row past it', async () => {
+      const res = await restore('slug=capped', `${JSON.stringify({ ...HEADER, row_cap: 700 })}\n${rowLines(0, 1000)}`);
+      expect(res.statusCode, res.body.slice(0, 300)).toBe(201);
+      const { data, meta } = JSON.parse(res.body);
+      expect(meta).toMatchObject({ rows_imported: 700, rows_failed: 300, duplicates: [] });
+      expect(meta.failures).toHaveLength(300);
+      expect(meta.failures[0]).toEqual({ line: 702, key: 'k000700', errors: [{ pointer: '', detail: "the store's row_cap (700) is reached" }] });
+      expect(meta.failures[299]).toMatchObject({ line: 1001, key: 'k000999' });
+      expect(data.attributes.row_count).toBe(700);
+      expect(await rowCount(data.id)).toBe(700);
+    });
+
+    it('imports a batch once its rows reach 8 MiB, before 5,000 rows, and gives keys and rows of any Unicode back as sent', async () => {
+      // Rows of 1,000,000 bytes: the ninth passes 8 MiB (8,388,608 bytes), and its batch commits.
+      const filler = 'f'.repeat(1_000_000);
+      const restoring = streamedRestore('slug=by-bytes');
+      restoring.body.write(`${JSON.stringify(HEADER)}\n`);
+      for (let i = 0; i < 9; i++) restoring.body.write(`${JSON.stringify({ key: `big-${i}`, row: { n: i, filler } })}\n`);
+      await until(async () => {
+        const store = await storeBySlug('by-bytes');
+        return store !== undefined && (await rowCount(store.id)) === 9;
+      }, 'the batch of 9 rows');
+      // Lines 11 to 14, then a repeat of a key of the first batch (line 15) and of this one (line 16).
+      const keys = ['é', 'e\u0301', '😀', 'ключ'];
+      for (const [n, key] of keys.entries()) restoring.body.write(`${JSON.stringify({ key, row: { n, note: `${key} naïve € "\n` } })}\n`);
+      restoring.body.end(`${JSON.stringify({ key: 'big-8', row: { n: 80 } })}\n${JSON.stringify({ key: '😀', row: { n: 99, note: 'again' } })}\n`);
+      const res = await restoring.answer;
+      expect(res.statusCode, res.body.slice(0, 300)).toBe(201);
+      const { data, meta } = JSON.parse(res.body);
+      expect(meta).toEqual({ rows_imported: 13, rows_failed: 0, failures: [], duplicates: [{ key: '😀', lines: [13, 16] }, { key: 'big-8', lines: [10, 15] }] });
+      expect(data.attributes.row_count).toBe(13);
+      const rowOf = async (key: string) => (await t.request('GET', `/api/v1/stores/${data.id}/rows/${encodeURIComponent(key)}`)).body.data.attributes.row;
+      expect(await rowOf('big-8')).toEqual({ n: 80 });
+      expect(await rowOf('big-7')).toEqual({ n: 7, filler });
+      expect(await Promise.all(keys.map(rowOf))).toEqual([{ n: 0, note: 'é naïve € "\n' }, { n: 1, note: 'e\u0301 naïve € "\n' }, { n: 99, note: 'again' }, { n: 3, note: 'ключ naïve € "\n' }]);
+    }, 60_000);
+
     it('streams a body far over the 1 MiB JSON body limit (not 413)', async () => {
       const filler = 'f'.repeat(1000);
       let body = `${JSON.stringify({ ...HEADER, schema: { type: 'object' } })}\n`;

@@ -1,13 +1,14 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { SqlDialect } from '../../db/dialect/dialect.js';
 import type { Database } from '../../db/schema.js';
 import { AppError } from '../../errors/app-error.js';
 import type { StoreRow } from '../../store/store-repository.js';
+import { heldRowKeys, insertRestoredRows } from '../../store/store-restore-rows.js';
 import { lockRestoringStore, updateRestoringStore } from '../../store/store-restores.js';
-import type { PendingRow } from './restore-lines.js';
+import type { PendingRows } from './pending-rows.js';
 import type { RestoreReport } from './restore-report.js';
 
-/** Rows per INSERT statement: 500 rows x 7 columns stays under both dialects' parameter limits. */
+/** Rows per INSERT statement: 500 rows x 5 parameters stays under both dialects' parameter limits. */
 const INSERT_ROWS = 500;
 
 /**
@@ -17,42 +18,47 @@ const INSERT_ROWS = 500;
  * from the locked row, never from the restore's own tally: the last write time only moves
  * forward, which the change cursor relies on (store-write.ts). The lease is renewed, or, on the
  * last batch (`leaseUntil` null), cleared: the store is visible from that commit on.
+ *
+ * The rows are taken from the batch's buffer INSERT_ROWS at a time, in the batch's order, so
+ * only one statement's strings exist at once (pending-rows.ts says why). The keys of a batch
+ * are distinct, so looking them up a chunk at a time finds what one look-up of the whole batch
+ * would.
  */
-export async function importBatch(db: Kysely<Database>, dialect: SqlDialect, storeId: string, rows: readonly PendingRow[], leaseUntil: string | null, report: RestoreReport): Promise<StoreRow> {
+export async function importBatch(db: Kysely<Database>, dialect: SqlDialect, storeId: string, rows: PendingRows, leaseUntil: string | null, report: RestoreReport): Promise<StoreRow> {
   return db.transaction().execute(async (trx) => {
     const store = await lockRestoringStore(trx, dialect, storeId);
     if (!store) throw new AppError('request_timeout', 'the restore was abandoned: its body stopped coming for longer than the restore lease, and the partial store was discarded; send the dump again');
-    const existing = await existingKeys(trx, storeId, rows.map((r) => r.key));
-    const fresh: PendingRow[] = [];
+    let fresh = 0;
     let last = store.last_write_at;
-    for (const row of rows) {
-      if (existing.has(row.key)) {
-        await trx.updateTable('store_rows').set({ row: row.row, created_at: row.created_at, updated_at: row.updated_at }).where('store_id', '=', storeId).where('key', '=', row.key).execute();
-        report.replaced(row.key, row.line);
-      } else if (store.row_count + fresh.length >= store.row_cap) {
-        report.fail({ line: row.line, key: row.key, errors: [{ pointer: '', detail: `the store's row_cap (${store.row_cap}) is reached` }] });
-        continue;
-      } else {
-        fresh.push(row);
+    for (let next = 0; next < rows.count; ) {
+      const chunk: number[] = [];
+      for (; next < rows.count && chunk.length < INSERT_ROWS; next++) if (rows.isLive(next)) chunk.push(next);
+      const keys = chunk.map((index) => rows.key(index));
+      const existing = await heldRowKeys(trx, dialect.name, storeId, keys);
+      const values: string[] = [];
+      const inserted: number[] = [];
+      for (let i = 0; i < chunk.length; i++) {
+        const index = chunk[i]!;
+        const key = keys[i]!;
+        const updatedAt = rows.updatedAt(index);
+        if (existing.has(key)) {
+          await trx.updateTable('store_rows').set({ row: rows.row(index), created_at: rows.createdAt(index), updated_at: updatedAt }).where('store_id', '=', storeId).where('key', '=', key).execute();
+          report.replaced(key, rows.line(index));
+        } else if (store.row_count + fresh >= store.row_cap) {
+          report.fail({ line: rows.line(index), key, errors: [{ pointer: '', detail: `the store's row_cap (${store.row_cap}) is reached` }] });
+          continue;
+        } else {
+          values.push(storeId, key, rows.row(index), rows.createdAt(index), updatedAt);
+          inserted.push(i);
+          fresh += 1;
+        }
+        if (last === null || updatedAt > last) last = updatedAt;
       }
-      if (last === null || row.updated_at > last) last = row.updated_at;
+      await insertRestoredRows(trx, dialect.name, values, inserted.length);
+      for (const i of inserted) report.imported(keys[i]!, rows.line(chunk[i]!));
     }
-    for (let i = 0; i < fresh.length; i += INSERT_ROWS) {
-      const values = fresh.slice(i, i + INSERT_ROWS).map((r) => ({ store_id: storeId, key: r.key, row: r.row, created_at: r.created_at, updated_at: r.updated_at, workflow_id: null, execution_id: null }));
-      await trx.insertInto('store_rows').values(values).execute();
-    }
-    for (const row of fresh) report.imported(row.key, row.line);
-    const changes = { row_count: store.row_count + fresh.length, last_write_at: last, restoring_until: leaseUntil };
+    const changes = { row_count: store.row_count + fresh, last_write_at: last, restoring_until: leaseUntil };
     await updateRestoringStore(trx, storeId, changes);
     return { ...store, ...changes };
   });
-}
-
-async function existingKeys(trx: Transaction<Database>, storeId: string, keys: string[]): Promise<Set<string>> {
-  const found = new Set<string>();
-  for (let i = 0; i < keys.length; i += INSERT_ROWS) {
-    const rows = await trx.selectFrom('store_rows').select('key').where('store_id', '=', storeId).where('key', 'in', keys.slice(i, i + INSERT_ROWS)).execute();
-    for (const row of rows) found.add(row.key);
-  }
-  return found;
 }
