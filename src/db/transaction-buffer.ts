@@ -120,8 +120,7 @@ export class TransactionBuffer {
       await sql`select pg_notify(${channels[0]}, ${payloads[0]})`.execute(trx);
       return;
     }
-    // `with ordinality ... order by`: sent in the order they were queued.
-    await sql`select pg_notify(c, p) from unnest(${channels}::text[], ${payloads}::text[]) with ordinality as n(c, p, i) order by i`.execute(trx);
+    await sql`select pg_notify(n.c, n.p) from ${inOrder(channels, payloads)}`.execute(trx);
   }
 
   /**
@@ -165,7 +164,7 @@ export class TransactionBuffer {
     const from = checks.length > 0 ? sql`from checked` : sql``;
     const select =
       channels.length > 0
-        ? sql`select pg_notify(n.c, n.p) ${checks.length > 0 ? sql`from checked,` : sql`from`} unnest(${channels}::text[], ${payloads}::text[]) with ordinality as n(c, p, i) order by n.i`
+        ? sql`select pg_notify(n.c, n.p) ${checks.length > 0 ? sql`from checked,` : sql`from`} ${inOrder(channels, payloads)}`
         : sql`select 1 ${from}`;
     const statement = ctes.length > 0 ? sql`with ${sql.join(ctes)} ${select}` : select;
     try {
@@ -187,6 +186,11 @@ export class TransactionBuffer {
     this.sent.clear();
     return taken;
   }
+}
+
+/** The notifications as rows `n(c, p, i)`, ordered as queued (`with ordinality ... order by`), for a `from` clause. */
+function inOrder(channels: string[], payloads: string[]): RawBuilder<unknown> {
+  return sql`unnest(${channels}::text[], ${payloads}::text[]) with ordinality as n(c, p, i) order by n.i`;
 }
 
 function columnCount(rows: Record<string, unknown>[]): number {
