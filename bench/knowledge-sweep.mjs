@@ -83,11 +83,11 @@ function score(top) {
   }
   return { recall: hits / lists.length, mrr: reciprocal / lists.length };
 }
-const fused = (k, weight, depth) => (i) => {
+const fused = (k, weight, depth, vectorDepth = depth) => (i) => {
   const scores = new Map();
-  const add = (seqs, w) => seqs.slice(0, depth).forEach((seq, rank) => scores.set(seq, (scores.get(seq) ?? 0) + w / (k + rank + 1)));
-  add(lists[i].keyword, 1);
-  add(lists[i].vector, weight);
+  const add = (seqs, w, d) => seqs.slice(0, d).forEach((seq, rank) => scores.set(seq, (scores.get(seq) ?? 0) + w / (k + rank + 1)));
+  add(lists[i].keyword, 1, depth);
+  add(lists[i].vector, weight, vectorDepth);
   return [...scores].sort((a, b) => b[1] - a[1] || a[0] - b[0]).map(([seq]) => seq);
 };
 const show = (label, { recall, mrr }) => console.log(`${label.padEnd(24)} recall@5 ${(recall * 100).toFixed(1).padStart(5)}%  MRR@5 ${mrr.toFixed(3)}`);
@@ -95,3 +95,5 @@ console.log(`${QUESTIONS.length} questions, ${bySeq.size} chunks in the base${sh
 show('keyword only', score((i) => lists[i].keyword));
 show('vector only', score((i) => lists[i].vector));
 for (const k of [1, 2, 5, 10, 20, 60]) for (const weight of [1, 0.7, 0.5, 0.4, 0.3, 0.2]) for (const depth of [10, 20, 50, 100]) show(`k ${k}, weight ${weight}, depth ${depth}`, score(fused(k, weight, depth)));
+// The vector list shorter than the keyword list (its depth is most of a vector search's cost).
+for (const k of [1, 2, 5]) for (const vectorDepth of [10, 20, 30, 50]) show(`k ${k}, weight 0.2, depth 50, vector depth ${vectorDepth}`, score(fused(k, 0.2, 50, vectorDepth)));

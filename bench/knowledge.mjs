@@ -215,6 +215,8 @@ async function measureInProcess(server, baseId, questions) {
   const handle = openSqlite(path.join(server.dataDir, 'switchyard.db'));
   try {
     const indexes = await openSearchIndexes(handle);
+    // The server's vector reader thread is up after its warm-up searches; this one is started here.
+    await indexes.ready?.();
     const base = await handle.db.selectFrom('knowledge_bases').selectAll().where('id', '=', baseId).executeTakeFirstOrThrow();
     const context = { db: handle.db, dialect: 'sqlite', indexes, resolver: new ConnectionResolver(handle.db, 'unused-unused-unused-unused-unused'), httpAllow: [] };
     const timings = {};
@@ -242,6 +244,7 @@ async function measureInProcess(server, baseId, questions) {
       found += exact.filter((seq) => approximate.has(seq)).length;
     }
     timings.ivfRecallAt5 = found / wanted;
+    await indexes.close?.();
     console.log(`  IVF recall@5 against the exact scan: ${(timings.ivfRecallAt5 * 100).toFixed(1)}%`);
     return timings;
   } finally {

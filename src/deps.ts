@@ -199,6 +199,7 @@ export async function buildDeps(
       await scheduler.stop();
       await storeSweeper.stop();
       await engine.stop();
+      await indexes.close?.();
       await database.close();
     },
   };

@@ -5,7 +5,7 @@ import { fromStoredVector, toStoredVector } from '../store/stored-vector.js';
 import { IVF_MIN_VECTORS, nearestList, probeLists, trainCentroids } from './ivf-lists.js';
 import { ftsKeyword, KEYWORD_POSTINGS_BUDGET, keywordState } from './keyword-search-sqlite.js';
 import { BATCH, exactNearest, vectorTable, type Db, type MetadataFilter, type ScoredSeq, type SearchIndexes } from './search-sql.js';
-
+import type { VectorReader } from './vector-reader.js';
 
 /**
  * The SQLite indexes: FTS5 for keywords (knowledge_chunks_fts, from migration 0008) and
@@ -15,7 +15,8 @@ import { BATCH, exactNearest, vectorTable, type Db, type MetadataFilter, type Sc
  */
 const castSeqs = (seqs: number[]) => sql.join(seqs.map((seq) => sql`cast(${seq} as integer)`));
 
-export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?: number; ftsVersion?: (() => string) | null } = {}): SearchIndexes {
+export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?: number; ftsVersion?: (() => string) | null; reader?: VectorReader | null } = {}): SearchIndexes {
+  const reader = options.reader ?? null;
   const ivfMinVectors = options.ivfMinVectors ?? IVF_MIN_VECTORS;
   const ensured = new Set<number>();
   // The temp tables of the keyword search live in this connection's temp schema.
@@ -45,6 +46,24 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
     return centroids;
   };
   const partition = (baseId: string, centroids: Float32Array[] | null, vector: Float32Array) => (centroids ? `${baseId}:${nearestList(centroids, vector)}` : baseId);
+  /** The partitions a search scans: the base's, or its IVF lists nearest to the query. */
+  const partitionsOf = (baseId: string, centroids: Float32Array[] | null, query: Float32Array) => (centroids ? probeLists(centroids, query).map((list) => `${baseId}:${list}`) : [baseId]);
+  const best = (rows: { seq: number; distance: number }[], k: number): ScoredSeq[] =>
+    rows
+      .map((row) => ({ seq: row.seq, score: 1 - row.distance }))
+      .sort((a, b) => b.score - a.score || a.seq - b.seq)
+      .slice(0, k);
+  const scanInline = async (db: Db, baseId: string, dimensions: number, query: Float32Array, k: number): Promise<ScoredSeq[]> => {
+    await ensure(db, dimensions);
+    const rows: { seq: number; distance: number }[] = [];
+    for (const key of partitionsOf(baseId, await centroidsOf(db, baseId), query)) {
+      const result = await sql<{ seq: number; distance: number }>`
+        select rowid as seq, distance from ${vectorTable(dimensions)}
+        where embedding match ${toStoredVector('sqlite', query)} and k = ${k} and knowledge_base_id = ${key}`.execute(db);
+      for (const row of result.rows) rows.push({ seq: Number(row.seq), distance: Number(row.distance) });
+    }
+    return best(rows, k);
+  };
 
   // In a transaction (every write here is), one prepared statement per row (db/direct-writes.ts);
   // otherwise multi-row inserts: building and running one statement per chunk through the query
@@ -139,25 +158,27 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
       await insertVectors(trx, baseId, dimensions, seqs.map((seq, i) => ({ seq, embedding: vectors[i]! })));
       await maybeTrain(trx, baseId, dimensions);
     },
-    async nearest(db, baseId, dimensions, query, k, filter: MetadataFilter | null): Promise<ScoredSeq[]> {
+    nearest(db, baseId, dimensions, query, k, filter: MetadataFilter | null): Promise<ScoredSeq[]> {
       if (filter && Object.keys(filter).length > 0) return exactNearest(db, 'sqlite', baseId, query, k, filter);
-      await ensure(db, dimensions);
-      const centroids = await centroidsOf(db, baseId);
-      const partitions = centroids ? probeLists(centroids, query).map((list) => `${baseId}:${list}`) : [baseId];
-      const found: ScoredSeq[] = [];
-      for (const key of partitions) {
-        const result = await sql<{ seq: number; distance: number }>`
-          select rowid as seq, distance from ${vectorTable(dimensions)}
-          where embedding match ${toStoredVector('sqlite', query)} and k = ${k} and knowledge_base_id = ${key}`.execute(db);
-        for (const row of result.rows) found.push({ seq: Number(row.seq), score: 1 - Number(row.distance) });
+      // Known table and lists: the scan is handed to the reader thread at once, before the
+      // keyword half of a hybrid search starts running SQL on this thread. In a transaction the
+      // scan must see its uncommitted rows, which only this connection can.
+      const centroids = ensured.has(dimensions) && centroidTable ? centroidCache.get(baseId) : undefined;
+      if (centroids !== undefined && reader && !db.isTransaction) {
+        const scanned = reader.knn(`knowledge_vectors_${Math.trunc(dimensions)}`, partitionsOf(baseId, centroids, query), query, k);
+        if (scanned) return scanned.then((rows) => best(rows, k), () => scanInline(db, baseId, dimensions, query, k));
       }
-      return found.sort((a, b) => b.score - a.score || a.seq - b.seq).slice(0, k);
+      return scanInline(db, baseId, dimensions, query, k);
     },
     keyword: (db, baseId, terms, k, filter) => ftsKeyword(db, baseId, terms, k, filter, keyword),
     forget() {
       ensured.clear();
       centroidTable = false;
       centroidCache.clear();
+    },
+    ready: async () => (reader ? reader.whenReady() : false),
+    close: async () => {
+      await reader?.close();
     },
   };
 }

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { DatabaseHandle } from '../db/dialect/dialect.js';
 import { exactIndexes } from './search-indexes-exact.js';
 import { sqliteIndexes } from './search-indexes-sqlite.js';
+import { VectorReader } from './vector-reader.js';
 import { and, exactNearest, keywordQuery, metadataConditions, vectorTable, type Db, type MetadataFilter, type ScoredSeq, type SearchIndexes } from './search-sql.js';
 
 /**
@@ -90,14 +91,19 @@ function pgvectorIndexes(): SearchIndexes {
  * Chooses the vector index at start: sqlite-vec on SQLite; on PostgreSQL pgvector when the
  * extension is available (created here when the role may), else the exact scan.
  */
-export async function openSearchIndexes(handle: Pick<DatabaseHandle, 'db' | 'dialect'> & Partial<Pick<DatabaseHandle, 'writes' | 'externalChanges'>>, options: { ivfMinVectors?: number; keywordBudget?: number; exactCacheBytes?: number } = {}): Promise<SearchIndexes> {
+export async function openSearchIndexes(
+  handle: Pick<DatabaseHandle, 'db' | 'dialect'> & Partial<Pick<DatabaseHandle, 'writes' | 'externalChanges' | 'file'>>,
+  options: { ivfMinVectors?: number; keywordBudget?: number; exactCacheBytes?: number; vectorReader?: boolean } = {},
+): Promise<SearchIndexes> {
   if (handle.dialect.name === 'sqlite') {
     // The keyword search remembers term statistics while the FTS table is unchanged: this
     // process's writes to it are counted (TableWrites), other connections' commits seen by
     // data_version. Without both, it remembers nothing.
     const { writes, externalChanges } = handle;
     const ftsVersion = writes && externalChanges ? () => `${writes.version(['knowledge_chunks_fts', 'knowledge_bases'])}:${externalChanges()}` : null;
-    return sqliteIndexes({ ...options, ftsVersion });
+    // Vector scans on a thread of their own (vector-reader.ts), for a database in a file.
+    const reader = handle.file && options.vectorReader !== false ? new VectorReader(handle.file) : null;
+    return sqliteIndexes({ ...options, ftsVersion, reader });
   }
   const available = await sql`select 1 from pg_available_extensions where name = 'vector'`.execute(handle.db);
   const exact = () => exactIndexes(tsKeyword, options.exactCacheBytes === undefined ? {} : { cacheBytes: options.exactCacheBytes });

@@ -85,7 +85,8 @@ export async function searchKnowledge(context: SearchContext, base: KnowledgeBas
   const wantVector = request.mode !== 'keyword';
   const limit = request.mode === 'hybrid' ? candidates(request.topK) : request.topK;
 
-  const keyword = wantKeyword ? indexes.keyword(db, base.id, keywordTerms(request.query), limit, request.filter) : Promise.resolve([]);
+  // The vector half first: on SQLite it goes to a thread of its own (vector-reader.ts) and runs
+  // while this thread runs the keyword half.
   let vector: Promise<ScoredSeq[]> = Promise.resolve([]);
   if (wantVector && base.index_embedder && base.index_dimensions) {
     const embedder = resolveEmbedder(parseEmbedderSpec(base.index_embedder), {
@@ -97,6 +98,7 @@ export async function searchKnowledge(context: SearchContext, base: KnowledgeBas
     const dimensions = base.index_dimensions;
     vector = embedder.embed([request.query]).then(([query]) => indexes.nearest(db, base.id, dimensions, query!, limit, request.filter));
   }
+  const keyword = wantKeyword ? indexes.keyword(db, base.id, keywordTerms(request.query), limit, request.filter) : Promise.resolve([]);
   const [keywordHits, vectorHits] = await Promise.all([keyword, vector]);
   const vectorWeight = base.index_embedder_key === BUILTIN_EMBEDDER_KEY ? BUILTIN_VECTOR_WEIGHT : 1;
   const ranked =

@@ -67,6 +67,10 @@ export interface SearchIndexes {
    * it (tables created, IVF lists trained), so the next write looks again.
    */
   forget?(): void;
+  /** Resolves once what the indexes run beside the connection has started: whether it did (tests, benchmarks). */
+  ready?(): Promise<boolean>;
+  /** Stops what the indexes run beside the connection (SQLite's vector reader thread). */
+  close?(): Promise<void>;
 }
 
 export const BATCH = 200;

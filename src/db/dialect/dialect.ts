@@ -63,5 +63,7 @@ export interface DatabaseHandle {
    * SQLite, where one process owns the database.
    */
   notifier: Notifier | null;
+  /** The SQLite database file; null in memory and on PostgreSQL. */
+  file: string | null;
   close(): Promise<void>;
 }

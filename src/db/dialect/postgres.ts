@@ -48,6 +48,7 @@ export function openPostgres(url: string, options: { max?: number } = {}): Datab
     externalChanges: null,
     writes,
     notifier,
+    file: null,
     close: async () => {
       await notifier.close();
       await db.destroy();

@@ -74,6 +74,7 @@ export function openSqlite(file: string): DatabaseHandle {
     externalChanges: file === ':memory:' ? () => 0 : throttledProbe(() => dataVersion.get() as number, EXTERNAL_PROBE_INTERVAL_MS),
     writes,
     notifier: null,
+    file: file === ':memory:' ? null : file,
     close: async () => {
       await checkpointer?.stop();
       await db.destroy();
