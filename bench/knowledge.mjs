@@ -8,7 +8,7 @@
 //   4. (informational) the same latency on PostgreSQL with the exact vector scan, when
 //      BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres) is reachable.
 // Writes bench/results/knowledge.{md,json}. BENCH_CHUNKS (default 100000) and BENCH_QUERIES
-// (default 200) scale section 3; BENCH_ONLY=1,2 runs some sections (results then not written).
+// (default 1000) scale section 3; BENCH_ONLY=1,2 runs some sections (results then not written).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -34,7 +34,7 @@ const settings = {
   ingestDocuments: whole('BENCH_INGEST_DOCS', 400),
   searchChunks: whole('BENCH_CHUNKS', 100_000),
   searchChunkSize: 128,
-  queries: whole('BENCH_QUERIES', 200),
+  queries: whole('BENCH_QUERIES', 1000),
   /** The exact scan on PostgreSQL takes seconds a search at 100,000 chunks: fewer searches there. */
   pgQueries: whole('BENCH_PG_QUERIES', 20),
   concurrency: 4,

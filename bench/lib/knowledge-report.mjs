@@ -38,19 +38,22 @@ Run: ${settings.date}. Raw numbers: [knowledge.json](knowledge.json).
   encoded once), V8 built-ins (~13%), HTTP, JSON and the access log (~12%), the built-in
   embedder (~10%), Kysely (~7%: the reads outside transactions) and garbage collection (~4%).
   What changed in this round, and what is left, is in docs/knowledge.md ("Ingest cost").
-- **Search at 100,000 chunks** (SQLite): a hybrid search runs both sides one after the other
-  (SQLite is synchronous): the keyword side (FTS5 bm25 over the query's rarest terms) and the
-  vector side (sqlite-vec's \`vec0\`, an exact scan of each probed IVF list: 12 of 128, ~10,700 of
-  103,000 vectors, ~5 ms), then the hydration of the fused top k. In-process, a hybrid search
-  costs ~11 ms of CPU on this VM (was ~15), the keyword side ~4.5 ms (was ~8.5, its slowest
-  question ~8 ms, was ~20); over HTTP the server adds ~3 ms a search (routing, JSON, the access
-  log, and its SQLite work runs colder between requests). p99 is the slowest question of the 36
-  plus what the other tenants take at that moment, so it moves with the load average (below):
-  in this round's runs at load ~1.6-2.9, hybrid over HTTP measured p50 14.0-15.4 ms and p99
-  25.1-33.7 ms (in-process p99 16.7-23.1 ms), against p50 17.5 and p99 30.9 ms for the code
-  before it at load ~2. Under 25 ms with a margin would take a cheaper vector side: probing 9
-  lists instead of 12 saves ~25% of it for 1.4 points of recall (docs/knowledge.md), left as
-  it was.
+  Tried and dropped in the next round: chunking and the built-in embedder on a worker thread
+  (the event loop then idled a third of the time, but the wall clock did not move: 1,024-1,390
+  against 945-1,420 chunks/s in alternating runs, since the benchmark client, the server's
+  threads and the checkpointer already kept both cores busy, and passing documents and chunks
+  between threads added ~10% CPU).
+- **Search at 100,000 chunks** (SQLite): a hybrid search runs its two halves at once: the
+  vector half (sqlite-vec's \`vec0\`, an exact scan of each probed IVF list: 12 of 128, ~10,700
+  of 103,000 vectors, ~5 ms) on the vector reader thread, a second, read-only connection to the
+  file (src/knowledge/vector-reader.ts), while the event loop runs the keyword half (FTS5 bm25
+  over the query's rarest terms, ~2-10 ms by question); then the hydration of the fused top k.
+  They ran one after the other until this round (SQLite calls block their thread): hybrid over
+  HTTP measured p50 12.3-15.4 ms and p99 20.8-31.2 ms in five runs at load ~1-2 that day, and
+  p50 ~8 / p99 ~17 ms with the reader. p99 is about the slowest question (the keyword half of
+  "How many nodes and edges can one workflow graph have?" is ~9 ms) plus what the other tenants
+  take at that moment, so it moves with the load. The reader uses the second core for the
+  vector half: on a machine whose cores are all busy the two halves queue again.
 - **PostgreSQL without pgvector**: the exact scan runs over a copy of the base's vectors in
   the server's memory (src/knowledge/search-indexes-exact.ts), loaded on the first search and
   refreshed from what changed (knowledge_bases.index_version); the first load falls in the
@@ -60,17 +63,16 @@ Run: ${settings.date}. Raw numbers: [knowledge.json](knowledge.json).
   SQLite's rarest-terms pruning has no PostgreSQL counterpart yet). Seeding the base on
   PostgreSQL went from ~1,420 s to ~130 s with the ingest changes (claims on the partial index,
   batched swaps).
-- **Quality**: the three rows are the same with the code before this round (checked on the same
-  corpus: keyword 86.1%, vector 52.8%, hybrid 77.8% recall@5). They moved from the run before
-  (80.6 / 55.6 / 83.3%) with the corpus: its files were edited since. The quality base shares the
-  server's FTS5 index with the ingest section's base (3,391 chunks made from the same docs), and
-  bm25's term statistics are the whole index's, so the keyword and hybrid rows depend on what else
-  is indexed: measured alone (\`BENCH_ONLY=2\`) keyword is 86.1% (MRR@5 0.592) and hybrid 80.6%
-  (0.580). Either way hybrid is now below keyword search on this set: the fusion constants
-  (k = 5, the built-in embedder's list weighted 0.7) were chosen on the corpus as it was
-  (docs/knowledge.md has the sweep), so they are due for another look. The built-in embedder
-  (hashed words, word pairs and trigrams; no model) finds wording, not meaning; a real embedding
-  model through a connection is the remedy for vector-only search.
+- **Quality**: hybrid search was below keyword search on this set after the corpus (the
+  project's docs) was edited (recall@5 77.8-80.6% against 86.1%): the fusion constants had been
+  chosen on the corpus as it was. A second sweep (\`node bench/knowledge-sweep.mjs [--shared]\`,
+  docs/knowledge.md) lowered the built-in embedder's weight in the fusion from 0.7 to 0.2 (k = 5
+  and list depth 50 stay): hybrid now matches keyword search's recall with a slightly higher
+  MRR@5, alone in the index and beside the ingest section's bases (bm25's term statistics are the
+  whole index's, so what else is indexed moves the keyword and hybrid rows a little). On these
+  questions the built-in embedder (hashed words, word pairs and trigrams; no model) reorders
+  keyword hits rather than finding new answers; a real embedding model through a connection is
+  what makes hybrid and vector search find what keyword search misses.
 
 ## How it was measured
 
@@ -85,15 +87,17 @@ Run: ${settings.date}. Raw numbers: [knowledge.json](knowledge.json).
   tokenizing, staging, embedding and indexing.
 - Search latency: the base is seeded over the same API first; searches run one after another (no
   concurrency), so the figure is the latency of one search, not a throughput. Searches cycle
-  through the 36 questions, so each is asked 5-6 times of the 200: p99 is about the slowest
-  question.
+  through the 36 questions, each asked 27-28 times of the 1,000 a mode (200 until the round of
+  the vector reader: a p99 of 200 samples is their second slowest, so one stall of the VM decided
+  it; of 1,000 it is the tenth slowest).
 - This round (docs/knowledge.md, "Ingest cost" and "Search"): chunking counts each unit once and
   joins the counts; swaps update staged rows in place through prepared statements, several
   documents in one transaction (the background loop gathers 20 ms of ingests); claims use the
   partial indexes; keyword search remembers term statistics between searches while the index is
   unchanged, ranks with bm25() rather than the rank column, skips the per-row base check for a
   base holding most of the index, and scores only a rare term's rows when bm25's bound allows.
-  Seeding the 100,000-chunk base went from ~709 s to ~50-60 s on SQLite.
+  Seeding the 100,000-chunk base went from ~709 s to ~50-60 s on SQLite. The next round: the
+  vector reader thread and the fusion weight (above).
 - The PostgreSQL rows start a second server with \`DATABASE_URL\` on a fresh database of the local server.
 `;
 }
