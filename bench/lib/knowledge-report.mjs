@@ -49,18 +49,24 @@ Run: ${settings.date}. Raw numbers: [knowledge.json](knowledge.json).
   file (src/knowledge/vector-reader.ts), while the event loop runs the keyword half (FTS5 bm25
   over the query's rarest terms, ~2-10 ms by question); then the hydration of the fused top k.
   They ran one after the other until this round (SQLite calls block their thread): hybrid over
-  HTTP measured p50 12.3-15.4 ms and p99 20.8-31.2 ms in five runs at load ~1-2 that day, and
-  p50 ~8 / p99 ~17 ms with the reader. p99 is about the slowest question (the keyword half of
-  "How many nodes and edges can one workflow graph have?" is ~9 ms) plus what the other tenants
-  take at that moment, so it moves with the load. The reader uses the second core for the
-  vector half: on a machine whose cores are all busy the two halves queue again.
+  HTTP measured p50 12.3-15.4 ms and p99 20.8-31.2 ms in five runs at load ~1-2 that day. With
+  the reader, eleven runs the same morning (load 1.2-1.9, nothing else running) measured p50
+  7.3-11.5 ms and p99 16.9-29.4 ms (200 searches a mode: 16.9, 18.6, 26.8 and 29.4 ms; 1,000:
+  27.8, 22.4, 20.3, 20.3, 22.2, 26.7 and 20.0 ms, the last being this file's run): 7 of the 11
+  under the goal. The server's own timing of the searches (its access log, one run) put hybrid at p50 6.9
+  / p99 17.1 ms with single searches of 25-46 ms scattered over the run, not tied to a question:
+  pauses of the VM or of the server's garbage collector (a full collection of its ~90 MB heap
+  took 22 ms), which the p99 of a run picks up or not. The slowest question itself (the keyword
+  half of "How many nodes and edges can one workflow graph have?", ~9 ms) is ~11 ms hybrid. The
+  reader uses the second core for the vector half: on a machine whose cores are all busy the
+  two halves queue again.
 - **PostgreSQL without pgvector**: the exact scan runs over a copy of the base's vectors in
   the server's memory (src/knowledge/search-indexes-exact.ts), loaded on the first search and
   refreshed from what changed (knowledge_bases.index_version); the first load falls in the
-  warm-up searches, not the timed ones. This round did not change PostgreSQL's search: at load
-  ~2 a vector search takes p50 ~52 ms (~215 ms in the run before, at load ~20), and hybrid search
-  is bound by its keyword side, \`ts_rank\` over every row matching any query term (p50 ~156 ms;
-  SQLite's rarest-terms pruning has no PostgreSQL counterpart yet). Seeding the base on
+  warm-up searches, not the timed ones. The last two rounds did not change PostgreSQL's
+  search: a vector search takes p50 ~26-52 ms in their runs (~215 ms in an earlier run at load
+  ~20), and hybrid search is bound by its keyword side, \`ts_rank\` over every row matching any
+  query term (p50 ~156-227 ms; SQLite's rarest-terms pruning has no PostgreSQL counterpart yet). Seeding the base on
   PostgreSQL went from ~1,420 s to ~130 s with the ingest changes (claims on the partial index,
   batched swaps).
 - **Quality**: hybrid search was below keyword search on this set after the corpus (the
