@@ -39,10 +39,9 @@ Run: ${settings.date}. Raw numbers: [knowledge.json](knowledge.json).
   embedder (~10%), Kysely (~7%: the reads outside transactions) and garbage collection (~4%).
   What changed in this round, and what is left, is in docs/knowledge.md ("Ingest cost").
   Tried and dropped in the next round: chunking and the built-in embedder on a worker thread
-  (the event loop then idled a third of the time, but the wall clock did not move: 1,024-1,390
-  against 945-1,420 chunks/s in alternating runs, since the benchmark client, the server's
-  threads and the checkpointer already kept both cores busy, and passing documents and chunks
-  between threads added ~10% CPU).
+  (the event loop then idled a third of the time, but the wall clock did not move: 1,080-1,390
+  chunks/s with it against 897-1,515 without, in alternating runs; passing documents and chunks
+  between threads added ~10% CPU; docs/knowledge.md has what else was tried).
 - **Search at 100,000 chunks** (SQLite): a hybrid search runs its two halves at once: the
   vector half (sqlite-vec's \`vec0\`, an exact scan of each probed IVF list: 12 of 128, ~10,700
   of 103,000 vectors, ~5 ms) on the vector reader thread, a second, read-only connection to the
