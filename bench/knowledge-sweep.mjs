@@ -7,33 +7,21 @@
 // documents into other bases, as bench:knowledge does before its quality section: FTS5's bm25
 // statistics are the whole index's, so keyword ranks depend on what else is indexed.
 import path from 'node:path';
-import { Client } from 'undici';
 import { startServe } from './lib/serve-process.mjs';
 import { readCorpus, syntheticDocuments } from './knowledge/corpus.mjs';
 import { QUESTIONS } from './knowledge/questions.mjs';
+import { api, createBase, ingestAll } from './knowledge/client.mjs';
 
-const MEDIA = 'application/vnd.api+json';
 const dist = new URL('../dist/', import.meta.url).pathname;
 const shared = process.argv.includes('--shared');
 
 const server = await startServe({ SWITCHYARD_API_RATE_LIMIT: '0' });
-const client = new Client(server.origin);
-const call = async (method, url, body) => {
-  const res = await client.request({ method, path: url, headers: { authorization: `Bearer ${server.token}`, accept: MEDIA, 'content-type': MEDIA }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.body.text();
-  if (res.statusCode >= 300) throw new Error(`${method} ${url} answered ${res.statusCode}: ${text.slice(0, 300)}`);
-  return text ? JSON.parse(text) : null;
+const client = api(server);
+const ingestBase = async (name, documents) => {
+  const id = await createBase(client, name);
+  await ingestAll(client, id, documents);
+  return id;
 };
-
-async function ingestBase(name, documents) {
-  const id = (await call('POST', '/api/v1/knowledge-bases', { data: { type: 'knowledge-base', attributes: { name } } })).data.id;
-  for (const doc of documents) await call('POST', `/api/v1/knowledge-bases/${id}/documents`, { data: { type: 'knowledge-document', attributes: { title: doc.title, content: doc.content, content_type: 'text/markdown' } } });
-  for (;;) {
-    const pending = await call('GET', `/api/v1/knowledge-bases/${id}/documents?filter[status][not_eq]=ready&page[limit]=1&page[count]=true`);
-    if (pending.meta.count === 0) return id;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 let lists;
 let bySeq;
@@ -49,7 +37,8 @@ try {
   const { builtinEmbed } = await import(path.join(dist, 'ai/builtin-embedder.js'));
   const handle = openSqlite(path.join(server.dataDir, 'switchyard.db'));
   try {
-    const indexes = await openSearchIndexes(handle);
+    // Lists only, one question at a time: the scans on this connection (no reader thread).
+    const indexes = await openSearchIndexes(handle, { vectorReader: false });
     const base = await handle.db.selectFrom('knowledge_bases').selectAll().where('id', '=', baseId).executeTakeFirstOrThrow();
     const chunks = await handle.db.selectFrom('knowledge_chunks as c').innerJoin('knowledge_documents as d', 'd.id', 'c.document_id').select(['c.seq', 'd.title', 'c.text']).where('c.knowledge_base_id', '=', baseId).where('c.live', '=', 1).execute();
     bySeq = new Map(chunks.map((chunk) => [Number(chunk.seq), chunk]));

@@ -12,7 +12,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { Client } from 'undici';
 import { startServe } from './lib/serve-process.mjs';
 import fs from 'node:fs';
 import { machineFacts } from './lib/machine.mjs';
@@ -20,6 +19,7 @@ import { summary } from './lib/stats.mjs';
 import { createSections } from './lib/sections.mjs';
 import { readCorpus, syntheticDocuments } from './knowledge/corpus.mjs';
 import { QUESTIONS } from './knowledge/questions.mjs';
+import { api, createBase, ingestAll } from './knowledge/client.mjs';
 import { writeKnowledgeReport } from './lib/knowledge-report.mjs';
 import { postgresDatabase } from './knowledge/postgres.mjs';
 
@@ -39,49 +39,8 @@ const settings = {
   pgQueries: whole('BENCH_PG_QUERIES', 20),
   concurrency: 4,
 };
-const MEDIA = 'application/vnd.api+json';
 const machine = machineFacts();
 const bench = createSections();
-
-function api(server) {
-  const client = new Client(server.origin, { pipelining: 1, keepAliveTimeout: 120_000 });
-  const headers = { authorization: `Bearer ${server.token}`, accept: `${MEDIA}, application/json`, 'content-type': MEDIA };
-  const call = async (method, url, body) => {
-    const res = await client.request({ method, path: url, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.body.text();
-    if (res.statusCode >= 300) throw new Error(`${method} ${url} answered ${res.statusCode}: ${text.slice(0, 300)}`);
-    return text ? JSON.parse(text) : null;
-  };
-  return { call, close: () => client.close() };
-}
-
-async function createBase(client, name, attributes = {}) {
-  return (await client.call('POST', '/api/v1/knowledge-bases', { data: { type: 'knowledge-base', attributes: { name, ...attributes } } })).data.id;
-}
-
-/** Posts documents `concurrency` at a time; resolves when every one is ready; returns timings. */
-async function ingestAll(client, baseId, documents, { concurrency = settings.concurrency, log = () => {} } = {}) {
-  const started = performance.now();
-  let next = 0;
-  const worker = async () => {
-    while (next < documents.length) {
-      const doc = documents[next++];
-      await client.call('POST', `/api/v1/knowledge-bases/${baseId}/documents`, { data: { type: 'knowledge-document', attributes: { title: doc.title, content: doc.content, content_type: 'text/markdown' } } });
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  const posted = performance.now();
-  for (let polls = 0; ; polls++) {
-    const pending = await client.call('GET', `/api/v1/knowledge-bases/${baseId}/documents?filter[status][not_eq]=ready&page[limit]=1&page[count]=true&fields[knowledge-document]=status,error`);
-    if (pending.meta.count === 0) break;
-    if (pending.data[0]?.attributes.status === 'failed') throw new Error(`a document failed: ${JSON.stringify(pending.data[0].attributes.error)}`);
-    if (polls % 40 === 0) log(`  ${pending.meta.count} documents still pending`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  const ready = performance.now();
-  const base = (await client.call('GET', `/api/v1/knowledge-bases/${baseId}`)).data.attributes;
-  return { seconds: (ready - started) / 1000, postSeconds: (posted - started) / 1000, chunks: base.chunk_count, documents: base.document_count };
-}
 
 /** CPU seconds (user + system) a process has used, from /proc (Linux; null elsewhere). */
 function cpuSeconds(pid) {
@@ -98,10 +57,10 @@ async function measureIngest(server) {
   try {
     const baseId = await createBase(client, 'Ingest');
     // Warm-up: the tokenizer's ranks load and the JIT settle on a few documents first.
-    await ingestAll(client, baseId, syntheticDocuments(20, { seed: 7 }));
+    await ingestAll(client, baseId, syntheticDocuments(20, { seed: 7 }), { concurrency: settings.concurrency });
     const before = (await client.call('GET', `/api/v1/knowledge-bases/${baseId}`)).data.attributes.chunk_count;
     const cpuBefore = cpuSeconds(server.pid);
-    const result = await ingestAll(client, baseId, syntheticDocuments(settings.ingestDocuments, { seed: 11 }), { log: console.log });
+    const result = await ingestAll(client, baseId, syntheticDocuments(settings.ingestDocuments, { seed: 11 }), { concurrency: settings.concurrency, log: console.log });
     const cpuAfter = cpuSeconds(server.pid);
     const chunks = result.chunks - before;
     const rate = chunks / result.seconds;
@@ -130,7 +89,7 @@ async function measureQuality(server) {
   const client = api(server);
   try {
     const baseId = await createBase(client, 'Project docs');
-    await ingestAll(client, baseId, readCorpus().map((doc) => ({ title: doc.file, content: doc.text })));
+    await ingestAll(client, baseId, readCorpus().map((doc) => ({ title: doc.file, content: doc.text })), { concurrency: settings.concurrency });
     const scores = {};
     const misses = {};
     for (const mode of ['keyword', 'vector', 'hybrid']) {
@@ -181,7 +140,7 @@ async function measureLatency(server, label, { inProcess = false, dialect = 'sql
     const seedStarted = performance.now();
     while (seeded < settings.searchChunks) {
       const batch = Math.max(10, Math.ceil((settings.searchChunks - seeded) / perDocument));
-      const result = await ingestAll(client, baseId, syntheticDocuments(Math.min(batch, 2000), { seed: seed++, sections: 3 }).map((d) => ({ ...d, title: `${d.title}-${seed}` })));
+      const result = await ingestAll(client, baseId, syntheticDocuments(Math.min(batch, 2000), { seed: seed++, sections: 3 }).map((d) => ({ ...d, title: `${d.title}-${seed}` })), { concurrency: settings.concurrency });
       seeded = result.chunks;
       console.log(`  ${label}: ${seeded.toLocaleString('en-US')} chunks seeded (${((performance.now() - seedStarted) / 1000).toFixed(0)} s)`);
     }

@@ -96,7 +96,7 @@ describe('vector scans on the reader thread [sqlite]', () => {
     expect(await indexes.nearest(t.deps.db, baseId, 256, query, 5, null)).toEqual(before);
 
     const missing = new VectorReader('/nonexistent/switchyard.db');
-    expect(await missing.whenReady(5_000)).toBe(false);
+    expect(await missing.whenReady()).toBe(false);
     expect(missing.knn('knowledge_vectors_256', [baseId], query, 5)).toBeNull();
     await missing.close();
   });

@@ -4,7 +4,7 @@ import type { Database } from '../db/schema.js';
 import { fromStoredVector, toStoredVector } from '../store/stored-vector.js';
 import { IVF_MIN_VECTORS, nearestList, probeLists, trainCentroids } from './ivf-lists.js';
 import { ftsKeyword, KEYWORD_POSTINGS_BUDGET, keywordState } from './keyword-search-sqlite.js';
-import { BATCH, exactNearest, vectorTable, type Db, type MetadataFilter, type ScoredSeq, type SearchIndexes } from './search-sql.js';
+import { BATCH, exactNearest, vectorTable, vectorTableName, type Db, type MetadataFilter, type ScoredSeq, type SearchIndexes } from './search-sql.js';
 import type { VectorReader } from './vector-reader.js';
 
 /**
@@ -73,7 +73,7 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
     const centroids = await centroidsOf(trx, baseId);
     const direct = directWrites(trx);
     if (direct) {
-      const table = `knowledge_vectors_${Math.trunc(dimensions)}`;
+      const table = vectorTableName(dimensions);
       const insert = `insert into ${table} (rowid, knowledge_base_id, embedding) values (cast(? as integer), ?, ?)`;
       for (const row of rows) direct.run(table, insert, [row.seq, partition(baseId, centroids, row.embedding), toStoredVector('sqlite', row.embedding)]);
       return;
@@ -87,7 +87,7 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
     await ensure(trx, dimensions);
     const direct = directWrites(trx);
     if (direct) {
-      const table = `knowledge_vectors_${Math.trunc(dimensions)}`;
+      const table = vectorTableName(dimensions);
       for (const seq of seqs) direct.run(table, `delete from ${table} where rowid = cast(? as integer)`, [seq]);
       return;
     }
@@ -165,7 +165,7 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
       // scan must see its uncommitted rows, which only this connection can.
       const centroids = ensured.has(dimensions) && centroidTable ? centroidCache.get(baseId) : undefined;
       if (centroids !== undefined && reader && !db.isTransaction) {
-        const scanned = reader.knn(`knowledge_vectors_${Math.trunc(dimensions)}`, partitionsOf(baseId, centroids, query), query, k);
+        const scanned = reader.knn(vectorTableName(dimensions), partitionsOf(baseId, centroids, query), query, k);
         if (scanned) return scanned.then((rows) => best(rows, k), () => scanInline(db, baseId, dimensions, query, k));
       }
       return scanInline(db, baseId, dimensions, query, k);

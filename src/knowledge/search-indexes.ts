@@ -3,7 +3,7 @@ import type { DatabaseHandle } from '../db/dialect/dialect.js';
 import { exactIndexes } from './search-indexes-exact.js';
 import { sqliteIndexes } from './search-indexes-sqlite.js';
 import { VectorReader } from './vector-reader.js';
-import { and, exactNearest, keywordQuery, metadataConditions, vectorTable, type Db, type MetadataFilter, type ScoredSeq, type SearchIndexes } from './search-sql.js';
+import { and, exactNearest, keywordQuery, metadataConditions, vectorTable, vectorTableName, type Db, type MetadataFilter, type ScoredSeq, type SearchIndexes } from './search-sql.js';
 
 /**
  * The search indexes over live chunks, per dialect:
@@ -48,7 +48,7 @@ function pgvectorIndexes(): SearchIndexes {
     if (ensured.has(dimensions)) return;
     const dims = sql.raw(String(Math.trunc(dimensions)));
     await sql`create table if not exists ${vectorTable(dimensions)} (seq bigint primary key, knowledge_base_id text not null, embedding vector(${dims}) not null)`.execute(db);
-    await sql`create index if not exists ${sql.raw(`knowledge_vectors_${Math.trunc(dimensions)}_hnsw`)} on ${vectorTable(dimensions)} using hnsw (embedding vector_cosine_ops)`.execute(db);
+    await sql`create index if not exists ${sql.raw(`${vectorTableName(dimensions)}_hnsw`)} on ${vectorTable(dimensions)} using hnsw (embedding vector_cosine_ops)`.execute(db);
     ensured.add(dimensions);
   };
   const insertVectors = async (trx: Db, baseId: string, dimensions: number, rows: { seq: number; embedding: Float32Array }[]) => {

@@ -26,7 +26,9 @@ export type MetadataFilter = Record<string, string | number | boolean | null>;
 
 export const METADATA_KEY = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/;
 
-export const vectorTable = (dimensions: number) => sql.table(`knowledge_vectors_${Math.trunc(dimensions)}`);
+/** The vector table of a dimension, by name (for statements prepared outside the query builder). */
+export const vectorTableName = (dimensions: number) => `knowledge_vectors_${Math.trunc(dimensions)}`;
+export const vectorTable = (dimensions: number) => sql.table(vectorTableName(dimensions));
 
 export function metadataConditions(dialect: DialectName, filter: MetadataFilter | null): RawBuilder<unknown>[] {
   if (!filter) return [];

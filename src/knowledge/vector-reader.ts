@@ -34,6 +34,8 @@ const MAX_FAILURES = 3;
 export class VectorReader {
   private worker: Worker | null = null;
   private ready = false;
+  /** Settles when the thread last started takes scans (true) or is lost before it does (false). */
+  private started: Promise<boolean> = Promise.resolve(false);
   private failures = 0;
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 1;
@@ -41,11 +43,9 @@ export class VectorReader {
   constructor(private readonly file: string) {}
 
   /** Starts the thread if it is not running and waits until it takes scans: whether it does (tests, benchmarks). */
-  async whenReady(timeoutMs = 10_000): Promise<boolean> {
+  whenReady(): Promise<boolean> {
     this.start();
-    const until = Date.now() + timeoutMs;
-    while (!this.ready && this.worker && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
-    return this.ready;
+    return this.worker ? this.started : Promise.resolve(false);
   }
 
   /**
@@ -81,9 +81,12 @@ export class VectorReader {
     const { entry, options } = workerScript(import.meta.url, 'vector-reader-worker');
     const worker = new Worker(entry, Object.assign({}, options, { workerData: { file: this.file } }));
     worker.unref();
+    let settle: (ready: boolean) => void = () => {};
+    this.started = new Promise<boolean>((resolve) => (settle = resolve));
     worker.on('message', (message: ReaderResponse | { ready: true }) => {
       if ('ready' in message) {
         if (this.worker === worker) this.ready = true;
+        settle(this.ready);
         return;
       }
       const waiting = this.waiting.get(message.id);
@@ -94,6 +97,7 @@ export class VectorReader {
       else waiting.resolve(message);
     });
     const lost = (error: Error) => {
+      settle(false);
       if (this.worker !== worker) return;
       this.worker = null;
       this.ready = false;
