@@ -53,7 +53,7 @@ function cpuSeconds(pid) {
 }
 
 async function measureIngest(server) {
-  const client = api(server);
+  const client = api(server, { connections: settings.concurrency });
   try {
     const baseId = await createBase(client, 'Ingest');
     // Warm-up: the tokenizer's ranks load and the JIT settle on a few documents first.
@@ -86,7 +86,7 @@ async function measureIngest(server) {
 }
 
 async function measureQuality(server) {
-  const client = api(server);
+  const client = api(server, { connections: settings.concurrency });
   try {
     const baseId = await createBase(client, 'Project docs');
     await ingestAll(client, baseId, readCorpus().map((doc) => ({ title: doc.file, content: doc.text })), { concurrency: settings.concurrency });

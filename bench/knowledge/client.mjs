@@ -1,13 +1,17 @@
 // The knowledge benchmarks' HTTP client: JSON:API calls on one keep-alive connection, knowledge
 // bases made and documents ingested until every one is ready.
 import { performance } from 'node:perf_hooks';
-import { Client } from 'undici';
+import { Client, Pool } from 'undici';
 
 const MEDIA = 'application/vnd.api+json';
 
-/** `{call(method, url, body), close()}` on `server` (`{origin, token}`) with its build token. */
-export function api(server) {
-  const client = new Client(server.origin, { pipelining: 1, keepAliveTimeout: 120_000 });
+/**
+ * `{call(method, url, body), close()}` on `server` (`{origin, token}`) with its build token, over
+ * `connections` keep-alive connections (an undici `Client` is one connection, one request at a time).
+ */
+export function api(server, { connections = 1 } = {}) {
+  const options = { pipelining: 1, keepAliveTimeout: 120_000 };
+  const client = connections > 1 ? new Pool(server.origin, { ...options, connections }) : new Client(server.origin, options);
   const headers = { authorization: `Bearer ${server.token}`, accept: `${MEDIA}, application/json`, 'content-type': MEDIA };
   const call = async (method, url, body) => {
     const res = await client.request({ method, path: url, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -22,7 +26,7 @@ export async function createBase(client, name, attributes = {}) {
   return (await client.call('POST', '/api/v1/knowledge-bases', { data: { type: 'knowledge-base', attributes: { name, ...attributes } } })).data.id;
 }
 
-/** Posts documents `concurrency` at a time; resolves when every one is ready; returns timings. */
+/** Posts documents `concurrency` at a time (give the client as many connections); resolves when every one is ready; returns timings. */
 export async function ingestAll(client, baseId, documents, { concurrency = 4, log = () => {} } = {}) {
   const started = performance.now();
   let next = 0;

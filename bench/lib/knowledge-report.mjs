@@ -85,7 +85,11 @@ Run: ${settings.date}. Raw numbers: [knowledge.json](knowledge.json).
   \`node dist/main.js serve\` as a child process on 127.0.0.1 (embedded SQLite in a fresh data dir, every
   setting at its default but \`SWITCHYARD_API_RATE_LIMIT=0\`, so the limit of 600 requests a minute does
   not throttle the benchmark; logs at the default \`info\`), reads the build token its first start
-  prints, and drives it over HTTP with undici (one keep-alive connection per client, no pipelining).
+  prints, and drives it over HTTP with undici, without pipelining: ingest posts on 4 keep-alive
+  connections at once (an undici \`Pool\`), searches go one after another on one connection. Until
+  the second round of 2026-11-27 the ingest's 4 posters shared one undici \`Client\`, which is one
+  connection taking one request at a time, so documents were in fact posted one at a time and the
+  server idled between them while the client turned around (~15-20% of the wall clock).
 - Documents are made from the project's own markdown (bench/knowledge/corpus.mjs, seeded, the same on
   every run). Ingest is timed from the first \`POST /documents\` to the moment the last document is
   \`ready\` (the background loop has embedded and swapped in its chunks), so it includes chunking,
