@@ -75,7 +75,9 @@ const TRIGRAM_SEED = 0x85ebca6b;
 const slotOf = (hash: number) => (hash % BUILTIN_DIMENSIONS) * 2 + (hash & 0x80000000 ? 1 : 0);
 
 /** What a word contributes, worked out once per distinct word (words repeat: most of a text's are known). */
-interface WordFeatures {
+export interface WordFeatures {
+  /** The folded word. */
+  word: string;
   stop: boolean;
   root: string;
   unigram: number;
@@ -108,21 +110,120 @@ function featuresOf(word: string): WordFeatures {
     hash = Math.imul(hash ^ code(i + 2), 16777619);
     trigrams[i] = slotOf(hash >>> 0);
   }
-  features = { stop, root, unigram: slotOf(fnv1a(root, UNIGRAM_SEED)), pairPrefix, trigrams, trigramWeight: count > 1 ? 0.25 / count : 0 };
+  features = { word, stop, root, unigram: slotOf(fnv1a(root, UNIGRAM_SEED)), pairPrefix, trigrams, trigramWeight: count > 1 ? 0.25 / count : 0 };
   if (featureCache.size >= MAX_CACHED_WORDS) featureCache.clear();
   featureCache.set(word, features);
   return features;
+}
+
+const isAsciiAlnum = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+/**
+ * An ASCII character at which folding can be done apart on each side: not a letter or digit, and
+ * not one of the case-ignorable `'` `.` `:` `^` `` ` `` (lower-casing turns a Greek capital sigma
+ * into a final sigma depending on the letters around it, looking across case-ignorable
+ * characters). NFKD and removing marks never reach across an ASCII character (a starter).
+ */
+const isBreak = (c: number) => c < 128 && !isAsciiAlnum(c) && c !== 39 && c !== 46 && c !== 58 && c !== 94 && c !== 96;
+
+/**
+ * Known ASCII words by the FNV-1a hash of their lower-cased characters: an open-addressing table
+ * checked against the word itself, so a known word is found without cutting it out of the text
+ * and lower-casing it (splitting with a regular expression and a map look-up per word were ~40%
+ * of embedding a chunk, with the garbage they left).
+ */
+const WORD_SLOTS = 1 << 16;
+const slotFeatures: (WordFeatures | undefined)[] = new Array<WordFeatures | undefined>(WORD_SLOTS);
+const slotHashes = new Int32Array(WORD_SLOTS);
+let slotsUsed = 0;
+
+function sameLowered(word: string, text: string, start: number, end: number): boolean {
+  if (word.length !== end - start) return false;
+  for (let k = 0; k < word.length; k++) {
+    const c = text.charCodeAt(start + k);
+    if (word.charCodeAt(k) !== (c >= 65 && c <= 90 ? c + 32 : c)) return false;
+  }
+  return true;
+}
+
+function asciiWordAt(text: string, start: number, end: number, hash: number): WordFeatures {
+  let slot = hash & (WORD_SLOTS - 1);
+  for (;;) {
+    const known = slotFeatures[slot];
+    if (known === undefined) break;
+    if (slotHashes[slot] === hash && sameLowered(known.word, text, start, end)) return known;
+    slot = (slot + 1) & (WORD_SLOTS - 1);
+  }
+  const features = featuresOf(text.slice(start, end).toLowerCase());
+  // Kept at most half full, so probes stay short; emptied when full.
+  if (slotsUsed >= WORD_SLOTS / 2) {
+    slotFeatures.fill(undefined);
+    slotsUsed = 0;
+    return features;
+  }
+  slotFeatures[slot] = features;
+  slotHashes[slot] = hash;
+  slotsUsed += 1;
+  return features;
+}
+
+/**
+ * Visits the features of each word of `text`, in order: the words `words(text)` gives. The text
+ * is cut at break characters (above) into segments; an ASCII segment's words are scanned in
+ * place, a segment with other characters is folded on its own as `words` folds a whole text
+ * (the same words, since nothing of folding reaches across a break).
+ */
+export function scanWords(text: string, visit: (features: WordFeatures) => void): void {
+  if (!NON_ASCII.test(text)) {
+    scanAsciiWords(text, 0, text.length, visit);
+    return;
+  }
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    if (isBreak(text.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    let end = i;
+    let ascii = true;
+    for (; end < n; end++) {
+      const c = text.charCodeAt(end);
+      if (c >= 128) ascii = false;
+      else if (isBreak(c)) break;
+    }
+    if (ascii) scanAsciiWords(text, i, end, visit);
+    else for (const word of words(text.slice(i, end))) visit(featuresOf(word));
+    i = end;
+  }
+}
+
+/** The words of ASCII `text` between `from` and `end`. */
+function scanAsciiWords(text: string, from: number, end: number, visit: (features: WordFeatures) => void): void {
+  let i = from;
+  while (i < end) {
+    let c = text.charCodeAt(i);
+    if (!isAsciiAlnum(c)) {
+      i++;
+      continue;
+    }
+    const start = i;
+    let hash = 0x811c9dc5;
+    while (i < end && isAsciiAlnum((c = text.charCodeAt(i)))) {
+      hash = Math.imul(hash ^ (c >= 65 && c <= 90 ? c + 32 : c), 16777619);
+      i++;
+    }
+    visit(asciiWordAt(text, start, i, hash));
+  }
 }
 
 /** The vector of one text (256 float32, L2-normalised; all zeros for a text with no words). */
 export function builtinEmbed(text: string): Float32Array {
   const slots = new Float64Array(BUILTIN_DIMENSIONS * 2);
   let previous: WordFeatures | null = null;
-  for (const word of words(text)) {
-    const features = featuresOf(word);
+  scanWords(text, (features) => {
     if (features.stop) {
       previous = null;
-      continue;
+      return;
     }
     const root = features.root;
     slots[features.unigram]! += 1;
@@ -134,7 +235,7 @@ export function builtinEmbed(text: string): Float32Array {
     previous = features;
     const { trigrams, trigramWeight } = features;
     for (let i = 0; i < trigrams.length; i++) slots[trigrams[i]!]! += trigramWeight;
-  }
+  });
   const vector = new Float32Array(BUILTIN_DIMENSIONS);
   for (let slot = 0; slot < slots.length; slot++) {
     const weight = slots[slot]!;
