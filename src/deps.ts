@@ -31,6 +31,7 @@ import { Scheduler } from './schedules/scheduler.js';
 import { ConnectionResolver } from './ai/connection-resolver.js';
 import { openSearchIndexes, type VectorMode } from './knowledge/search-indexes.js';
 import { createEmbeddingJobs, EMBED_DOCUMENTS } from './knowledge/embedding-jobs.js';
+import { StagedHandoff } from './knowledge/staged-handoff.js';
 import { ConnectionService } from './services/connections/connection-service.js';
 import { KnowledgeBaseService } from './services/knowledge/knowledge-base-service.js';
 import { KnowledgeDocumentService } from './services/knowledge/knowledge-document-service.js';
@@ -64,6 +65,8 @@ export interface Deps extends ApiContext {
   processId: string;
   /** Durable background work: embedding documents, re-embedding bases, compacting memories. `serve` starts it. */
   background: BackgroundLoop;
+  /** Staged chunks from this process's ingests to its embedding loop. */
+  stagedHandoff: StagedHandoff;
   /** Fires schedule triggers; started by `serve` in the processes that run executions. */
   scheduler: Scheduler;
   /** How vectors are searched: sqlite-vec, pgvector, or an exact scan (reported by /readyz). */
@@ -112,9 +115,10 @@ export async function buildDeps(
     throw error;
   }
   const resolver = new ConnectionResolver(database.db, secretKey);
+  const stagedHandoff = new StagedHandoff();
   const background = new BackgroundLoop(
     [
-      ...createEmbeddingJobs({ db: database.db, dialect: database.dialect.name, indexes, clock, secretKey, httpAllow }),
+      ...createEmbeddingJobs({ db: database.db, dialect: database.dialect.name, indexes, clock, secretKey, httpAllow, handoff: stagedHandoff }),
       ...createCompactionJobs({ db: database.db, dialect: database.dialect.name, clock, secretKey, httpAllow }),
     ],
     // A poke waits 20 ms before the pass starts, so documents ingested meanwhile are embedded and
@@ -183,7 +187,7 @@ export async function buildDeps(
 
     connections: new ConnectionService(database.db, clock, { secretKey, httpAllow }),
     knowledgeBases,
-    knowledgeDocuments: new KnowledgeDocumentService(database.db, clock, knowledgeBases, indexes, () => background.poke(EMBED_DOCUMENTS)),
+    knowledgeDocuments: new KnowledgeDocumentService(database.db, clock, knowledgeBases, indexes, () => background.poke(EMBED_DOCUMENTS), stagedHandoff),
     memories: new MemoryService(database.db, clock, poke),
     apps,
     slackApiUrl,
@@ -192,6 +196,7 @@ export async function buildDeps(
     platformTriggers,
     platformEndpoints: buildPlatformEndpoints({ db: database.db, dialect: database.dialect, engine, clock, directory: platformDirectory, triggers: platformTriggers, metrics, baseUrl: config.baseUrl, apps, slackApiUrl, slackOAuth, emailAttachmentMaxBytes: config.emailAttachmentMaxBytes }),
     background,
+    stagedHandoff,
     scheduler,
     vectorMode: indexes.vectorMode,
     close: async () => {

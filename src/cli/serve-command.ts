@@ -48,6 +48,7 @@ export async function serve(config: Config, out: (line: string) => void = consol
   if (runsSteps) deps.storeSweeper.start();
   // Documents left pending by the last run (or by another process) are picked up here.
   if (runsSteps) deps.background.start();
+  else deps.stagedHandoff.disable();
   // Schedules fire where executions run; on PostgreSQL several workers share them (claimed rows).
   if (runsSteps) deps.scheduler.start();
   if (first) {

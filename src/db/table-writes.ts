@@ -17,8 +17,8 @@ import type {
  * in the webhook benchmark's profile. Elsewhere (PostgreSQL) callers use the query builder.
  */
 export interface DirectWrites {
-  /** Inserts one row; keys whose value is undefined are left out, as Kysely does. */
-  insert(table: string, row: object): void;
+  /** Inserts one row; keys whose value is undefined are left out, as Kysely does. Returns the row's rowid (its integer primary key, where it has one). */
+  insert(table: string, row: object): number;
   /** Updates the row with this id (and, given, one of these statuses); returns the rows changed. */
   update(table: string, changes: object, id: string, statusIn?: readonly string[]): number;
   /** Reads the first row of a query given as SQL with `?` parameters (a hot path's fixed look-up); undefined when none. */

@@ -70,7 +70,10 @@ export async function updateExecution(db: Db, id: string, changes: Partial<Execu
 
 export async function insertStep(db: Db, row: StepRow): Promise<void> {
   const direct = directWrites(db);
-  if (direct) return direct.insert('execution_steps', row);
+  if (direct) {
+    direct.insert('execution_steps', row);
+    return;
+  }
   if (transactionBuffer(db)?.insert('execution_steps', row)) return;
   await db.insertInto('execution_steps').values(row).execute();
 }

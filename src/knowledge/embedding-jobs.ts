@@ -15,6 +15,7 @@ import { claimDue, releaseLeases, renewLease } from '../store/lease-claims.js';
 import { fromStoredVector, toStoredVector } from '../store/stored-vector.js';
 import { chunkBody } from './chunk-body.js';
 import type { SearchIndexes } from './search-indexes.js';
+import type { StagedHandoff } from './staged-handoff.js';
 
 /**
  * The background half of ingestion: embeds staged chunks and swaps them in, and re-embeds a
@@ -37,6 +38,8 @@ export interface EmbeddingJobsOptions {
   maxAttempts?: number;
   /** Documents claimed per pass. */
   batch?: number;
+  /** Staged chunks the ingests of this process hand over (read from the database otherwise). */
+  handoff?: StagedHandoff;
 }
 
 /** A claimed document with its staged chunks, embedded: what its swap writes. */
@@ -45,6 +48,8 @@ interface Embedded {
   base: KnowledgeBaseRow;
   embedder: Embedder;
   staged: KnowledgeChunkRow[];
+  /** What keyword search and the embedder see of each staged chunk (chunk-body.ts). */
+  bodies: string[];
   missing: KnowledgeChunkRow[];
 }
 
@@ -82,11 +87,18 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
     const base = await new KnowledgeBaseRepository(db, doc.workspace_id).find(doc.knowledge_base_id);
     if (!base) return null;
     const embedder = embedderOf(base);
-    const staged = await new KnowledgeChunkRepository(db, doc.workspace_id).staged(doc.id, doc.version);
-    const missing = staged.filter((chunk) => chunk.embedding_key !== embedder.key);
+    const staged = options.handoff?.take(doc.id, doc.version) ?? (await new KnowledgeChunkRepository(db, doc.workspace_id).staged(doc.id, doc.version));
+    const bodies = staged.map((chunk) => chunkBody(JSON.parse(chunk.heading_path) as string[], chunk.text));
+    const missing: KnowledgeChunkRow[] = [];
+    const missingBodies: string[] = [];
+    for (const [i, chunk] of staged.entries()) {
+      if (chunk.embedding_key === embedder.key) continue;
+      missing.push(chunk);
+      missingBodies.push(bodies[i]!);
+    }
     try {
       if (missing.length > 0) {
-        const vectors = await embedder.embed(missing.map((chunk) => chunkBody(JSON.parse(chunk.heading_path) as string[], chunk.text)), signal);
+        const vectors = await embedder.embed(missingBodies, signal);
         for (const [i, chunk] of missing.entries()) {
           chunk.embedding = toStoredVector(dialect, vectors[i]!);
           chunk.embedding_key = embedder.key;
@@ -98,7 +110,7 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
       await recordFailure(doc, error);
       return null;
     }
-    return signal.aborted ? null : { doc, base, embedder, staged, missing };
+    return signal.aborted ? null : { doc, base, embedder, staged, bodies, missing };
   }
 
   /**
@@ -130,7 +142,7 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
   }
 
   /** Makes one document's new chunks searchable and takes its previous ones out, inside `trx`. */
-  async function swapIn(trx: Transaction<Database>, { doc, base, embedder, staged, missing }: Embedded): Promise<void> {
+  async function swapIn(trx: Transaction<Database>, { doc, base, embedder, staged, bodies, missing }: Embedded): Promise<void> {
     const bases = new KnowledgeBaseRepository(trx, doc.workspace_id);
     const docs = new KnowledgeDocumentRepository(trx, doc.workspace_id);
     const lockedBase = await bases.findForUpdate(base.id, dialect === 'postgres');
@@ -157,7 +169,7 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
     await indexes.remove(trx, base.id, lockedBase.index_dimensions, old);
     await scoped.deleteSeqs(old);
     if (dimensions !== null && staged.length > 0) {
-      await indexes.add(trx, base.id, dimensions, staged.map((chunk, i) => ({ seq: Number(chunk.seq), body: chunkBody(JSON.parse(chunk.heading_path) as string[], chunk.text), embedding: vectors[i]! })));
+      await indexes.add(trx, base.id, dimensions, staged.map((chunk, i) => ({ seq: Number(chunk.seq), body: bodies[i]!, embedding: vectors[i]! })));
     }
     await scoped.replaceLive(staged);
     await docs.update(doc.id, { status: 'ready', error: null, chunk_count: staged.length, attempts: 0, next_attempt_at: null, lease_owner: null, lease_expires_at: null, updated_at: now }, doc.version);

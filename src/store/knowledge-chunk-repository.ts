@@ -25,16 +25,17 @@ export class KnowledgeChunkRepository {
   /**
    * On SQLite inside a transaction, one prepared insert per row (db/direct-writes.ts): building
    * and compiling a multi-row insert of 16 columns per row through the query builder cost more
-   * than SQLite's writing the rows.
+   * than SQLite's writing the rows. Answers the rows as stored, with their `seq`.
    */
-  async insert(rows: NewChunk[]): Promise<void> {
+  async insert(rows: NewChunk[]): Promise<KnowledgeChunkRow[]> {
     if (rows.some((row) => row.workspace_id !== this.workspaceId)) throw new Error('chunk row of another workspace');
     const direct = directWrites(this.db);
-    if (direct) {
-      for (const row of rows) direct.insert('knowledge_chunks', row);
-      return;
+    if (direct) return rows.map((row) => ({ ...row, seq: direct.insert('knowledge_chunks', row) }));
+    const seqs = new Map<string, number>();
+    for (let i = 0; i < rows.length; i += BATCH) {
+      for (const { id, seq } of await this.db.insertInto('knowledge_chunks').values(rows.slice(i, i + BATCH)).returning(['id', 'seq']).execute()) seqs.set(id, Number(seq));
     }
-    for (let i = 0; i < rows.length; i += BATCH) await this.db.insertInto('knowledge_chunks').values(rows.slice(i, i + BATCH)).execute();
+    return rows.map((row) => ({ ...row, seq: seqs.get(row.id)! }));
   }
 
   /** A document's staged chunks of one version (not yet searchable), in order. */

@@ -72,8 +72,9 @@ export function sqliteDirectWrites(connection: SQLite.Database, writes: TableWri
         shape = { columns, statement: connection.prepare(`insert into ${quote(table)} (${columns.map(quote).join(', ')}) values (${columns.map(() => '?').join(', ')})`) };
         shapes.push(shape);
       }
-      shape.statement.run(values);
+      const result = shape.statement.run(values);
       writes.count(table);
+      return Number(result.lastInsertRowid);
     },
     update(table, changes, id, statusIn) {
       const shapes = shapesOf(updates, `${table} ${statusIn?.length ?? -1}`);

@@ -7,6 +7,7 @@ import { isUuid, newId } from '../../lib/ids.js';
 import { isPlainObject } from '../../lib/json.js';
 import { chunkDocument } from '../../knowledge/chunk-document.js';
 import type { SearchIndexes } from '../../knowledge/search-indexes.js';
+import type { StagedHandoff } from '../../knowledge/staged-handoff.js';
 import { KnowledgeBaseRepository, type KnowledgeBaseRow } from '../../store/knowledge-base-repository.js';
 import { KnowledgeChunkRepository, type NewChunk } from '../../store/knowledge-chunk-repository.js';
 import { KnowledgeDocumentRepository, type KnowledgeDocumentRow } from '../../store/knowledge-document-repository.js';
@@ -39,6 +40,8 @@ export class KnowledgeDocumentService {
     private readonly bases: KnowledgeBaseService,
     private readonly indexes: SearchIndexes,
     private readonly onWork: () => void,
+    /** Where committed staged chunks go for this process's embedding loop (knowledge/staged-handoff.ts). */
+    private readonly handoff: StagedHandoff | null = null,
   ) {}
 
   async get(actor: Actor, baseId: string, id: string): Promise<KnowledgeDocumentRow> {
@@ -96,11 +99,12 @@ export class KnowledgeDocumentService {
         await scopedDocs.insert(document);
         await new KnowledgeBaseRepository(trx, actor.workspaceId).addCounts(base.id, 1, 0, now);
       }
-      await chunks.insert(stagedChunks(base, document, pieces, now));
-      return { document, outcome: (existing ? 'replaced' : 'created') as IngestOutcome };
+      const staged = await chunks.insert(stagedChunks(base, document, pieces, now));
+      return { document, staged, outcome: (existing ? 'replaced' : 'created') as IngestOutcome };
     });
+    this.handoff?.put(result.document.id, result.document.version, result.staged);
     this.onWork();
-    return result;
+    return { document: result.document, outcome: result.outcome };
   }
 
   /** Deletes a document: its live chunks leave the search indexes in the same transaction. */
@@ -115,6 +119,7 @@ export class KnowledgeDocumentService {
       await new KnowledgeDocumentRepository(trx, actor.workspaceId).delete(document.id);
       await new KnowledgeBaseRepository(trx, actor.workspaceId).addCounts(base.id, -1, -live.length, this.clock.now());
     });
+    this.handoff?.forget(document.id);
   }
 }
 
