@@ -3,7 +3,8 @@ import type { KnowledgeChunkRow } from '../store/knowledge-chunk-repository.js';
 /**
  * Staged chunks an ingest has just committed, handed to the embedding loop of the same process,
  * which would otherwise read them back from the database at once: on the ingest benchmark that
- * read (every staged row with its text, through the query builder) was ~5% of the server's time.
+ * read (every staged row with its text, through the query builder: ~24 ms of SQLite and ~17 ms
+ * of building and compiling for 420 documents) was ~2% of the server's CPU time.
  *
  * Only committed rows are handed over (the ingest puts them after its commit), one version per
  * document, and a version's staged rows never change once committed, so an entry is the
