@@ -82,9 +82,15 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
     return claimDue(db, table, due, { dialect, owner, now, leaseUntil: addMs(now, leaseMs), limit });
   };
 
-  /** Embeds a document's staged chunks (those not yet in the target space); null when there is nothing to swap. */
-  async function embedDocument(doc: KnowledgeDocumentRow, signal: AbortSignal): Promise<Embedded | null> {
-    const base = await new KnowledgeBaseRepository(db, doc.workspace_id).find(doc.knowledge_base_id);
+  /**
+   * Embeds a document's staged chunks (those not yet in the target space); null when there is
+   * nothing to swap. `bases` holds the bases this pass has read: the base only picks the
+   * embedder here, and the swap checks it again under its lock.
+   */
+  async function embedDocument(doc: KnowledgeDocumentRow, signal: AbortSignal, bases: Map<string, KnowledgeBaseRow | undefined>): Promise<Embedded | null> {
+    const baseKey = `${doc.workspace_id}:${doc.knowledge_base_id}`;
+    let base = bases.get(baseKey);
+    if (!bases.has(baseKey)) bases.set(baseKey, (base = await new KnowledgeBaseRepository(db, doc.workspace_id).find(doc.knowledge_base_id)));
     if (!base) return null;
     const embedder = embedderOf(base);
     const staged = options.handoff?.take(doc.id, doc.version) ?? (await new KnowledgeChunkRepository(db, doc.workspace_id).staged(doc.id, doc.version));
@@ -263,9 +269,10 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
       run: async (signal) => {
         const claimed = await claim('knowledge_documents', 'pending', batch);
         const embedded: Embedded[] = [];
+        const bases = new Map<string, KnowledgeBaseRow | undefined>();
         for (const doc of claimed) {
           if (signal.aborted) break;
-          const item = await embedDocument(doc, signal);
+          const item = await embedDocument(doc, signal, bases);
           if (item) embedded.push(item);
         }
         if (!signal.aborted) await swapDocuments(embedded);
