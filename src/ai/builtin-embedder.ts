@@ -1,3 +1,5 @@
+import { TextTable } from '../lib/text-table.js';
+
 /**
  * The built-in embedder: no network, no downloaded weights, deterministic, so a knowledge base
  * works offline from the first minute. It is a hashed bag of features (the "hashing trick"):
@@ -126,15 +128,12 @@ const isAsciiAlnum = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90)
 const isBreak = (c: number) => c < 128 && !isAsciiAlnum(c) && c !== 39 && c !== 46 && c !== 58 && c !== 94 && c !== 96;
 
 /**
- * Known ASCII words by the FNV-1a hash of their lower-cased characters: an open-addressing table
- * checked against the word itself, so a known word is found without cutting it out of the text
- * and lower-casing it (splitting with a regular expression and a map look-up per word were ~40%
- * of embedding a chunk, with the garbage they left).
+ * Known ASCII words by the FNV-1a hash of their lower-cased characters, checked against the word
+ * itself (lib/text-table.ts), so a known word is found without cutting it out of the text and
+ * lower-casing it (splitting with a regular expression and a map look-up per word were ~40% of
+ * embedding a chunk, with the garbage they left).
  */
-const WORD_SLOTS = 1 << 16;
-const slotFeatures: (WordFeatures | undefined)[] = new Array<WordFeatures | undefined>(WORD_SLOTS);
-const slotHashes = new Int32Array(WORD_SLOTS);
-let slotsUsed = 0;
+const known = new TextTable<WordFeatures>(11, 16);
 
 function sameLowered(word: string, text: string, start: number, end: number): boolean {
   if (word.length !== end - start) return false;
@@ -146,23 +145,16 @@ function sameLowered(word: string, text: string, start: number, end: number): bo
 }
 
 function asciiWordAt(text: string, start: number, end: number, hash: number): WordFeatures {
-  let slot = hash & (WORD_SLOTS - 1);
+  const { keys, hashes, mask } = known;
+  let slot = hash & mask;
   for (;;) {
-    const known = slotFeatures[slot];
-    if (known === undefined) break;
-    if (slotHashes[slot] === hash && sameLowered(known.word, text, start, end)) return known;
-    slot = (slot + 1) & (WORD_SLOTS - 1);
+    const word = keys[slot];
+    if (word === undefined) break;
+    if (hashes[slot] === hash && sameLowered(word, text, start, end)) return known.values[slot]!;
+    slot = (slot + 1) & mask;
   }
   const features = featuresOf(text.slice(start, end).toLowerCase());
-  // Kept at most half full, so probes stay short; emptied when full.
-  if (slotsUsed >= WORD_SLOTS / 2) {
-    slotFeatures.fill(undefined);
-    slotsUsed = 0;
-    return features;
-  }
-  slotFeatures[slot] = features;
-  slotHashes[slot] = hash;
-  slotsUsed += 1;
+  known.insert(slot, features.word, hash, features);
   return features;
 }
 

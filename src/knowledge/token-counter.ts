@@ -1,5 +1,6 @@
 import { Tiktoken } from 'js-tiktoken/lite';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
+import { TextTable } from '../lib/text-table.js';
 import { asciiPieceEnd, asciiPieces } from './ascii-pieces.js';
 
 /**
@@ -63,39 +64,27 @@ export function countTokens(text: string): number {
 }
 
 /**
- * Piece counts by where the piece lies in a text, for the ASCII scanner: an open-addressing table
- * keyed by the FNV-1a hash of the piece's characters, checked against the piece itself, so known
- * pieces are counted without cutting them out of the text (a string and a map look-up per piece
- * were most of chunking's time: ~45% with the garbage they left).
+ * Piece counts by where the piece lies in a text, for the ASCII scanner: keyed by the FNV-1a
+ * hash of the piece's characters and checked against the piece itself (lib/text-table.ts), so
+ * known pieces are counted without cutting them out of the text (a string and a map look-up per
+ * piece were most of chunking's time: ~45% with the garbage they left).
  */
-const TABLE_SIZE = 1 << 17;
-const tableKeys: (string | undefined)[] = new Array<string | undefined>(TABLE_SIZE);
-const tableHashes = new Int32Array(TABLE_SIZE);
-const tableCounts = new Int32Array(TABLE_SIZE);
-let tableUsed = 0;
+const table = new TextTable<number>(12, 17);
 
 function tokensAt(text: string, start: number, end: number): number {
   let hash = 0x811c9dc5;
   for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 16777619);
-  let slot = hash & (TABLE_SIZE - 1);
+  const { keys, hashes, mask } = table;
+  let slot = hash & mask;
   for (;;) {
-    const key = tableKeys[slot];
+    const key = keys[slot];
     if (key === undefined) break;
-    if (tableHashes[slot] === hash && key.length === end - start && text.startsWith(key, start)) return tableCounts[slot]!;
-    slot = (slot + 1) & (TABLE_SIZE - 1);
+    if (hashes[slot] === hash && key.length === end - start && text.startsWith(key, start)) return table.values[slot]!;
+    slot = (slot + 1) & mask;
   }
   const piece = text.slice(start, end);
   const count = pieceTokens(piece);
-  // Kept at most half full, so probes stay short; emptied when full (the counts are cheap to find again).
-  if (tableUsed >= TABLE_SIZE / 2) {
-    tableKeys.fill(undefined);
-    tableUsed = 0;
-    return count;
-  }
-  tableKeys[slot] = piece;
-  tableHashes[slot] = hash;
-  tableCounts[slot] = count;
-  tableUsed += 1;
+  table.insert(slot, piece, hash, count);
   return count;
 }
 
