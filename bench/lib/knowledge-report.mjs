@@ -25,20 +25,23 @@ Run: ${settings.date}. Raw numbers: [knowledge.json](knowledge.json).
 
 ## Reading the results
 
-- **Ingest** meets the goal, narrowly: at the default 512-token chunks each chunk is ~2 KB of
+- **Ingest** meets the goal, with a small margin: at the default 512-token chunks each chunk is ~2 KB of
   text to tokenize, hash-embed, store (staged, then updated in place with its vector when it is
   swapped in) and index in FTS5 and sqlite-vec, and the event loop is the bottleneck (~93% busy
   during the run; V8's helper threads and the benchmark client share the second core). Eight
-  runs of section 1 after this file's run, the same code and hour (load 1.3-1.7), measured
-  1,935-2,160 chunks/s, 5 of the 8 at 2,000 or more (server CPU 1.85-2.12 s for 3,391 chunks).
+  runs of section 1 after this file's run, the same code and hour (load 1.6-1.9), measured
+  2,051-2,286 chunks/s, all 8 at 2,000 or more (server CPU 1.72-2.01 s for 3,391 chunks); eight
+  runs an hour earlier, before the last change below, measured 1,935-2,160 (5 of 8).
   The second ingest row divides by the server process's own CPU time (all of its threads),
   which the other tenants of this VM do not inflate as much as the wall clock.
   What the round that met the goal changed (alternating runs against the code before each step):
   the benchmark's 4 posters each get a connection (before, they shared one and went one at a
   time; below), the built-in embedder scans words in place (~61 -> ~41 µs a chunk), staged
   chunks go to the embedding loop in memory instead of being read back, token counting keeps its
-  counts in locals (chunking ~-10%), and the loop reads a base once a pass: the server's CPU for
-  the run went from ~2.11 to ~1.85 s, and the wall-clock rate from ~1,960 to ~2,050-2,200.
+  counts in locals (chunking ~-10%), the loop reads a base once a pass, and the token-piece and
+  word tables start small and grow (they held a few thousand keys in 2 MB and 0.8 MB of slots,
+  so every look-up missed the caches; ~-2%): the server's CPU for the run went from ~2.11 to
+  ~1.85 s, and the wall-clock rate from ~1,960 to ~2,050-2,290.
   Profiled (\`BENCH_SERVE_FLAGS="--cpu-prof --cpu-prof-dir=…"\`, then \`node
   bench/profile-summary.mjs FILE 40 FROM-TO\`), the event loop's time now goes to SQLite (~28%;
   FTS5 is the largest single cost, ~55 µs a chunk with its share of the commit), chunking (~19%),
@@ -58,7 +61,8 @@ Run: ${settings.date}. Raw numbers: [knowledge.json](knowledge.json).
   the reader, eleven runs the same morning (load 1.2-1.9, nothing else running) measured p50
   7.3-11.5 ms and p99 16.9-29.4 ms (200 searches a mode: 16.9, 18.6, 26.8 and 29.4 ms; 1,000:
   27.8, 22.4, 20.3, 20.3, 22.2, 26.7 and 20.0 ms): 7 of the 11 under the goal. This file's run,
-  in the second round that day at a quieter hour, measured p50 7.8 / p99 12.8 ms. The server's own timing of the searches (its access log, one run) put hybrid at p50 6.9
+  in the second round that day on another VM of the same kind (an Intel Xeon; the morning's was
+  an AMD EPYC), measured p50 7.8 / p99 13.2 ms (the run before it, 12.8 ms). The server's own timing of the searches (its access log, one run) put hybrid at p50 6.9
   / p99 17.1 ms with single searches of 25-46 ms scattered over the run, not tied to a question:
   pauses of the VM or of the server's garbage collector (a full collection of its ~90 MB heap
   took 22 ms), which the p99 of a run picks up or not. The slowest question itself (the keyword
