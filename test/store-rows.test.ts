@@ -87,6 +87,24 @@ describeEachDialect('store rows', (dialect) => {
       expect(res.status).toBe(404);
       expect(res.body.errors[0]).toMatchObject({ code: 'not_found', detail: 'store not found' });
     });
+
+    // Found by the fuzz test: a NUL byte reached PostgreSQL as the store id (500).
+    it.each(['%00', 'not-an-id', 'a%00b'])('answers 404 for the store id %j on every row and store route', async (id) => {
+      const requests = [
+        ['PUT', `/api/v1/stores/${id}/rows/k`, { body: { data: { row: {} } } }],
+        ['GET', `/api/v1/stores/${id}/rows/k`, {}],
+        ['DELETE', `/api/v1/stores/${id}/rows/k`, {}],
+        ['GET', `/api/v1/stores/${id}/rows`, {}],
+        ['GET', `/api/v1/stores/${id}`, {}],
+        ['PATCH', `/api/v1/stores/${id}`, { body: { data: { type: 'store', id: decodeURIComponent(id), attributes: { name: 'x' } } } }],
+        ['DELETE', `/api/v1/stores/${id}`, {}],
+        ['GET', `/api/v1/stores/${id}/deletions`, {}],
+      ] as const;
+      for (const [method, url, options] of requests) {
+        const res = await t.request(method, url, options);
+        expect(res.status, `${method} ${url}: ${res.raw}`).toBe(404);
+      }
+    });
   });
 
   describe('keys', () => {

@@ -3,6 +3,7 @@ import type { SqlDialect } from '../db/dialect/dialect.js';
 import type { Database } from '../db/schema.js';
 import { AppError, notFound } from '../errors/app-error.js';
 import { formatMicros, parseTimestampMicros } from '../lib/clock.js';
+import { isUuid } from '../lib/ids.js';
 import { isPlainObject } from '../lib/json.js';
 import { keyProblem } from './store-keys.js';
 import { rowValidator, rowViolations } from './row-schema.js';
@@ -74,7 +75,8 @@ export async function writeStoreRow(trx: Transaction<Database>, dialect: SqlDial
     if (textIssue) throw new AppError('validation_failed', textIssue.detail, { pointer: `${write.rowPointer}${textIssue.pointer}` });
   }
 
-  const store = await new StoreRepository(trx, write.workspaceId).lock(dialect, write.storeId);
+  // Not an id (a stray path segment, a NUL byte PostgreSQL would refuse): no such store.
+  const store = isUuid(write.storeId) ? await new StoreRepository(trx, write.workspaceId).lock(dialect, write.storeId) : undefined;
   if (!store) throw notFound('store');
   const rows = new StoreRowRepository(trx, store);
   if (mode !== 'delete') {
