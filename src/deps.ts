@@ -92,7 +92,7 @@ const BACKGROUND_GATHER_MS = 20;
 export async function buildDeps(
   config: Pick<Config, 'databaseUrl' | 'dataDir' | 'secretKey' | 'baseUrl'> &
     Partial<Pick<Config, 'httpAllow' | 'slackApiUrl' | 'storeMaxRowCap' | 'role' | 'leaseMs' | 'heartbeatMs' | 'pollMs' | 'maxRunning' | 'workerConcurrency' | 'shutdownGraceMs' | 'emailAttachmentMaxBytes'>>,
-  options: { clock?: Clock; database?: DatabaseHandle; onBackgroundError?: (error: unknown) => void; timers?: boolean; processId?: string } = {},
+  options: { clock?: Clock; database?: DatabaseHandle; onBackgroundError?: (error: unknown) => void; timers?: boolean; processId?: string; pgvector?: boolean } = {},
 ): Promise<Deps> {
   const database = options.database ?? openDatabase(config);
   const clock = options.clock ?? systemClock;
@@ -109,7 +109,7 @@ export async function buildDeps(
   const httpAllow = config.httpAllow ?? [];
   let indexes;
   try {
-    indexes = await openSearchIndexes(database);
+    indexes = await openSearchIndexes(database, options.pgvector === undefined ? {} : { pgvector: options.pgvector });
   } catch (error) {
     await database.close();
     throw error;

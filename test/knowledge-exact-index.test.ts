@@ -26,8 +26,9 @@ describe('scanTopK', () => {
 });
 
 /**
- * Vector search agrees with the exact scan in SQL on both dialects. On PostgreSQL without
- * pgvector the scan runs over a copy in memory per process: each "process" here is its own
+ * Vector search agrees with the exact scan in SQL on both dialects. On PostgreSQL the exact
+ * scan (forced here even where pgvector is installed: `pgvector: false`) runs over a copy in
+ * memory per process: each "process" here is its own
  * SearchIndexes, and every change made through another one (ingest, replace, delete, a
  * re-embedding's swap, rows lost from knowledge_exact_vectors) shows in the next search.
  */
@@ -38,8 +39,8 @@ describeEachDialect('exact vector search', (dialect) => {
   const documents = new Map<string, string>();
 
   beforeAll(async () => {
-    t = await createTestApp(dialect);
-    writer = await openSearchIndexes(t.database);
+    t = await createTestApp(dialect, { pgvector: false });
+    writer = await openSearchIndexes(t.database, { pgvector: false });
     base = (await t.request('POST', KB, { body: { data: { type: 'knowledge-base', attributes: { name: 'Exact', chunk_size: 64, chunk_overlap: 0 } } } })).body.data.id;
   });
   afterAll(() => t.close());
@@ -73,8 +74,8 @@ describeEachDialect('exact vector search', (dialect) => {
   const chunkCount = async () => (await t.deps.db.selectFrom('knowledge_bases').select('chunk_count').where('id', '=', base).executeTakeFirstOrThrow()).chunk_count;
 
   it('finds what the SQL scan finds, and sees ingest, replacement and deletion made elsewhere', async () => {
-    const a = await openSearchIndexes(t.database);
-    const b = await openSearchIndexes(t.database);
+    const a = await openSearchIndexes(t.database, { pgvector: false });
+    const b = await openSearchIndexes(t.database, { pgvector: false });
     expect(a.vectorMode).toBe(dialect === 'sqlite' ? 'sqlite-vec' : 'exact');
     await ingest(0, 12);
     await expectExact(a, b);
@@ -90,19 +91,19 @@ describeEachDialect('exact vector search', (dialect) => {
   });
 
   it.runIf(dialect === 'postgres')('copies a base again when its rows are missing, and scans in SQL past the memory budget', async () => {
-    const a = await openSearchIndexes(t.database);
+    const a = await openSearchIndexes(t.database, { pgvector: false });
     await expectExact(a);
     // Rows lost (written while another process ran with pgvector, or before migration 0011).
     await sql`delete from knowledge_exact_vectors where seq in (select seq from knowledge_exact_vectors where knowledge_base_id = ${base} limit 7)`.execute(t.deps.db);
     await sql`update knowledge_bases set index_version = index_version + 1 where id = ${base}`.execute(t.deps.db);
     await expectExact(a);
     expect(await mirrorRows()).toBe(await chunkCount());
-    const tiny = await openSearchIndexes(t.database, { exactCacheBytes: 1024 });
+    const tiny = await openSearchIndexes(t.database, { exactCacheBytes: 1024, pgvector: false });
     await expectExact(tiny);
   });
 
   it.runIf(dialect === 'postgres')('a re-embedding swap made by another process replaces the vectors held in memory', async () => {
-    const a = await openSearchIndexes(t.database);
+    const a = await openSearchIndexes(t.database, { pgvector: false });
     await expectExact(a);
     const rows = await t.deps.db.selectFrom('knowledge_chunks').select(['seq', 'text']).where('knowledge_base_id', '=', base).where('live', '=', true).orderBy('seq').execute();
     // "New model": each chunk's vector is the built-in vector of its text reversed.

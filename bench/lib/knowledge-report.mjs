@@ -69,7 +69,9 @@ Run: ${settings.date}. Raw numbers: [knowledge.json](knowledge.json).
   half of "How many nodes and edges can one workflow graph have?", ~9 ms) is ~11 ms hybrid. The
   reader uses the second core for the vector half: on a machine whose cores are all busy the
   two halves queue again.
-- **PostgreSQL without pgvector**: the exact scan runs over a copy of the base's vectors in
+- **PostgreSQL**: this file's run had pgvector (built from the source of Debian's package,
+  as .ci/run now does), so its vector search is pgvector's HNSW index and hybrid search is
+  bound by its keyword side (below). Without pgvector the exact scan runs over a copy of the base's vectors in
   the server's memory (src/knowledge/search-indexes-exact.ts), loaded on the first search and
   refreshed from what changed (knowledge_bases.index_version); the first load falls in the
   warm-up searches, not the timed ones. The last two rounds did not change PostgreSQL's

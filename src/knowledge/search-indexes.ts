@@ -16,8 +16,8 @@ import { and, exactNearest, keywordQuery, metadataConditions, vectorTable, vecto
  *
  * A metadata filter narrows the candidates first and scores them exactly (an approximate
  * index cannot filter on arbitrary metadata without losing results).
- * The pgvector path is not exercised by the test suite (the extension cannot be installed on
- * the machines this project is built on): it is kept to plain, documented pgvector SQL.
+ * Both PostgreSQL paths are tested: CI builds pgvector from the source of Debian's package
+ * (.ci/run; test/knowledge-pgvector.test.ts), and the exact scan's tests force it.
  */
 export { VECTOR_MODES, METADATA_KEY } from './search-sql.js';
 export type { VectorMode, Db, IndexedChunk, ScoredSeq, MetadataFilter, SearchIndexes } from './search-sql.js';
@@ -89,11 +89,12 @@ function pgvectorIndexes(): SearchIndexes {
 
 /**
  * Chooses the vector index at start: sqlite-vec on SQLite; on PostgreSQL pgvector when the
- * extension is available (created here when the role may), else the exact scan.
+ * extension is available (created here when the role may), else the exact scan. `pgvector:
+ * false` takes the exact scan even where pgvector is available (its tests).
  */
 export async function openSearchIndexes(
   handle: Pick<DatabaseHandle, 'db' | 'dialect'> & Partial<Pick<DatabaseHandle, 'writes' | 'externalChanges' | 'file'>>,
-  options: { ivfMinVectors?: number; keywordBudget?: number; exactCacheBytes?: number; vectorReader?: boolean } = {},
+  options: { ivfMinVectors?: number; keywordBudget?: number; exactCacheBytes?: number; vectorReader?: boolean; pgvector?: boolean } = {},
 ): Promise<SearchIndexes> {
   if (handle.dialect.name === 'sqlite') {
     // The keyword search remembers term statistics while the FTS table is unchanged: this
@@ -107,7 +108,7 @@ export async function openSearchIndexes(
   }
   const available = await sql`select 1 from pg_available_extensions where name = 'vector'`.execute(handle.db);
   const exact = () => exactIndexes(tsKeyword, options.exactCacheBytes === undefined ? {} : { cacheBytes: options.exactCacheBytes });
-  if (available.rows.length === 0) return exact();
+  if (available.rows.length === 0 || options.pgvector === false) return exact();
   try {
     await sql`create extension if not exists vector`.execute(handle.db);
   } catch {

@@ -51,6 +51,8 @@ export interface AppOptions {
   httpLimits?: Partial<HttpLimits>;
   /** SWITCHYARD_SLACK_API_URL: a fake Slack (test/support/fake-slack.ts). */
   slackApiUrl?: string;
+  /** false: PostgreSQL's exact vector scan even where pgvector is installed. */
+  pgvector?: boolean;
 }
 
 const TEST_SECRET_KEY = 'test-secret-key-test-secret-key-0123456789';
@@ -59,7 +61,7 @@ const TEST_SECRET_KEY = 'test-secret-key-test-secret-key-0123456789';
 async function buildTestApp(database: DatabaseHandle, clock: Clock, options: AppOptions): Promise<{ deps: Deps; app: FastifyInstance }> {
   const deps = await buildDeps(
     { databaseUrl: null, dataDir: '/nonexistent', secretKey: TEST_SECRET_KEY, baseUrl: 'http://sy.test', httpAllow: ['127.0.0.1', 'localhost'], ...(options.slackApiUrl ? { slackApiUrl: options.slackApiUrl } : {}) },
-    { clock, database, timers: false },
+    { clock, database, timers: false, ...(options.pgvector === undefined ? {} : { pgvector: options.pgvector }) },
   );
   const app = await buildApp({ ...deps, config: { apiRateLimit: options.apiRateLimit ?? 0, webhookRateLimit: options.webhookRateLimit ?? 0, trustProxy: options.trustProxy ?? [], baseUrl: 'http://sy.test', metricsToken: options.metricsToken ?? null }, logger: false, httpLimits: options.httpLimits });
   return { deps, app };
