@@ -38,6 +38,28 @@ describeEachDialect('fuzz from the OpenAPI document', (dialect) => {
     expect(ctx.operations.length).toBeGreaterThanOrEqual(30);
   });
 
+  // Every operation with each path parameter replaced by something that is no id: a NUL byte
+  // (PostgreSQL refuses it in a text parameter: a store row route answered 500 for %00 until a
+  // random run found it), a NUL inside a word, a word, an over-long value.
+  it('answers every operation with no 5xx when a path parameter is a NUL byte or not an id', async () => {
+    const values = ['%00', 'a%00b', 'not-an-id', 'x'.repeat(300)];
+    let sent = 0;
+    // One parameter at a time; the others name nothing that exists (a well-formed id is a valid key too).
+    const other = '0190f2a0-0000-7000-8000-000000000000';
+    for (const op of ctx.operations) {
+      for (const [bad, value] of op.pathParams.flatMap((param) => values.map((v) => [param, v] as const))) {
+        let url = op.path;
+        for (const param of op.pathParams) url = url.replace(`{${param}}`, param === bad ? value : other);
+        const body = op.bodyType === null ? undefined : op.bodyType.includes('json') ? '{"data":{}}' : 'text';
+        const request = { method: op.method.toUpperCase(), url, headers: { authorization: `Bearer ${ctx.tokens.build}`, accept: '*/*', ...(body === undefined ? {} : { 'content-type': op.bodyType! }) }, ...(body === undefined ? {} : { body }) };
+        const findings = checkAnswer(request, await send(request), foreign);
+        expect(findings, describeRequest(request)).toEqual([]);
+        sent += 1;
+      }
+    }
+    expect(sent).toBeGreaterThan(100);
+  }, 120_000);
+
   it('answers no request with a 5xx, every 4xx with a JSON:API error document, and nothing of the other workspace', async () => {
     await fc.assert(
       fc.asyncProperty(requestArbitrary(ctx), async (request) => {
