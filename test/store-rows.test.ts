@@ -63,7 +63,7 @@ describeEachDialect('store rows', (dialect) => {
       [{ data: {} }, 422, 'validation_failed', '/data/row', 'row is required'],
       [{ data: { row: {}, extra: 1 } }, 422, 'validation_failed', '/data/extra', 'unknown member "extra": the body takes row (and optionally mode)'],
       [{ data: { row: {}, mode: 'delete' } }, 422, 'validation_failed', '/data/mode', 'mode must be one of upsert, insert, update (DELETE removes a row)'],
-      [{ data: { row: { status: 'open', lines: [{ sku: 'a\u0000b' }] } } }, 422, 'validation_failed', '/data/row/lines/0/sku', 'the string at /lines/0/sku contains the NUL character, which cannot be stored'],
+      [{ data: { row: { status: 'open', lines: [{ sku: 'a\u0000b' }] } } }, 422, 'validation_failed', '/data/row/lines/0/sku', 'the string at /data/row/lines/0/sku contains the NUL character, which cannot be stored'],
     ])('refuses the body %j', async (body, status, code, pointer, detail) => {
       const res = await t.request('PUT', `/api/v1/stores/${orders}/rows/body-check`, { body });
       expect(res.status).toBe(status);
@@ -102,7 +102,9 @@ describeEachDialect('store rows', (dialect) => {
       ] as const;
       for (const [method, url, options] of requests) {
         const res = await t.request(method, url, options);
-        expect(res.status, `${method} ${url}: ${res.raw}`).toBe(404);
+        // A PATCH body naming the store carries the NUL too: refused as text first (422).
+        const expected = method === 'PATCH' && id.includes('%00') ? 422 : 404;
+        expect(res.status, `${method} ${url}: ${res.raw}`).toBe(expected);
       }
     });
   });

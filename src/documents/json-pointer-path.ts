@@ -1,4 +1,4 @@
-import { escapePointerToken } from '../graph/json-pointer.js';
+import { escapePointerToken } from '../lib/json-pointer.js';
 import { isPlainObject } from '../lib/json.js';
 
 /** `/nodes/3/config` + `url` -> `/nodes/3/config/url`. */

@@ -1,6 +1,6 @@
 import { isPlainObject } from '../lib/json.js';
 import type { GraphAnnotation, GraphViolation } from './graph-types.js';
-import { escapePointerToken } from './json-pointer.js';
+import { escapePointerToken } from '../lib/json-pointer.js';
 
 /** Far above what a canvas shows; bounds the text a graph can carry beside its nodes. */
 export const ANNOTATION_LIMITS = Object.freeze({ maxAnnotations: 500, maxTextLength: 20_000 });

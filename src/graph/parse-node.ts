@@ -3,7 +3,7 @@ import type { StepDefinition } from '../steps/define-step.js';
 import { findStepDefinition } from '../steps/registry.js';
 import { mergeStepConfig, validateStepConfig } from '../steps/validate-step-config.js';
 import { ON_ERROR_MODES, type GraphNode, type GraphViolation, type OnErrorMode } from './graph-types.js';
-import { escapePointerToken } from './json-pointer.js';
+import { escapePointerToken } from '../lib/json-pointer.js';
 import { parseRetry } from './parse-retry.js';
 
 export const MAX_NODE_ID_LENGTH = 100;

@@ -1,4 +1,4 @@
-import { escapePointerToken } from './json-pointer.js';
+import { escapePointerToken } from '../lib/json-pointer.js';
 import { RETRY_BACKOFFS, type GraphViolation, type RetryPolicy, type RetryBackoff } from './graph-types.js';
 
 /**

@@ -1,6 +1,6 @@
 import { isPlainObject } from '../lib/json.js';
 import type { GraphSettings, GraphViolation } from './graph-types.js';
-import { escapePointerToken } from './json-pointer.js';
+import { escapePointerToken } from '../lib/json-pointer.js';
 
 /** Upper bound of a workflow's concurrency limit; the engine-wide limit is lower in practice. */
 export const MAX_CONCURRENCY_LIMIT = 1000;

@@ -10,7 +10,7 @@ import {
   type GraphViolation,
   type OnErrorMode,
 } from './graph-types.js';
-import { escapePointerToken } from './json-pointer.js';
+import { escapePointerToken } from '../lib/json-pointer.js';
 import { parseNode } from './parse-node.js';
 import { parseSettings } from './parse-settings.js';
 import { parseAnnotations } from './parse-annotations.js';

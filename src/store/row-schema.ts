@@ -2,6 +2,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import addFormats from 'ajv-formats';
 import { isPlainObject } from '../lib/json.js';
 import { JSON_SCALAR_TYPES, type JsonScalarType } from '../db/dialect/dialect.js';
+import { escapePointerToken } from '../lib/json-pointer.js';
 
 /**
  * Row schemas: JSON Schema 2020-12 object schemas, checked when a store is created or its schema
@@ -72,7 +73,7 @@ function walk(value: unknown, pointer: string, depth: number, issues: SchemaIssu
   }
   if (!isPlainObject(value)) return;
   for (const [key, child] of Object.entries(value)) {
-    const here = `${pointer}/${escapePointer(key)}`;
+    const here = `${pointer}/${escapePointerToken(key)}`;
     if (typeof child === 'string' && (key === '$ref' || key === '$dynamicRef') && !child.startsWith('#')) {
       issues.push({ pointer: here, detail: `${key} must point inside the schema ("#/$defs/…"); remote references are not supported` });
     } else if (typeof child === 'string' && key === '$id') {
@@ -112,9 +113,9 @@ function findKey(value: unknown, key: string, pointer: string, depth = 0): strin
   if (depth > MAX_SCHEMA_DEPTH || (typeof value !== 'object' || value === null)) return null;
   const entries = Array.isArray(value) ? value.map((item, index) => [String(index), item] as const) : Object.entries(value);
   for (const [name, child] of entries) {
-    if (name === key && !Array.isArray(value)) return `${pointer}/${escapePointer(name)}`;
+    if (name === key && !Array.isArray(value)) return `${pointer}/${escapePointerToken(name)}`;
     if (DATA_KEYWORDS.has(name)) continue;
-    const found = findKey(child, key, `${pointer}/${escapePointer(name)}`, depth + 1);
+    const found = findKey(child, key, `${pointer}/${escapePointerToken(name)}`, depth + 1);
     if (found !== null) return found;
   }
   return null;
@@ -172,11 +173,11 @@ function describeRowError(error: ErrorObject): SchemaIssue {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required': {
-      const pointer = `${error.instancePath}/${escapePointer(String(params.missingProperty))}`;
+      const pointer = `${error.instancePath}/${escapePointerToken(String(params.missingProperty))}`;
       return { pointer, detail: `${fieldName(pointer)} is required` };
     }
     case 'additionalProperties': {
-      const pointer = `${error.instancePath}/${escapePointer(String(params.additionalProperty))}`;
+      const pointer = `${error.instancePath}/${escapePointerToken(String(params.additionalProperty))}`;
       return { pointer, detail: `${fieldName(pointer)} is not allowed by the store's schema` };
     }
     case 'enum':
@@ -194,10 +195,6 @@ function fieldName(pointer: string): string {
     name += /^\d+$/.test(token) ? `[${token}]` : `.${token}`;
   }
   return name;
-}
-
-export function escapePointer(token: string): string {
-  return token.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
 /** A top-level field the schema declares with one scalar type: what row filters can compare. */

@@ -1,8 +1,8 @@
+import { LONE_SURROGATE } from '../lib/storable-text.js';
+
 /** Row keys: 1 to 512 characters (code points) of any Unicode. */
 export const MAX_KEY_LENGTH = 512;
 
-// A UTF-16 surrogate without its partner: not a character, and not encodable as UTF-8.
-export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
  * Why `key` cannot name a row, or null when it can. Besides the length, three refusals keep a

@@ -1,6 +1,6 @@
 import { AppError } from '../../errors/app-error.js';
 import { isPlainObject } from '../../lib/json.js';
-import { escapePointerToken as token } from '../../graph/json-pointer.js';
+import { escapePointerToken as token } from '../../lib/json-pointer.js';
 import type { AttributeInput } from '../../services/attribute-input.js';
 
 /**

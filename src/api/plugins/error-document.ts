@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, titleOf, type ErrorItem } from '../../errors/app-error.js';
 import { ERROR_CODES, type ErrorCode } from '../../errors/error-codes.js';
-import { escapePointerToken } from '../../graph/json-pointer.js';
+import { escapePointerToken } from '../../lib/json-pointer.js';
 import { lingerOnClose } from './linger-close.js';
 
 export const JSONAPI_MEDIA_TYPE = 'application/vnd.api+json';

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/app-error.js';
+import { findUnstorableInJson } from '../../lib/storable-text.js';
 import { JSONAPI_MEDIA_TYPE } from './error-document.js';
 
 declare module 'fastify' {
@@ -82,7 +83,15 @@ export function registerMediaType(app: FastifyInstance): void {
       done(null, undefined);
       return;
     }
-    parseJson(request, String(body), done);
+    const text = String(body);
+    parseJson(request, text, (error, value) => {
+      if (error) return done(error, undefined);
+      // Strings PostgreSQL cannot store (NUL, unpaired surrogates) are refused on both dialects
+      // here, once, with a pointer, instead of failing the statement that would write them.
+      const unstorable = findUnstorableInJson(text, value);
+      if (unstorable) return done(new AppError('validation_failed', unstorable.detail, { pointer: unstorable.pointer }), undefined);
+      done(null, value);
+    });
   });
 
   // Callback style: no promise a request on the open path.

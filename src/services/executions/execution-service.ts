@@ -12,7 +12,7 @@ import { WorkflowRepository, type WorkflowRow } from '../../store/workflow-repos
 import { FreshCache } from '../../lib/fresh-cache.js';
 import type { DataStamp } from '../../db/data-stamp.js';
 import type { Actor } from '../workflows/workflow-service.js';
-import { escapePointerToken } from '../../graph/json-pointer.js';
+import { escapePointerToken } from '../../lib/json-pointer.js';
 
 /** How long `/run` waits for room when the engine's queue is full (admission control) before 503. */
 const RUN_ADMISSION_TIMEOUT_MS = 30_000;

@@ -12,7 +12,7 @@ import { ReferenceLookups } from '../../store/reference-lookups.js';
 import type { WorkflowExports } from '../workflows/workflow-export.js';
 import type { ImportMeta, WorkflowImports } from '../workflows/workflow-import.js';
 import type { Actor } from '../workflows/workflow-service.js';
-import { escapePointerToken } from '../../graph/json-pointer.js';
+import { escapePointerToken } from '../../lib/json-pointer.js';
 
 export interface FolderImportMeta {
   folders: Array<{ id: string; name: string; parent_id: string | null }>;

@@ -1,4 +1,4 @@
-import { escapePointerToken } from '../../graph/json-pointer.js';
+import { escapePointerToken } from '../../lib/json-pointer.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { notFound } from '../../errors/app-error.js';

@@ -5,6 +5,7 @@ import { notFound } from '../../errors/app-error.js';
 import type { Clock } from '../../lib/clock.js';
 import { isUuid, newId } from '../../lib/ids.js';
 import { isPlainObject } from '../../lib/json.js';
+import { unstorable } from '../../lib/storable-text.js';
 import { chunkDocument } from '../../knowledge/chunk-document.js';
 import type { SearchIndexes } from '../../knowledge/search-indexes.js';
 import type { StagedHandoff } from '../../knowledge/staged-handoff.js';
@@ -60,6 +61,11 @@ export class KnowledgeDocumentService {
     const content = input.values.content;
     if (typeof content !== 'string') violations.add(input.pointer('content'), 'content is required: the document\'s text');
     else if (Buffer.byteLength(content) > MAX_DOCUMENT_BYTES) violations.add(input.pointer('content'), `content must be at most ${MAX_DOCUMENT_BYTES} bytes`);
+    // A raw body (or the title and key of its query) is not JSON the media-type parser checked.
+    for (const [name, value] of [['content', content], ['title', title], ['external_key', externalKey]] as const) {
+      const problem = typeof value === 'string' ? unstorable(value) : null;
+      if (problem) violations.add(input.pointer(name), `${name} ${problem}`);
+    }
     const contentType = String(input.values.content_type ?? 'text/markdown').split(';')[0]!.trim().toLowerCase();
     if (!DOCUMENT_CONTENT_TYPES.includes(contentType as DocumentContentType)) violations.add(input.pointer('content_type'), `content_type must be one of ${DOCUMENT_CONTENT_TYPES.join(', ')}`);
     const metadata = input.values.metadata ?? {};

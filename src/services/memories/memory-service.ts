@@ -1,4 +1,4 @@
-import { escapePointerToken } from '../../graph/json-pointer.js';
+import { escapePointerToken } from '../../lib/json-pointer.js';
 import type { Kysely } from 'kysely';
 import { COMPACTION_MODES, MESSAGE_ROLES, RECALL_MODES, type CompactionMode, type Database, type MessageRole, type RecallMode } from '../../db/schema.js';
 import { AppError, notFound } from '../../errors/app-error.js';

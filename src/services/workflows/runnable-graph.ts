@@ -2,7 +2,7 @@ import { AppError, type ErrorItem } from '../../errors/app-error.js';
 import type { Graph, GraphViolation } from '../../graph/graph-types.js';
 import { findCycle, validateGraph } from '../../graph/validate-graph.js';
 import { findLoopBodies } from '../../graph/loop-bodies.js';
-import { escapePointerToken } from '../../graph/json-pointer.js';
+import { escapePointerToken } from '../../lib/json-pointer.js';
 import { UNBOUND_ID } from '../../graph/call-targets.js';
 import { isPlainObject } from '../../lib/json.js';
 

@@ -15,7 +15,7 @@ import { placeAmong } from '../ordering.js';
 import { readString, rejectUnknown, Violations, type AttributeInput } from '../attribute-input.js';
 import { WebhookRepository } from '../../store/webhook-repository.js';
 import { syncWebhooks } from '../webhooks/webhook-sync.js';
-import { escapePointerToken } from '../../graph/json-pointer.js';
+import { escapePointerToken } from '../../lib/json-pointer.js';
 import { recordCalls } from './workflow-calls.js';
 import { clearConnections } from './connection-bindings.js';
 import { activateSchedules, deactivateSchedules } from '../schedules/schedule-sync.js';
