@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from './support/dialects.js';
+import { edge, executionRow, node, runToRest, workflowWith } from './support/engine-helpers.js';
+import { openAiCompletion, startFakeProvider, type FakeProvider } from './support/fake-provider.js';
 import { createTestApp, JSONAPI, type TestApp } from './support/test-app.js';
 
 /**
@@ -9,12 +11,17 @@ import { createTestApp, JSONAPI, type TestApp } from './support/test-app.js';
  */
 describeEachDialect('text the database cannot store', (dialect) => {
   let t: TestApp;
+  let provider: FakeProvider;
   let baseId: string;
   beforeAll(async () => {
     t = await createTestApp(dialect);
+    provider = await startFakeProvider();
     baseId = (await t.request('POST', '/api/v1/knowledge-bases', { body: { data: { type: 'knowledge-base', attributes: { name: 'Docs' } } } })).body.data.id;
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t.close();
+    await provider.close();
+  });
 
   const post = (url: string, raw: string) => t.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${t.tokens.build}`, 'content-type': JSONAPI, accept: JSONAPI }, payload: raw });
   const count = async (url: string) => (await t.request('GET', `${url}?page[count]=true&page[limit]=1`)).body.meta.count as number;
@@ -55,5 +62,23 @@ describeEachDialect('text the database cannot store', (dialect) => {
     expect(title.statusCode, title.body).toBe(422);
     expect(JSON.parse(title.body).errors[0]).toMatchObject({ code: 'validation_failed', detail: 'title contains the NUL character, which cannot be stored' });
     expect(await count(`/api/v1/knowledge-bases/${baseId}/documents`)).toBe(before);
+  });
+
+  it('lets a run\'s input carry NUL (kept as JSON text, as a webhook payload is)', async () => {
+    const workflow = await workflowWith(t, 'Echo', { nodes: [node('hook', 'webhook'), node('echo', 'code', { code: 'return trigger.body;' })], edges: [edge('hook', 'echo')] });
+    const row = await executionRow(t, await runToRest(t, workflow, { draft: true, input: { text: 'c\u0000d' } }));
+    expect(row.status, row.error ?? '').toBe('completed');
+    expect(JSON.parse(row.output!)).toEqual({ text: 'c\u0000d' });
+  });
+
+  it('keeps an agent\'s memory storable: a NUL in the user\'s text or the model\'s answer is dropped, and the run completes', async () => {
+    const connection = (await t.request('POST', '/api/v1/connections', { body: { data: { type: 'connection', attributes: { provider: 'openai_compatible', name: 'Local', base_url: provider.openAiBase, api_key: 'sk-nul-test-key-0000' } } } })).body.data.id;
+    const memory = (await t.request('POST', '/api/v1/memories', { body: { data: { type: 'memory', attributes: { name: 'Chat' } } } })).body.data.id as string;
+    const workflow = await workflowWith(t, 'Agent', { nodes: [node('hook', 'webhook'), node('agent', 'agent', { connection_id: connection, model: 'm', prompt: '{{ trigger.body.text }}', memory_id: memory, session_key: 's' })], edges: [edge('hook', 'agent')] });
+    provider.script('chat', { body: openAiCompletion({ text: 'reply x\u0000y \ud800', usage: { prompt_tokens: 1, completion_tokens: 1 } }) });
+    const row = await executionRow(t, await runToRest(t, workflow, { draft: true, input: { text: 'user a\u0000b' } }));
+    expect(row.status, row.error ?? '').toBe('completed');
+    const messages = (await t.request('GET', `/api/v1/memories/${memory}/sessions/s/messages`)).body.data as { attributes: { role: string; content: string } }[];
+    expect(messages.map((m) => [m.attributes.role, m.attributes.content])).toEqual([['user', 'user ab'], ['assistant', 'reply xy \ufffd']]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findUnstorable, findUnstorableInJson, unstorable } from './storable-text.js';
+import { findUnstorable, findUnstorableInJson, toStorableText, unstorable } from './storable-text.js';
 
 describe('storable text', () => {
   it('names NUL and unpaired surrogates, and passes pairs', () => {
@@ -24,5 +24,11 @@ describe('storable text', () => {
     expect(check('{"a":"\\\\u0000"}')).toBeNull();
     expect(check('{"a":"\\\\\\u0000"}')?.pointer).toBe('/a');
     expect(check('{"a":"plain"}')).toBeNull();
+  });
+
+  it('makes text storable: NUL dropped, unpaired surrogates replaced, pairs kept', () => {
+    expect(toStorableText('a\u0000b\u0000')).toBe('ab');
+    expect(toStorableText('x\ud800y\udc00')).toBe('x\ufffdy\ufffd');
+    expect(toStorableText('ok \u{1F600}')).toBe('ok \u{1F600}');
   });
 });

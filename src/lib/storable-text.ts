@@ -12,6 +12,18 @@ export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\u
 // an odd number of backslashes (an even run is escaped backslashes).
 const SUSPECT_ESCAPE = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
 
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
+
+/**
+ * `text` made storable: NUL characters removed, unpaired surrogates replaced by U+FFFD (what a
+ * UTF-8 encoder would write). For text nobody can be asked to fix, such as a model's answer or a
+ * chat message kept in an agent's memory, where refusing it would fail the step.
+ */
+export function toStorableText(text: string): string {
+  if (unstorable(text) === null) return text;
+  return text.replaceAll('\u0000', '').replace(LONE_SURROGATES, '\uFFFD');
+}
+
 /** What makes `text` unstorable ("contains …"), or null. */
 export function unstorable(text: string): string | null {
   if (text.includes('\u0000')) return 'contains the NUL character, which cannot be stored';

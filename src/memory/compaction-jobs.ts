@@ -6,6 +6,7 @@ import type { Clock } from '../lib/clock.js';
 import { addMs } from '../lib/clock.js';
 import type { BackgroundTask } from '../lib/background-loop.js';
 import { newId } from '../lib/ids.js';
+import { toStorableText } from '../lib/storable-text.js';
 import { chat } from '../ai/chat-client.js';
 import { ConnectionResolver } from '../ai/connection-resolver.js';
 import { ProviderError } from '../ai/provider-error.js';
@@ -63,7 +64,7 @@ export function createCompactionJobs(options: { db: Kysely<Database>; dialect: D
         ...folded.map((m) => `${m.role}: ${m.content}`),
       ].join('\n\n');
       const answer = await chat(connection, { model: settings.compaction.model, system: SUMMARY_SYSTEM_PROMPT, messages: [{ role: 'user', content: transcript }] }, { httpAllow: options.httpAllow, nowMs: () => clock.nowMs() });
-      summary = answer.text.trim();
+      summary = toStorableText(answer.text).trim();
       if (summary === '') throw new ProviderError('malformed', 'the model answered an empty summary');
     } catch (error) {
       const attempts = session.attempts + 1;

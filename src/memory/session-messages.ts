@@ -2,6 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Database, MessageRole } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
+import { toStorableText } from '../lib/storable-text.js';
 import { builtinEmbed } from '../ai/builtin-embedder.js';
 import { countTokens } from '../knowledge/token-counter.js';
 import { MemoryRepository, type MemoryMessageRow, type MemoryRow, type MemorySessionRow } from '../store/memory-repository.js';
@@ -64,19 +65,23 @@ export async function appendMessages(trx: Transaction<Database>, clock: Clock, m
     };
     await repo.insertSession(session);
   }
-  const rows: MemoryMessageRow[] = messages.map((message, i) => ({
-    id: newId(),
-    workspace_id: memory.workspace_id,
-    memory_id: memory.id,
-    session_id: session.id,
-    position: session.message_count + i + 1,
-    role: message.role,
-    content: message.content,
-    tokens: countTokens(message.content),
-    in_window: true,
-    embedding: message.role === 'summary' ? null : toVectorBytes(builtinEmbed(message.content)),
-    created_at: now,
-  }));
+  const rows: MemoryMessageRow[] = messages.map((message, i) => {
+    // A chat message or a model's answer with a NUL in it must not fail the step that keeps it.
+    const content = toStorableText(message.content);
+    return {
+      id: newId(),
+      workspace_id: memory.workspace_id,
+      memory_id: memory.id,
+      session_id: session.id,
+      position: session.message_count + i + 1,
+      role: message.role,
+      content,
+      tokens: countTokens(content),
+      in_window: true,
+      embedding: message.role === 'summary' ? null : toVectorBytes(builtinEmbed(content)),
+      created_at: now,
+    };
+  });
   await repo.insertMessages(rows);
 
   let window = await repo.windowMessages(session.id);

@@ -8,6 +8,11 @@ declare module 'fastify' {
     /** The route answers plain JSON (action routes): `application/json` is an acceptable Accept. */
     plainJson?: boolean;
     /**
+     * The body is kept only as JSON text (a run's input, as a webhook payload is): NUL and
+     * unpaired surrogates are stored escaped there, so the parser lets them through.
+     */
+    jsonTextBody?: boolean;
+    /**
      * The media types (without parameters) of the route's success answer when it is not a JSON
      * document (the store dump streams NDJSON, CSV or JSON): the Accept header must admit one of
      * them instead of JSON:API. A function when they depend on the request (the dump's
@@ -88,7 +93,7 @@ export function registerMediaType(app: FastifyInstance): void {
       if (error) return done(error, undefined);
       // Strings PostgreSQL cannot store (NUL, unpaired surrogates) are refused on both dialects
       // here, once, with a pointer, instead of failing the statement that would write them.
-      const unstorable = findUnstorableInJson(text, value);
+      const unstorable = request.routeOptions.config?.jsonTextBody ? null : findUnstorableInJson(text, value);
       if (unstorable) return done(new AppError('validation_failed', unstorable.detail, { pointer: unstorable.pointer }), undefined);
       done(null, value);
     });

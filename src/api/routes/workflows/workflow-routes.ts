@@ -120,7 +120,7 @@ export async function workflowRoutes(app: FastifyInstance, ctx: ApiContext): Pro
   });
 
   app.post('/workflows/:id/run', {
-    config: { plainJson: true },
+    config: { plainJson: true, jsonTextBody: true },
     schema: {
       tags,
       summary: 'Start an execution: an active workflow runs its snapshot; draft: true runs the live canvas',
