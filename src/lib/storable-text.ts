@@ -58,7 +58,7 @@ export function findUnstorable(value: unknown, pointer: string): UnstorableStrin
  * findUnstorable over `value` parsed from the JSON `text`, walking it only when the text has an
  * escape that could be one (most text has none: a scan instead of a walk).
  */
-export function findUnstorableInJson(text: string, value: unknown, pointer = ''): UnstorableString | null {
+export function findUnstorableInJson(text: string, value: unknown): UnstorableString | null {
   if (!text.includes('\\u') || !SUSPECT_ESCAPE.test(text)) return null;
-  return findUnstorable(value, pointer);
+  return findUnstorable(value, '');
 }

@@ -3,7 +3,6 @@ import { LONE_SURROGATE } from '../lib/storable-text.js';
 /** Row keys: 1 to 512 characters (code points) of any Unicode. */
 export const MAX_KEY_LENGTH = 512;
 
-
 /**
  * Why `key` cannot name a row, or null when it can. Besides the length, three refusals keep a
  * key the same everywhere it travels:
