@@ -181,7 +181,10 @@ export class SandboxThread {
       if (this.runs.length < 2 || this.gone || !this.ready) return;
       if (performance.now() - this.headStartedAt < RETAKE_AFTER_MS) return this.watchForSlowHead();
       this.slow = true;
-      // The worker skips them when their turn comes; its answers for them then match no run.
+      // The worker skips them when their turn comes; its answers for them then match no run
+      // (requeued runs get new ids). The head may have ended meanwhile, its answer still on the
+      // way: then the worker stops the first of them mid-run, which frees it like any stopped
+      // run (sandbox.ts) and costs only that run's work and its warm context.
       const waiting = this.runs.splice(1);
       for (const run of waiting) {
         this.skipInWorker(run);

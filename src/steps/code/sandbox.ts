@@ -212,7 +212,12 @@ class SandboxRun implements ContextRun {
     let sliceStart = performance.now();
     for (;;) {
       const state = context.getPromiseState(promise);
-      if (state.type === 'fulfilled') return this.stopped() ?? { value: this.keep(state.value) };
+      // Kept before anything else: a run stopped at this point must still free the value, or
+      // QuickJS aborts when its context is freed (an object left alive) and the module is replaced.
+      if (state.type === 'fulfilled') {
+        const value = this.keep(state.value);
+        return this.stopped() ?? { value };
+      }
       if (state.type === 'rejected') return this.failure(this.keep(state.error), 'run');
       const stopped = this.stopped();
       if (stopped) return stopped;
@@ -238,9 +243,9 @@ class SandboxRun implements ContextRun {
     if (type !== 'undefined') {
       const result = ctx.callFunction(jsonFunctions.stringify, jsonFunctions.object, value);
       if (result.error) return this.failure(this.keep(result.error), 'output');
+      const text = this.keep(result.value);
       const stopped = this.stopped();
       if (stopped) return stopped;
-      const text = this.keep(result.value);
       if (ctx.typeof(text) === 'string') {
         // Measured before copying: a 200 MB string should not cross just to be refused.
         const length = ctx.getNumber(this.keep(ctx.getProp(text, 'length')));
