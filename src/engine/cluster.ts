@@ -6,9 +6,16 @@ import type { Clock } from '../lib/clock.js';
 import { claimExecutions, holdsLease, nextForeignExpiry, releaseLeases, renewLeases, updateHeldExecution, type Claimed } from './cluster-store.js';
 import type { ExecutionRow } from './execution-store.js';
 import type { RunCoordination, RunNews } from './run-coordination.js';
+import { turnToken, WorkerTurns } from './worker-turns.js';
 
-/** New runnable work (an execution created or made due); the payload, when any, is a due time. */
+/**
+ * New runnable work (an execution created or made due). The payload: empty (every worker looks),
+ * a due time (every worker sets its timer), or a turn (`~` and a token: one worker looks; see
+ * `WorkerTurns`).
+ */
 export const WORK_CHANNEL = 'sy_work';
+/** Workers announce themselves: `+<process id>` when they start claiming and every heartbeat, `-<process id>` when they stop. */
+export const WORKERS_CHANNEL = 'sy_workers';
 /** An execution was cancelled; the payload is its id. */
 export const CANCEL_CHANNEL = 'sy_cancel';
 
@@ -87,6 +94,13 @@ export class Cluster implements RunCoordination {
   /** Set for the moment another worker's earliest lease expires (see `watchLeases`). */
   private expiry: NodeJS.Timeout | null = null;
   private readonly unlisten: (() => void)[] = [];
+  private readonly turns: WorkerTurns;
+  /** A turn of this worker came: a pass that fills this worker up must hand the rest on (see claimWhileRoom). */
+  private turnPending = false;
+  /** A turn token per transaction that announces work, so a group commit of many executions sends one notification. */
+  private readonly tokens = new WeakMap<object, string>();
+  /** The last announcement of this worker (`stop` waits for its leave to be sent). */
+  private announced: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -95,10 +109,16 @@ export class Cluster implements RunCoordination {
     private readonly host: ClusterHost,
   ) {
     this.claiming = settings.runsSteps;
+    this.turns = new WorkerTurns(settings.processId, settings.heartbeatMs * 2.5);
   }
 
   get processId(): string {
     return this.settings.processId;
+  }
+
+  /** The workers this one shares turns with, itself included (see worker-turns.ts). */
+  knownWorkers(): string[] {
+    return this.turns.live();
   }
 
   /** Listens (answers always; work and cancellations when it runs steps) and, with `timers`, polls and renews leases. */
@@ -109,18 +129,28 @@ export class Cluster implements RunCoordination {
       this.mayHaveWork = true;
       this.host.reconnected();
       this.requestClaim();
+      if (this.claiming) this.announcePresence('+');
     });
     if (!this.settings.runsSteps) return;
     this.unlisten.push(
       await notifier.listen(WORK_CHANNEL, (payload) => {
+        if (payload.startsWith('~')) return this.turnArrived(payload);
         if (payload) this.host.dueAt(payload);
         this.workArrived();
       }),
     );
+    this.unlisten.push(
+      await notifier.listen(WORKERS_CHANNEL, (payload) => {
+        // A worker new to this one learns of it at once: it hears this one's answer.
+        if (this.turns.heard(payload) && this.claiming) this.announcePresence('+');
+      }),
+    );
+    this.announcePresence('+');
     this.unlisten.push(await notifier.listen(CANCEL_CHANNEL, (payload) => this.host.cancelled(payload)));
     if (timers) {
       this.schedulePoll();
       this.heartbeat = setInterval(() => {
+        if (this.claiming) this.announcePresence('+');
         void this.renew();
         void this.watchLeases();
       }, this.settings.heartbeatMs);
@@ -131,6 +161,7 @@ export class Cluster implements RunCoordination {
 
   /** Stops claiming and listening (the drain); leases already held stay until released or finished. */
   stopClaiming(): void {
+    if (this.claiming) this.announcePresence('-');
     this.claiming = false;
     if (this.poll) clearTimeout(this.poll);
     this.poll = null;
@@ -142,6 +173,7 @@ export class Cluster implements RunCoordination {
   resumeClaiming(): void {
     if (!this.settings.runsSteps) return;
     this.claiming = true;
+    this.announcePresence('+');
     void this.requestClaim(true);
   }
 
@@ -151,6 +183,7 @@ export class Cluster implements RunCoordination {
     this.heartbeat = null;
     for (const unlisten of this.unlisten.splice(0)) unlisten();
     await this.pass;
+    await this.announced;
   }
 
   /** Work may exist (local admission, a finished run freeing a slot): claim what fits, once per burst. */
@@ -189,19 +222,54 @@ export class Cluster implements RunCoordination {
     void this.requestClaim();
   }
 
+  /**
+   * New work announced as a turn: only the worker whose turn it is claims (worker-turns.ts). The
+   * others do not even note that work may exist (a run of theirs that ends would then claim in
+   * vain): the worker whose turn it was hands on what it cannot take (claimWhileRoom).
+   */
+  private turnArrived(token: string): void {
+    if (!this.turns.mine(token)) return;
+    // A worker that stopped claiming (draining) hands its turn to the others.
+    if (!this.claiming) return void this.passTurn();
+    this.turnPending = true;
+    this.workArrived();
+  }
+
+  /** Work this worker cannot take may be left: every worker with room looks. */
+  private passTurn(): void {
+    this.settings.notifier.notify(this.db, WORK_CHANNEL, '').catch((error: unknown) => this.host.onError(error));
+  }
+
+  private announcePresence(sign: '+' | '-'): void {
+    if (sign === '+') this.turns.heard(`+${this.processId}`);
+    this.announced = this.settings.notifier.notify(this.db, WORKERS_CHANNEL, `${sign}${this.processId}`).catch((error: unknown) => this.host.onError(error));
+  }
+
   private async claimWhileRoom(): Promise<void> {
-    while (this.claiming) {
-      const capacity = this.host.freeSlots();
-      if (capacity <= 0) return;
-      const epoch = this.workEpoch;
-      const { claimed, heldBack } = await claimExecutions(this.db, { owner: this.processId, nowIso: this.clock.now(), capacity, maxRunning: this.settings.maxRunning, leaseMs: this.settings.leaseMs });
-      if (claimed.length > 0) this.host.dispatchClaimed(claimed);
-      if (claimed.length < capacity) {
-        // Nothing left to claim (and nothing held back by a limit a finishing run may lift)
-        // until work is announced: finishing runs then cost no claim query.
-        if (epoch === this.workEpoch && !heldBack) this.mayHaveWork = false;
-        return;
+    const turn = this.turnPending;
+    this.turnPending = false;
+    // On its turn, work it leaves (it is full, or a limit held some back) goes to every worker.
+    let left = false;
+    try {
+      while (this.claiming) {
+        const capacity = this.host.freeSlots();
+        if (capacity <= 0) {
+          left = true;
+          return;
+        }
+        const epoch = this.workEpoch;
+        const { claimed, heldBack } = await claimExecutions(this.db, { owner: this.processId, nowIso: this.clock.now(), capacity, maxRunning: this.settings.maxRunning, leaseMs: this.settings.leaseMs });
+        if (claimed.length > 0) this.host.dispatchClaimed(claimed);
+        if (claimed.length < capacity) {
+          left = heldBack;
+          // Nothing left to claim (and nothing held back by a limit a finishing run may lift)
+          // until work is announced: finishing runs then cost no claim query.
+          if (epoch === this.workEpoch && !heldBack) this.mayHaveWork = false;
+          return;
+        }
       }
+    } finally {
+      if (turn && left) this.passTurn();
     }
   }
 
@@ -293,9 +361,14 @@ export class Cluster implements RunCoordination {
     if (news.wokeParent || (news.dueAt !== null && news.dueAt <= this.clock.now())) this.workArrived();
   }
 
-  /** In the commit that creates runnable work (an execution, a retry, a child). */
+  /** In the commit that creates runnable work (an execution, a retry, a child): one worker's turn. */
   announceWork(trx: Transaction<Database>): Promise<void> {
-    return this.settings.notifier.notify(trx, WORK_CHANNEL, '');
+    let token = this.tokens.get(trx);
+    if (token === undefined) {
+      token = turnToken();
+      this.tokens.set(trx, token);
+    }
+    return this.settings.notifier.notify(trx, WORK_CHANNEL, token);
   }
 
   /** In the commit that cancels an execution: its worker stops it, its waiter (elsewhere) is told. */
@@ -324,3 +397,4 @@ export class Cluster implements RunCoordination {
     if (typeof message?.e === 'string') this.host.answer(message);
   }
 }
+

@@ -1,0 +1,120 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Cluster } from '../src/engine/cluster.js';
+import { Engine } from '../src/engine/engine.js';
+import { newId } from '../src/lib/ids.js';
+import { TEST_DATABASE_URL } from './support/dialects.js';
+import { edge, executionRow, node, workflowWith } from './support/engine-helpers.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+
+/**
+ * Turns (engine/worker-turns.ts): a new execution is announced to one worker, not to every
+ * worker, and a worker that cannot take its turn hands it on. PostgreSQL only (workers and
+ * notifications exist only there). The workers here have no timers, so no poll: a turn that no
+ * worker took would leave its execution pending, and the test would fail.
+ */
+const describePostgres = TEST_DATABASE_URL ? describe : describe.skip;
+
+describePostgres('cluster turns [postgres]', () => {
+  let t: TestApp;
+  let server: http.Server;
+  let gateUrl: string;
+  const held: http.ServerResponse[] = [];
+  const engines: Engine[] = [];
+
+  beforeAll(async () => {
+    t = await createTestApp('postgres');
+    // The app's own engine only creates executions here (as an API process would).
+    t.deps.engine.cluster?.stopClaiming();
+    server = http.createServer((_req, res) => held.push(res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    gateUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/gate`;
+  });
+  afterAll(async () => {
+    for (const res of held) res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    for (const engine of engines) await engine.stop();
+    server.closeAllConnections();
+    server.close();
+    await t.close();
+  });
+
+  const worker = async (maxConcurrent = 64): Promise<Engine> => {
+    const engine = new Engine({ db: t.deps.db, clock: t.clock, settings: { httpAllow: ['127.0.0.1'] }, timers: false, maxConcurrent, cluster: { processId: newId(), notifier: t.database.notifier!, leaseMs: 30_000, heartbeatMs: 10_000, pollMs: 1_000, maxRunning: 64, runsSteps: true }, resolveCallTarget: (request) => t.deps.executions.resolveCallTarget(request) });
+    engines.push(engine);
+    await engine.start();
+    return engine;
+  };
+  const until = async (condition: () => boolean | Promise<boolean>) => {
+    for (let i = 0; i < 500 && !(await condition()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await condition()).toBe(true);
+  };
+  const knowEachOther = (...workers: Engine[]) => until(() => workers.every((w) => workers.every((other) => w.cluster!.knownWorkers().includes(other.cluster!.processId))));
+  const run = async (workflowId: string) => {
+    const res = await t.request('POST', `/api/v1/workflows/${workflowId}/run`, { body: { data: {} } });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    return res.body.execution_id as string;
+  };
+  const completed = async (id: string) => (await executionRow(t, id)).status === 'completed';
+  const quick = () => workflowWith(t, `Quick ${newId()}`, { nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } })], edges: [edge('hook', 'a')] }, { activate: true });
+
+  it('claims each delivery in one worker only, and spreads the deliveries over the workers', async () => {
+    const first = await worker();
+    const second = await worker();
+    await knowEachOther(first, second);
+    const flow = await quick();
+    const passes = vi.spyOn(Cluster.prototype as unknown as { claimWhileRoom: () => Promise<void> }, 'claimWhileRoom');
+    try {
+      const runsBy = new Map<Cluster, number>();
+      for (let i = 0; i < 20; i++) {
+        const id = await run(flow);
+        await until(() => completed(id));
+      }
+      for (const call of passes.mock.contexts) runsBy.set(call as Cluster, (runsBy.get(call as Cluster) ?? 0) + 1);
+      // Every worker claiming for every delivery made 40 passes (two per delivery); one per delivery makes 20.
+      expect(passes.mock.calls.length).toBeLessThanOrEqual(24);
+      expect(runsBy.get(first.cluster!) ?? 0).toBeGreaterThan(0);
+      expect(runsBy.get(second.cluster!) ?? 0).toBeGreaterThan(0);
+    } finally {
+      passes.mockRestore();
+      first.cluster!.stopClaiming();
+      second.cluster!.stopClaiming();
+      await first.idle();
+      await second.idle();
+    }
+  });
+
+  it('a worker with no room on its turn hands it on: every delivery runs in the worker that has room', async () => {
+    const full = await worker(1);
+    // Alone, it takes the gated run and is then full.
+    const gated = await workflowWith(t, 'Gated', { nodes: [node('hook', 'webhook'), node('wait', 'http', { url: gateUrl })], edges: [edge('hook', 'wait')] }, { activate: true });
+    await run(gated);
+    await until(() => held.length === 1);
+    const free = await worker();
+    await knowEachOther(full, free);
+    const flow = await quick();
+    // One at a time, so the free worker is idle when a turn is the full one's (about half of
+    // them): only the hand-on can get that delivery run.
+    for (let i = 0; i < 12; i++) {
+      const id = await run(flow);
+      await until(() => completed(id));
+    }
+    expect(held).toHaveLength(1);
+    free.cluster!.stopClaiming();
+    await free.idle();
+  });
+
+  it('a worker that stops claiming (a drain) leaves the turns to the others at once', async () => {
+    const leaving = await worker();
+    const staying = await worker();
+    await knowEachOther(leaving, staying);
+    leaving.cluster!.stopClaiming();
+    await until(() => !staying.cluster!.knownWorkers().includes(leaving.cluster!.processId));
+    const flow = await quick();
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push(await run(flow));
+    for (const id of ids) await until(() => completed(id));
+    staying.cluster!.stopClaiming();
+    await staying.idle();
+  });
+});
