@@ -141,6 +141,22 @@ describe.skipIf(!TEST_DATABASE_URL)('one API process and two workers on one Post
     expect(await answered.json()).toEqual({ n: 42 });
   }, 90_000);
 
+  it('answers across processes with values too large for a notification (the API process reads them from the row)', async () => {
+    // 20,000 characters: well past the 8,000 bytes a notification may carry.
+    const big = (mode: string) => ({
+      nodes: [node('hook', 'webhook', { response_mode: mode }), node('pad', 'code', { code: "return { n: input.body.n, pad: 'x'.repeat(20000) };" }), node('reply', 'respond_to_webhook', { status: 200, body: '{{ input }}' })],
+      edges: [edge('hook', 'pad'), edge('pad', 'reply')],
+    });
+    const respond = await activeWorkflow('Big respond', big('respond_step'));
+    const answered = await deliver(respond, { n: 1 });
+    expect(answered.status).toBe(200);
+    expect(await answered.json()).toEqual({ n: 1, pad: 'x'.repeat(20_000) });
+    const lastStep = await activeWorkflow('Big last step', big('last_step'));
+    const last = await deliver(lastStep, { n: 2 });
+    expect(last.status).toBe(200);
+    expect(await last.json()).toMatchObject({ status: 200, body: { n: 2, pad: 'x'.repeat(20_000) } });
+  }, 60_000);
+
   it('answers 504 when the run does not answer in time, and the run goes on in its worker', async () => {
     const slow = await activeWorkflow('Slow', {
       nodes: [node('hook', 'webhook', { response_mode: 'last_step', timeout_ms: 300 }), node('call', 'http', { url: `${base}/gate/slow` }), node('after', 'set', { values: { done: true } })],

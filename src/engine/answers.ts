@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { AnswerMessage } from './cluster.js';
+import type { AnswerMessage } from './cluster-messages.js';
 import type { ExecutionObserver } from './engine-options.js';
 import type { RunEnd } from './run-types.js';
 import { findExecution } from './execution-store.js';

@@ -1,44 +1,12 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Notifier } from '../db/notifier.js';
-import { MAX_NOTIFY_PAYLOAD } from '../db/notifier.js';
 import type { Clock } from '../lib/clock.js';
+import { answerChannel, answerPayload, CANCEL_CHANNEL, parseAnswer, WORK_CHANNEL, WORKERS_CHANNEL, type AnswerMessage } from './cluster-messages.js';
 import { claimExecutions, holdsLease, nextForeignExpiry, releaseLeases, renewLeases, updateHeldExecution, type Claimed } from './cluster-store.js';
 import type { ExecutionRow } from './execution-store.js';
 import type { RunCoordination, RunNews } from './run-coordination.js';
 import { turnToken, WorkerTurns } from './worker-turns.js';
-
-/**
- * New runnable work (an execution created or made due). The payload: empty (every worker looks),
- * a due time (every worker sets its timer), or a turn (`~` and a token: one worker looks; see
- * `WorkerTurns`).
- */
-export const WORK_CHANNEL = 'sy_work';
-/** Workers announce themselves: `+<process id>` when they start claiming and every heartbeat, `-<process id>` when they stop. */
-export const WORKERS_CHANNEL = 'sy_workers';
-/** An execution was cancelled; the payload is its id. */
-export const CANCEL_CHANNEL = 'sy_cancel';
-
-/** The channel of one process's waiting HTTP callers (answers of respond steps, ends). */
-export function answerChannel(processId: string): string {
-  return `sy_answer_${processId.replace(/-/g, '')}`;
-}
-
-/**
- * An answer for the process holding a synchronous delivery: `r` a respond step's answer, `e`
- * the end. Values too large for a notification stay out (`v`/`o` absent): the receiver reads
- * them from the execution row, where the same commit wrote them.
- */
-export interface AnswerMessage {
-  e: string;
-  k: 'r' | 'e';
-  /** The respond step's answer, JSON text. */
-  v?: string;
-  /** The end's status. */
-  s?: 'completed' | 'failed' | 'cancelled';
-  /** The output (completed) or error (failed), JSON text. */
-  o?: string;
-}
 
 export interface ClusterSettings {
   /** This process (logs, lease owner, answer channel). */
@@ -378,23 +346,11 @@ export class Cluster implements RunCoordination {
   }
 
   private async sendAnswer(trx: Transaction<Database>, waiter: string, message: AnswerMessage): Promise<void> {
-    let payload = JSON.stringify(message);
-    if (Buffer.byteLength(payload) > MAX_NOTIFY_PAYLOAD) {
-      // Too large to carry: the waiter reads the value from the row this commit writes.
-      const { v: _v, o: _o, ...bare } = message;
-      payload = JSON.stringify(bare);
-    }
-    await this.settings.notifier.notify(trx, answerChannel(waiter), payload);
+    await this.settings.notifier.notify(trx, answerChannel(waiter), answerPayload(message));
   }
 
   private onAnswer(payload: string): void {
-    let message: AnswerMessage;
-    try {
-      message = JSON.parse(payload) as AnswerMessage;
-    } catch {
-      return;
-    }
-    if (typeof message?.e === 'string') this.host.answer(message);
+    const message = parseAnswer(payload);
+    if (message) this.host.answer(message);
   }
 }
-
