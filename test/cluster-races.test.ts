@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine } from '../src/engine/engine.js';
+import type { Engine } from '../src/engine/engine.js';
 import { holdsLease, lockExecutions, renewLeases, updateHeldExecution } from '../src/engine/cluster-store.js';
 import { wakeParentHeld, writeHeldExecution } from '../src/engine/held-commit.js';
 import type { RunCoordination } from '../src/engine/run-coordination.js';
@@ -10,6 +10,7 @@ import { WriteBatcher } from '../src/engine/write-batcher.js';
 import { newId } from '../src/lib/ids.js';
 import { TEST_DATABASE_URL } from './support/dialects.js';
 import { edge, executionRow, node, stepRows, workflowWith } from './support/engine-helpers.js';
+import { startWorker, until } from './support/cluster-helpers.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 /**
@@ -49,16 +50,7 @@ describePostgres('cluster races [postgres]', () => {
     await t.close();
   });
 
-  const worker = async (processId = newId(), timing: { timers?: boolean; heartbeatMs?: number; pollMs?: number } = {}): Promise<Engine> => {
-    const engine = new Engine({ db: t.deps.db, clock: t.clock, settings: { httpAllow: ['127.0.0.1'] }, timers: timing.timers ?? false, cluster: { processId, notifier: t.database.notifier!, leaseMs: 30_000, heartbeatMs: timing.heartbeatMs ?? 10_000, pollMs: timing.pollMs ?? 1_000, maxRunning: 64, runsSteps: true }, resolveCallTarget: (request) => t.deps.executions.resolveCallTarget(request) });
-    engines.push(engine);
-    await engine.start();
-    return engine;
-  };
-  const until = async (condition: () => boolean | Promise<boolean>) => {
-    for (let i = 0; i < 500 && !(await condition()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(await condition()).toBe(true);
-  };
+  const worker = (processId = newId(), timing: { timers?: boolean; heartbeatMs?: number; pollMs?: number } = {}) => startWorker(t, engines, { processId, ...timing });
   const open = (name: string) => {
     opened.add(name);
     for (const res of gates.get(name) ?? []) res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');

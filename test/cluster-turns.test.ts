@@ -2,10 +2,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Cluster } from '../src/engine/cluster.js';
-import { Engine } from '../src/engine/engine.js';
+import type { Engine } from '../src/engine/engine.js';
 import { newId } from '../src/lib/ids.js';
 import { TEST_DATABASE_URL } from './support/dialects.js';
 import { edge, executionRow, node, workflowWith } from './support/engine-helpers.js';
+import { startWorker, until } from './support/cluster-helpers.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 /**
@@ -39,16 +40,7 @@ describePostgres('cluster turns [postgres]', () => {
     await t.close();
   });
 
-  const worker = async (maxConcurrent = 64): Promise<Engine> => {
-    const engine = new Engine({ db: t.deps.db, clock: t.clock, settings: { httpAllow: ['127.0.0.1'] }, timers: false, maxConcurrent, cluster: { processId: newId(), notifier: t.database.notifier!, leaseMs: 30_000, heartbeatMs: 10_000, pollMs: 1_000, maxRunning: 64, runsSteps: true }, resolveCallTarget: (request) => t.deps.executions.resolveCallTarget(request) });
-    engines.push(engine);
-    await engine.start();
-    return engine;
-  };
-  const until = async (condition: () => boolean | Promise<boolean>) => {
-    for (let i = 0; i < 500 && !(await condition()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(await condition()).toBe(true);
-  };
+  const worker = (maxConcurrent = 64) => startWorker(t, engines, { maxConcurrent });
   const knowEachOther = (...workers: Engine[]) => until(() => workers.every((w) => workers.every((other) => w.cluster!.knownWorkers().includes(other.cluster!.processId))));
   const run = async (workflowId: string) => {
     const res = await t.request('POST', `/api/v1/workflows/${workflowId}/run`, { body: { data: {} } });
