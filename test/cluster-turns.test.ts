@@ -96,6 +96,35 @@ describePostgres('cluster turns [postgres]', () => {
     await free.idle();
   });
 
+  it('a worker that finds its turn held back by a limit hands it on: the run holding the limit lets it in when it ends', async () => {
+    const first = await worker();
+    const second = await worker();
+    await knowEachOther(first, second);
+    const gate = `${gateUrl}-limited`;
+    const limited = await workflowWith(t, 'Limited', { nodes: [node('hook', 'webhook'), node('wait', 'http', { url: gate })], edges: [edge('hook', 'wait')], settings: { concurrency_limit: 1 } }, { activate: true });
+    const waiting = held.length;
+    let running = await run(limited);
+    await until(() => held.length === waiting + 1);
+    // Each next run's turn, whichever worker has it, is held back by the limit. Handed on, every
+    // worker knows work waits, and the one whose run ends claims it. Without the hand-on a turn
+    // of the worker not running the limited run stalls (no poll here): half the rounds.
+    for (let round = 0; round < 5; round++) {
+      const next = await run(limited);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect((await executionRow(t, next)).status).toBe('pending');
+      held.pop()!.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      await until(() => completed(running));
+      await until(() => held.length === waiting + 1);
+      running = next;
+    }
+    held.pop()!.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    await until(() => completed(running));
+    first.cluster!.stopClaiming();
+    second.cluster!.stopClaiming();
+    await first.idle();
+    await second.idle();
+  });
+
   it('a worker that stops claiming (a drain) leaves the turns to the others at once', async () => {
     const leaving = await worker();
     const staying = await worker();

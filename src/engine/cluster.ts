@@ -229,7 +229,11 @@ export class Cluster implements RunCoordination {
         const { claimed, heldBack } = await claimExecutions(this.db, { owner: this.processId, nowIso: this.clock.now(), capacity, maxRunning: this.settings.maxRunning, leaseMs: this.settings.leaseMs });
         if (claimed.length > 0) this.host.dispatchClaimed(claimed);
         if (claimed.length < capacity) {
-          left = heldBack;
+          // A claim says work was held back whenever the cluster's running count leaves it less
+          // room than it has slots (it cannot tell whether any was waiting): handing on for that
+          // would send every other worker claiming after most turns. One that claimed nothing
+          // hands on; one that claimed some claims again when those runs end.
+          left = heldBack && claimed.length === 0;
           // Nothing left to claim (and nothing held back by a limit a finishing run may lift)
           // until work is announced: finishing runs then cost no claim query.
           if (epoch === this.workEpoch && !heldBack) this.mayHaveWork = false;
