@@ -209,7 +209,6 @@ export class Cluster implements RunCoordination {
   }
 
   private announcePresence(sign: '+' | '-'): void {
-    if (sign === '+') this.turns.heard(`+${this.processId}`);
     this.announced = this.settings.notifier.notify(this.db, WORKERS_CHANNEL, `${sign}${this.processId}`).catch((error: unknown) => this.host.onError(error));
   }
 

@@ -48,9 +48,9 @@ export class WorkerTurns {
   /** The workers that share the turns as this one sees them (itself included), in process id order. */
   live(): string[] {
     const now = this.now();
-    const live: string[] = [];
-    for (const [id, at] of this.seen) if (id === this.self || now - at <= this.staleMs) live.push(id);
-    if (!live.includes(this.self)) live.push(this.self);
+    // This worker is always among them: it needs no announcement of its own.
+    const live = [this.self];
+    for (const [id, at] of this.seen) if (id !== this.self && now - at <= this.staleMs) live.push(id);
     return live.sort();
   }
 
