@@ -2,7 +2,11 @@
 // - `cluster`: one API process and two workers (`node dist/main.js serve --role api|worker`) on
 //   a scratch PostgreSQL database, at the defaults (lease 30 s, heartbeat 10 s, poll 1 s);
 // - `sqlite-all`: one `serve --role all` on SQLite (the default setup), the same loads;
-// - bare node:http and bare Fastify hello-world servers, the ceiling of this machine and client.
+// - bare node:http and bare Fastify hello-world servers, the ceiling of this machine and client;
+// - a bare PostgreSQL handoff (servers/bare-pg-handoff.mjs): one API and two worker processes of
+//   plain node:http + pg doing the least the design costs (insert + NOTIFY, claim under a lease,
+//   the end's rows + answer NOTIFY: three statements), the same three loads. It is the floor of
+//   this design on this machine and in this hour, beside which the cluster's figures are read.
 // Figures: immediate-mode completed executions/s (webhook -> code, 32 connections), claim
 // latency from the execution's commit to its first step's start (from the rows' timestamps, at
 // a light load of one delivery at a time, and under the throughput load), respond_step answer
@@ -16,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { fetch } from 'undici';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
+import { measureBareHandoff } from './lib/bare-handoff.mjs';
 import { apiClient, clusterDatabase, edge, node, startRole } from './lib/cluster-procs.mjs';
 import { latencyLoop } from './lib/latency-loop.mjs';
 import { machineFacts } from './lib/machine.mjs';
@@ -192,6 +197,8 @@ async function main() {
   const baselines = [await bare('bare-node-http.mjs', 'Bare node:http `GET /` (hello world JSON)'), await bare('bare-fastify.mjs', 'Bare Fastify 5 `GET /` (hello world)')];
   console.log('baselines', baselines);
 
+  const bareHandoff = await measureBareHandoff({ durationS: DURATION_S, lightDeliveries: LIGHT_DELIVERIES, delivery: DELIVERY });
+
   const database = await clusterDatabase(`sy_bench_cluster_${process.pid}`);
   const api = await startRole('api', database.url, { SWITCHYARD_LOG_LEVEL: 'info' });
   const workers = [await startRole('worker', database.url, { SWITCHYARD_LOG_LEVEL: 'info' }), await startRole('worker', database.url, { SWITCHYARD_LOG_LEVEL: 'info' })];
@@ -208,7 +215,7 @@ async function main() {
   await all.stop();
   const loadAfter = machineFacts().loadAverage;
 
-  const result = { date: new Date().toISOString(), machine: machineFacts(), load: { before: loadBefore, afterCluster: loadAfterCluster, after: loadAfter }, durationSeconds: DURATION_S, baselines, cluster: clusterFigures, sqliteAll: sqliteFigures };
+  const result = { date: new Date().toISOString(), machine: machineFacts(), load: { before: loadBefore, afterCluster: loadAfterCluster, after: loadAfter }, durationSeconds: DURATION_S, baselines, bareHandoff, cluster: clusterFigures, sqliteAll: sqliteFigures };
   fs.mkdirSync(path.join(here, 'results'), { recursive: true });
   fs.writeFileSync(path.join(here, 'results', 'cluster.json'), JSON.stringify(result, null, 2) + '\n');
   fs.writeFileSync(path.join(here, 'results', 'cluster.md'), report(result));
@@ -217,26 +224,26 @@ async function main() {
 
 const verdict = (ok) => (ok ? 'PASS' : 'FAIL');
 
-function report({ date, machine, load, durationSeconds, baselines, cluster, sqliteAll }) {
+function report({ date, machine, load, durationSeconds, baselines, bareHandoff: bare, cluster, sqliteAll }) {
   const rows = [
-    ['immediate webhook -> code: completed executions/s, 32 connections (in the load window; with the drain)', '>= 1,000/s', `${cluster.immediate.completedPerSecondInWindow}/s; ${cluster.immediate.completedPerSecondWithDrain}/s`, `${sqliteAll.immediate.completedPerSecondInWindow}/s; ${sqliteAll.immediate.completedPerSecondWithDrain}/s`, verdict(cluster.immediate.completedPerSecondInWindow >= 1000)],
-    ['  202 answers/s (same load)', '', `${cluster.immediate.answersPerSecond}/s`, `${sqliteAll.immediate.answersPerSecond}/s`, 'INFO'],
-    ['claim latency, commit -> first step start, one delivery at a time: p50', '<= 3 ms', `${cluster.claimLight.p50} ms`, `${sqliteAll.claimLight.p50} ms`, verdict(cluster.claimLight.p50 <= 3)],
-    ['  p99', '<= 20 ms', `${cluster.claimLight.p99} ms`, `${sqliteAll.claimLight.p99} ms`, verdict(cluster.claimLight.p99 <= 20)],
-    ['claim latency under the throughput load: p50 / p99', '', `${cluster.immediate.claimUnderLoadMs.p50} / ${cluster.immediate.claimUnderLoadMs.p99} ms`, `${sqliteAll.immediate.claimUnderLoadMs.p50} / ${sqliteAll.immediate.claimUnderLoadMs.p99} ms`, 'INFO'],
-    ['respond_step webhook -> code -> respond at 8 connections: p99 (p50)', '<= 15 ms', `${cluster.respond8.p99} ms (${cluster.respond8.p50} ms)`, `${sqliteAll.respond8.p99} ms (${sqliteAll.respond8.p50} ms)`, verdict(cluster.respond8.p99 <= 15)],
-    ['  answers/s', '', `${cluster.respond8.requestsPerSecond}/s`, `${sqliteAll.respond8.requestsPerSecond}/s`, 'INFO'],
-    [`survivor finishes a SIGKILLed worker's ${cluster.takeover.executions} executions (default lease ${cluster.takeover.leaseMs / 1000} s), from the kill`, `<= lease + 2 s (${(cluster.takeover.leaseMs + 2000) / 1000} s)`, `${round(cluster.takeover.killToAllCompletedMs / 1000)} s (lease left at the kill: ${round(cluster.takeover.leaseLeftAtKillMs / 1000)} s)`, 'n/a', verdict(cluster.takeover.completed === cluster.takeover.executions && cluster.takeover.killToAllCompletedMs <= cluster.takeover.leaseMs + 2000)],
+    ['immediate webhook -> code: completed executions/s, 32 connections (in the load window; with the drain)', '>= 1,000/s', `${cluster.immediate.completedPerSecondInWindow}/s; ${cluster.immediate.completedPerSecondWithDrain}/s`, `${sqliteAll.immediate.completedPerSecondInWindow}/s; ${sqliteAll.immediate.completedPerSecondWithDrain}/s`, `${bare.immediate.completedPerSecondInWindow}/s; ${bare.immediate.completedPerSecondWithDrain}/s`, verdict(cluster.immediate.completedPerSecondInWindow >= 1000)],
+    ['  202 answers/s (same load)', '', `${cluster.immediate.answersPerSecond}/s`, `${sqliteAll.immediate.answersPerSecond}/s`, `${bare.immediate.answersPerSecond}/s`, 'INFO'],
+    ['claim latency, commit -> first step start, one delivery at a time: p50', '<= 3 ms', `${cluster.claimLight.p50} ms`, `${sqliteAll.claimLight.p50} ms`, `${bare.claimLight.p50} ms`, verdict(cluster.claimLight.p50 <= 3)],
+    ['  p99', '<= 20 ms', `${cluster.claimLight.p99} ms`, `${sqliteAll.claimLight.p99} ms`, `${bare.claimLight.p99} ms`, verdict(cluster.claimLight.p99 <= 20)],
+    ['claim latency under the throughput load: p50 / p99', '', `${cluster.immediate.claimUnderLoadMs.p50} / ${cluster.immediate.claimUnderLoadMs.p99} ms`, `${sqliteAll.immediate.claimUnderLoadMs.p50} / ${sqliteAll.immediate.claimUnderLoadMs.p99} ms`, `${bare.immediate.claimUnderLoadMs.p50} / ${bare.immediate.claimUnderLoadMs.p99} ms`, 'INFO'],
+    ['respond_step webhook -> code -> respond at 8 connections: p99 (p50)', '<= 15 ms', `${cluster.respond8.p99} ms (${cluster.respond8.p50} ms)`, `${sqliteAll.respond8.p99} ms (${sqliteAll.respond8.p50} ms)`, `${bare.respond8.p99} ms (${bare.respond8.p50} ms)`, verdict(cluster.respond8.p99 <= 15)],
+    ['  answers/s', '', `${cluster.respond8.requestsPerSecond}/s`, `${sqliteAll.respond8.requestsPerSecond}/s`, `${bare.respond8.requestsPerSecond}/s`, 'INFO'],
+    [`survivor finishes a SIGKILLed worker's ${cluster.takeover.executions} executions (default lease ${cluster.takeover.leaseMs / 1000} s), from the kill`, `<= lease + 2 s (${(cluster.takeover.leaseMs + 2000) / 1000} s)`, `${round(cluster.takeover.killToAllCompletedMs / 1000)} s (lease left at the kill: ${round(cluster.takeover.leaseLeftAtKillMs / 1000)} s)`, 'n/a', 'n/a', verdict(cluster.takeover.completed === cluster.takeover.executions && cluster.takeover.killToAllCompletedMs <= cluster.takeover.leaseMs + 2000)],
   ];
   return `# Cluster benchmark (issue 13)
 
 \`npm run bench:cluster\` (bench/cluster.mjs), ${date}. ${machine.cores} cores (${machine.cpu}), Node ${machine.node}.
 **The machine was shared with other sessions**: load average ${load.before.join(' / ')} before, ${load.afterCluster.join(' / ')} after the cluster's loads, ${load.after.join(' / ')} at the end (1 / 5 / 15 min). With 2 cores, a load above 2 means every process here got a fraction of a core; the figures are lower bounds of what this machine does when quiet.
 
-| measure | target | PostgreSQL: 1 api + 2 workers | SQLite: 1 \`serve --role all\` | result (cluster) |
-| --- | --- | --- | --- | --- |
+| measure | target | PostgreSQL: 1 api + 2 workers | SQLite: 1 \`serve --role all\` | bare PostgreSQL handoff (no Switchyard code) | result (cluster) |
+| --- | --- | --- | --- | --- | --- |
 ${rows.map((row) => `| ${row.join(' | ')} |`).join('\n')}
-${baselines.map((b) => `| ${b.label}, 32 connections | informational | ${b.requestsPerSecond}/s (p99 ${b.p99} ms) | | INFO |`).join('\n')}
+${baselines.map((b) => `| ${b.label}, 32 connections | informational | ${b.requestsPerSecond}/s (p99 ${b.p99} ms) | | | INFO |`).join('\n')}
 
 ## How it was measured
 
@@ -253,6 +260,14 @@ ${baselines.map((b) => `| ${b.label}, 32 connections | informational | ${b.reque
   deliveries sent one at a time, and for every execution of the throughput load.
 - respond_step: ${durationSeconds} s on 8 connections, latency from the request to the last byte of the
   answer, which the worker sends to the API process by NOTIFY.
+- Bare PostgreSQL handoff (bench/servers/bare-pg-handoff.mjs, run first): node:http + pg in an
+  API process and two workers on a scratch database of the same server, the same three loads.
+  A delivery is three autocommitted statements, one round trip each: the API's insert of the
+  execution and its trigger's step row with the NOTIFY; the claim of the worker whose turn it is
+  (id modulo 2) under a 30 s lease; the step rows, the execution's end and, for respond, the
+  answer's NOTIFY. Nothing batched, no limits, no logs, no sandbox, no tokens: the least this
+  design costs here, read as the floor of the cluster's figures (claim latency from its
+  \`inserted_at\` to the claim's \`started_at\`, both on the database's clock).
 - Takeover: one worker alone takes ${cluster.takeover.executions} executions whose http step a local server
   holds; a second worker starts; the first is killed with SIGKILL and the server answers from
   then on; the time runs from the kill until all ${cluster.takeover.executions} are completed (${cluster.takeover.completed}
