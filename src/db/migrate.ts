@@ -16,6 +16,7 @@ import * as knowledgeExactVectors from './migrations/0013-knowledge-exact-vector
 import * as scheduleIntervalMs from './migrations/0015-schedule-interval-ms.js';
 import * as storeRestores from './migrations/0016-store-restores.js';
 import * as claimFunction from './migrations/0017-claim-function.js';
+import * as claimGenericPlans from './migrations/0018-claim-generic-plans.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
 
@@ -37,6 +38,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0015-schedule-interval-ms': scheduleIntervalMs,
   '0016-store-restores': storeRestores,
   '0017-claim-function': claimFunction,
+  '0018-claim-generic-plans': claimGenericPlans,
 };
 
 /** Applies pending migrations. Like Kysely's migrator it reports instead of throwing. */

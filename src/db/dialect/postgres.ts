@@ -4,6 +4,7 @@ import type { Database } from '../schema.js';
 import type { DatabaseHandle, SqlDialect } from './dialect.js';
 import { TableWrites } from '../table-writes.js';
 import { PgNotifier } from '../notifier.js';
+import { preparingPool, StatementNames } from './prepared-statements.js';
 
 export const postgresDialect: SqlDialect = {
   name: 'postgres',
@@ -40,7 +41,7 @@ export function openPostgres(url: string, options: { max?: number } = {}): Datab
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const writes = new TableWrites();
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [writes] });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool, new StatementNames()) }), plugins: [writes] });
   const notifier = new PgNotifier(url);
   return {
     db,

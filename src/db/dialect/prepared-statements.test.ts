@@ -1,0 +1,90 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../../../test/support/dialects.js';
+import type { DatabaseHandle } from './dialect.js';
+import { openPostgres } from './postgres.js';
+import { StatementNames } from './prepared-statements.js';
+
+describe('StatementNames', () => {
+  it('names a text from its second use, and keeps that name', () => {
+    const names = new StatementNames();
+    expect(names.nameOf('select $1')).toBeUndefined();
+    const name = names.nameOf('select $1');
+    expect(name).toMatch(/^sy_\d+$/);
+    expect(names.nameOf('select $1')).toBe(name);
+    expect(names.size).toBe(1);
+  });
+
+  it('gives different texts different names', () => {
+    const names = new StatementNames();
+    for (const text of ['a $1', 'b $1', 'a $1', 'b $1']) names.nameOf(text);
+    expect(names.nameOf('a $1')).not.toBe(names.nameOf('b $1'));
+    expect(names.size).toBe(2);
+  });
+
+  it('names no new text past its cap, and keeps the names it gave', () => {
+    const names = new StatementNames(2);
+    for (const text of ['a', 'a', 'b', 'b']) names.nameOf(text);
+    expect(names.nameOf('c')).toBeUndefined();
+    expect(names.nameOf('c')).toBeUndefined();
+    expect(names.nameOf('a')).toBeDefined();
+    expect(names.nameOf('b')).toBeDefined();
+    expect(names.size).toBe(2);
+  });
+
+  it('forgets the texts seen once when there are too many of them', () => {
+    const names = new StatementNames(256, 3);
+    names.nameOf('kept?');
+    for (const text of ['x', 'y', 'z']) names.nameOf(text);
+    // The set was full when `z` came: it was cleared, so `kept?` counts as new again.
+    expect(names.nameOf('kept?')).toBeUndefined();
+    expect(names.nameOf('kept?')).toBeDefined();
+  });
+});
+
+describe.skipIf(!TEST_DATABASE_URL)('prepared statements on PostgreSQL [postgres]', () => {
+  let database: TestDatabase;
+  /** One connection, so every query below runs on the same session. */
+  let single: DatabaseHandle;
+  beforeAll(async () => {
+    database = await createTestDatabase('postgres');
+    single = openPostgres(database.url!, { max: 1 });
+  });
+  afterAll(async () => {
+    await single?.close();
+    await database?.close();
+  });
+
+  const prepared = async () => (await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(single.db)).rows;
+
+  it('sends a repeated text with parameters as one named statement, with the right answers', async () => {
+    const answers: number[] = [];
+    for (const n of [1, 2, 3, 4]) answers.push((await sql<{ n: number }>`select ${n}::integer + 1 as n`.execute(single.db)).rows[0]!.n);
+    expect(answers).toEqual([2, 3, 4, 5]);
+    const statements = await prepared();
+    const mine = statements.filter((row) => row.statement.includes('::integer + 1 as n'));
+    expect(mine).toHaveLength(1);
+    expect(mine[0]!.name).toMatch(/^sy_\d+$/);
+  });
+
+  it('leaves queries without parameters unnamed', async () => {
+    for (let i = 0; i < 3; i += 1) await sql`select 41 + 1 as n`.execute(single.db);
+    expect((await prepared()).filter((row) => row.statement.includes('41 + 1'))).toEqual([]);
+  });
+
+  it('keeps answering after a named text fails to parse, and inside transactions that roll back', async () => {
+    for (let i = 0; i < 3; i += 1) await expect(sql`selec ${i}::integer`.execute(single.db)).rejects.toThrow(/syntax error/);
+    await expect(
+      single.db.transaction().execute(async (trx) => {
+        for (const n of [5, 6, 7]) expect((await sql<{ n: number }>`select ${n}::integer * 2 as n`.execute(trx)).rows[0]!.n).toBe(n * 2);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect((await sql<{ n: number }>`select ${8}::integer * 2 as n`.execute(single.db)).rows[0]!.n).toBe(16);
+  });
+
+  it('plans the claim function generically (migration 0018)', async () => {
+    const row = (await sql<{ config: string[] | null }>`select proconfig as config from pg_proc where proname = 'sy_claim_executions'`.execute(database.db)).rows[0];
+    expect(row?.config).toContain('plan_cache_mode=force_generic_plan');
+  });
+});
