@@ -1,6 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../../../test/support/dialects.js';
+import type { Database } from '../schema.js';
 import type { DatabaseHandle } from './dialect.js';
 import { openPostgres } from './postgres.js';
 import { StatementNames } from './prepared-statements.js';
@@ -81,6 +82,26 @@ describe.skipIf(!TEST_DATABASE_URL)('prepared statements on PostgreSQL [postgres
       }),
     ).rejects.toThrow('roll back');
     expect((await sql<{ n: number }>`select ${8}::integer * 2 as n`.execute(single.db)).rows[0]!.n).toBe(16);
+  });
+
+  it('sends a text again unnamed when a column change made its prepared plan stale, and names it afresh', async () => {
+    await sql`create table stale_probe (id integer primary key)`.execute(single.db);
+    await sql`insert into stale_probe values (1)`.execute(single.db);
+    const read = (db: Kysely<Database> = single.db) => sql<Record<string, unknown>>`select * from stale_probe where id = ${1}`.execute(db);
+    for (let i = 0; i < 3; i += 1) expect((await read()).rows).toEqual([{ id: 1 }]);
+    const before = (await prepared()).find((row) => row.statement.includes('from stale_probe'))!.name;
+    await sql`alter table stale_probe add column note text default 'x'`.execute(single.db);
+    // Outside a transaction: sent again unnamed, with the new columns.
+    expect((await read()).rows).toEqual([{ id: 1, note: 'x' }]);
+    for (let i = 0; i < 2; i += 1) expect((await read()).rows).toEqual([{ id: 1, note: 'x' }]);
+    const names = (await prepared()).filter((row) => row.statement.includes('from stale_probe')).map((row) => row.name);
+    expect(names).toHaveLength(2);
+    expect(names.filter((name) => name !== before)).toHaveLength(1);
+
+    // Inside a transaction the statement fails (the transaction is lost) once; the next one runs.
+    await sql`alter table stale_probe add column other text default 'y'`.execute(single.db);
+    await expect(single.db.transaction().execute((trx) => read(trx))).rejects.toThrow(/cached plan must not change result type/);
+    expect((await single.db.transaction().execute((trx) => read(trx))).rows).toEqual([{ id: 1, note: 'x', other: 'y' }]);
   });
 
   it('plans the claim function generically (migration 0018)', async () => {

@@ -19,10 +19,17 @@ import type { PostgresPool, PostgresPoolClient } from 'kysely';
  * every connection that ran it, until the connection closes), and the counts of texts seen once
  * are dropped when they pass `trackCap`. Queries without parameters (`begin`, `commit`) keep the
  * simple protocol, which costs less than any prepared statement.
+ *
+ * A table whose columns change while the process runs (a migration run by a newer version
+ * beside it) makes PostgreSQL refuse a prepared statement that reads it with `*` ("cached plan
+ * must not change result type"): the text then loses its name (`forget`), and a query outside a
+ * transaction is sent again unnamed (see preparingPool).
  */
 export class StatementNames {
   private readonly names = new Map<string, string>();
   private readonly seenOnce = new Set<string>();
+  /** Names are never reused, even for a text forgotten and named again. */
+  private given = 0;
 
   constructor(
     private readonly cap = 256,
@@ -39,15 +46,31 @@ export class StatementNames {
       return undefined;
     }
     this.seenOnce.delete(text);
-    const named = `sy_${this.names.size + 1}`;
+    this.given += 1;
+    const named = `sy_${this.given}`;
     this.names.set(text, named);
     return named;
+  }
+
+  /** Sends `text` unnamed from now on, until it is named afresh (after two more uses). */
+  forget(text: string): void {
+    this.names.delete(text);
   }
 
   get size(): number {
     return this.names.size;
   }
 }
+
+/** PostgreSQL's refusal of a prepared statement whose result columns changed since it was prepared. */
+export function isStalePlan(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === '0A000' && typeof message === 'string' && message.includes('cached plan must not change result type');
+}
+
+/** Kysely's own transaction statements (a raw `begin`/`start transaction`, `commit`, `rollback`). */
+const OPENS = /^\s*(begin|start transaction)\b/i;
+const CLOSES = /^\s*(commit|rollback)\s*$/i;
 
 /** A pool for Kysely's PostgresDialect whose clients send repeated texts as named statements. */
 export function preparingPool(pool: pg.Pool, names: StatementNames): PostgresPool {
@@ -57,10 +80,25 @@ export function preparingPool(pool: pg.Pool, names: StatementNames): PostgresPoo
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
     let wrapper = wrappers.get(client);
     if (wrapper) return wrapper;
+    // Whether the client is inside a transaction, where a failed statement cannot be sent again.
+    let inTransaction = false;
     const query = (textOrCursor: unknown, values?: readonly unknown[]): unknown => {
       if (typeof textOrCursor !== 'string') return client.query(textOrCursor as pg.Submittable);
-      const name = values !== undefined && values.length > 0 ? names.nameOf(textOrCursor) : undefined;
-      return name === undefined ? client.query(textOrCursor, values as unknown[]) : client.query({ name, text: textOrCursor, values: values as unknown[] });
+      const text = textOrCursor;
+      if (values === undefined || values.length === 0) {
+        if (OPENS.test(text)) inTransaction = true;
+        else if (CLOSES.test(text)) inTransaction = false;
+        return client.query(text, values as unknown[]);
+      }
+      const name = names.nameOf(text);
+      if (name === undefined) return client.query(text, values as unknown[]);
+      const retry = !inTransaction;
+      return client.query({ name, text, values: values as unknown[] }).catch((error: unknown) => {
+        if (!isStalePlan(error)) throw error;
+        names.forget(text);
+        if (!retry) throw error;
+        return client.query(text, values as unknown[]);
+      });
     };
     wrapper = { query: query as PostgresPoolClient['query'], release: () => client.release() };
     wrappers.set(client, wrapper);
