@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fetch } from 'undici';
 import pg from 'pg';
-import { ADMIN_URL } from './cluster-procs.mjs';
+import { ADMIN_URL, adminQuery } from './cluster-procs.mjs';
 import { latencyLoop } from './latency-loop.mjs';
 import { quantile } from './stats.mjs';
 import { spawnServer } from './spawn-server.mjs';
@@ -21,21 +21,11 @@ create table bare_executions (id bigserial primary key, status text not null, mo
 create table bare_steps (execution_id bigint not null references bare_executions (id), node_id text not null, status text not null,
   output jsonb, started_at timestamptz, finished_at timestamptz, primary key (execution_id, node_id));`;
 
-async function admin(text) {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
-
 /** Runs the three loads of measureTarget (bench/cluster.mjs) against the bare handoff: `{claimLight, immediate, respond8}`. */
 export async function measureBareHandoff({ durationS, lightDeliveries, delivery }) {
   const name = `sy_bench_bare_${process.pid}`;
-  await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8'`);
+  await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await adminQuery(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8'`);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   const db = new pg.Client({ connectionString: url.toString() });
@@ -94,6 +84,6 @@ export async function measureBareHandoff({ durationS, lightDeliveries, delivery 
   } finally {
     await Promise.allSettled(processes.map((p) => p.stop()));
     await db.end();
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   }
 }

@@ -27,7 +27,8 @@ process.once('exit', () => {
 });
 for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.exit(130));
 
-async function admin(text) {
+/** Runs one statement on the maintenance database (creating and dropping scratch databases). */
+export async function adminQuery(text) {
   const client = new pg.Client({ connectionString: ADMIN_URL });
   await client.connect();
   try {
@@ -40,8 +41,8 @@ async function admin(text) {
 /** A fresh migrated database with workspace `main` and a build token: `{url, token, db, drop()}`. */
 export async function clusterDatabase(name) {
   if (!ADMIN_URL) throw new Error('set BENCH_DATABASE_URL (or SWITCHYARD_TEST_DATABASE_URL) to a PostgreSQL maintenance database, e.g. postgres://postgres@127.0.0.1:5432/postgres');
-  await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8'`);
+  await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await adminQuery(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8'`);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   const handle = openPostgres(url.toString(), { max: 4 });
@@ -55,7 +56,7 @@ export async function clusterDatabase(name) {
     db: handle.db,
     drop: async () => {
       await handle.close();
-      await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
   };
 }
