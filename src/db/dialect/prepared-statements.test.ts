@@ -1,10 +1,11 @@
-import { sql, type Kysely } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../../../test/support/dialects.js';
 import type { Database } from '../schema.js';
 import type { DatabaseHandle } from './dialect.js';
 import { openPostgres } from './postgres.js';
-import { StatementNames } from './prepared-statements.js';
+import { preparingPool, StatementNames } from './prepared-statements.js';
 
 describe('StatementNames', () => {
   it('names a text from its second use, and keeps that name', () => {
@@ -23,14 +24,20 @@ describe('StatementNames', () => {
     expect(names.size).toBe(2);
   });
 
-  it('names no new text past its cap, and keeps the names it gave', () => {
+  it('drops every name when a new text would pass its cap, and names the texts in use afresh', () => {
     const names = new StatementNames(2);
     for (const text of ['a', 'a', 'b', 'b']) names.nameOf(text);
+    const [a, b] = [names.nameOf('a'), names.nameOf('b')];
+    expect(names.generation).toBe(0);
     expect(names.nameOf('c')).toBeUndefined();
-    expect(names.nameOf('c')).toBeUndefined();
+    const c = names.nameOf('c');
+    expect(c).toBeDefined();
+    expect(names.generation).toBe(1);
+    expect(names.size).toBe(1);
+    // `a` starts over: unnamed once, then a name never given before.
+    expect(names.nameOf('a')).toBeUndefined();
     expect(names.nameOf('a')).toBeDefined();
-    expect(names.nameOf('b')).toBeDefined();
-    expect(names.size).toBe(2);
+    expect(new Set([a, b, c, names.nameOf('a')]).size).toBe(4);
   });
 
   it('forgets the texts seen once when there are too many of them', () => {
@@ -102,6 +109,27 @@ describe.skipIf(!TEST_DATABASE_URL)('prepared statements on PostgreSQL [postgres
     await sql`alter table stale_probe add column other text default 'y'`.execute(single.db);
     await expect(single.db.transaction().execute((trx) => read(trx))).rejects.toThrow(/cached plan must not change result type/);
     expect((await single.db.transaction().execute((trx) => read(trx))).rows).toEqual([{ id: 1, note: 'x', other: 'y' }]);
+  });
+
+  it('deallocates a connection\'s statements when the names start a new generation', async () => {
+    const pool = new pg.Pool({ connectionString: database.url!, max: 1 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool, new StatementNames(2)) }) });
+    try {
+      const ask = (n: number) => sql<{ n: number }>`select ${n}::integer + ${n}::integer as n`.execute(db);
+      const statements = async () => (await sql<{ name: string }>`select name from pg_prepared_statements`.execute(db)).rows.map((row) => row.name);
+      for (const n of [1, 2]) await sql`select ${n}::integer as one`.execute(db);
+      for (const n of [1, 2]) await sql`select ${n}::integer as two`.execute(db);
+      expect(await statements()).toHaveLength(2);
+      // A third repeated text starts a new generation: the next query first deallocates the two.
+      for (const n of [1, 2]) expect((await ask(n)).rows[0]!.n).toBe(2 * n);
+      expect((await ask(3)).rows[0]!.n).toBe(6);
+      expect(await statements()).toHaveLength(1);
+      // The old texts still answer (named afresh from their next two uses).
+      for (const n of [3, 4, 5]) expect((await sql<{ one: number }>`select ${n}::integer as one`.execute(db)).rows[0]!.one).toBe(n);
+      expect(await statements()).toHaveLength(2);
+    } finally {
+      await db.destroy();
+    }
   });
 
   it('plans the claim function generically (migration 0018)', async () => {

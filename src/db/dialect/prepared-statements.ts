@@ -6,18 +6,22 @@ import type { PostgresPool, PostgresPoolClient } from 'kysely';
  * and plans them once (a prepared statement) instead of for every execution.
  *
  * Kysely sends every query unnamed: PostgreSQL then parses and plans it anew each time. For the
- * statements on a delivery's path that was most of their cost: the API's insert of an execution
- * spent 0.18 ms parsing and 0.14 ms planning against 0.18 ms executing, a worker's group commit
- * 0.23-0.36 ms parsing and 0.19-0.33 ms planning against 0.17-0.39 ms executing (PostgreSQL's
- * statement log, light load, docs/deploy.md). A named statement skips the parse on every later
+ * statements on a delivery's path that was over half of their cost: the API's insert of an
+ * execution spent 0.23 ms parsing and 0.14 ms planning and binding against 0.26 ms executing, a
+ * worker's group commit 0.30 and 0.27 ms against 0.30 ms (PostgreSQL's statement log, 300
+ * deliveries one at a time; docs/architecture.md). A named statement skips the parse on every later
  * use on its connection, and after five executions PostgreSQL keeps its generic plan when that
  * costs no more than the custom ones (always so for the inserts and updates by key), skipping
  * the plan as well.
  *
  * A text is named from its second use, so one-off texts (a list filter's `in` list of a length
- * seen once) stay unnamed; at most `cap` texts are named per process (each stays prepared on
- * every connection that ran it, until the connection closes), and the counts of texts seen once
- * are dropped when they pass `trackCap`. Queries without parameters (`begin`, `commit`) keep the
+ * seen once) stay unnamed. At most `cap` texts hold names at a time: each stays prepared, with
+ * its plan, on every connection that ran it (a few kB to tens of kB of the server's memory).
+ * When a new text would pass the cap, every name is dropped at once (a new generation): each
+ * connection deallocates its statements before its next query outside a transaction, and the
+ * texts in use are named afresh from their next two uses, so a long-running process keeps naming
+ * what it runs now rather than what it ran first. The texts seen once are dropped when they
+ * pass `trackCap` (a group commit's text can be tens of kB). Queries without parameters (`begin`, `commit`) keep the
  * simple protocol, which costs less than any prepared statement.
  *
  * A table whose columns change while the process runs (a migration run by a newer version
@@ -30,22 +34,28 @@ export class StatementNames {
   private readonly seenOnce = new Set<string>();
   /** Names are never reused, even for a text forgotten and named again. */
   private given = 0;
+  /** Raised each time the names are dropped at the cap: connections of an older one deallocate theirs. */
+  generation = 0;
 
   constructor(
-    private readonly cap = 256,
-    private readonly trackCap = 4096,
+    private readonly cap = 128,
+    private readonly trackCap = 1024,
   ) {}
 
   /** The name to send `text` under, or undefined: send it unnamed. */
   nameOf(text: string): string | undefined {
     const name = this.names.get(text);
-    if (name !== undefined || this.names.size >= this.cap) return name;
+    if (name !== undefined) return name;
     if (!this.seenOnce.has(text)) {
       if (this.seenOnce.size >= this.trackCap) this.seenOnce.clear();
       this.seenOnce.add(text);
       return undefined;
     }
     this.seenOnce.delete(text);
+    if (this.names.size >= this.cap) {
+      this.names.clear();
+      this.generation += 1;
+    }
     this.given += 1;
     const named = `sy_${this.given}`;
     this.names.set(text, named);
@@ -68,6 +78,17 @@ export function isStalePlan(error: unknown): boolean {
   return code === '0A000' && typeof message === 'string' && message.includes('cached plan must not change result type');
 }
 
+/**
+ * pg records on each connection the statements it prepared, and parses a name again only when it
+ * is not recorded there: after `deallocate all` the record must go too. (The names of a dropped
+ * generation are never sent again, so this only frees the record's memory.)
+ */
+function forgetPrepared(client: pg.PoolClient): void {
+  const connection = (client as unknown as { connection?: { parsedStatements?: Record<string, string>; submittedNamedStatements?: Record<string, string> } }).connection;
+  if (connection?.parsedStatements) connection.parsedStatements = {};
+  if (connection?.submittedNamedStatements) connection.submittedNamedStatements = {};
+}
+
 /** Kysely's own transaction statements (a raw `begin`/`start transaction`, `commit`, `rollback`). */
 const OPENS = /^\s*(begin|start transaction)\b/i;
 const CLOSES = /^\s*(commit|rollback)\s*$/i;
@@ -82,9 +103,16 @@ export function preparingPool(pool: pg.Pool, names: StatementNames): PostgresPoo
     if (wrapper) return wrapper;
     // Whether the client is inside a transaction, where a failed statement cannot be sent again.
     let inTransaction = false;
+    // The generation of names this connection's prepared statements belong to.
+    let generation = names.generation;
     const query = (textOrCursor: unknown, values?: readonly unknown[]): unknown => {
       if (typeof textOrCursor !== 'string') return client.query(textOrCursor as pg.Submittable);
       const text = textOrCursor;
+      if (generation !== names.generation && !inTransaction) {
+        generation = names.generation;
+        forgetPrepared(client);
+        return client.query('deallocate all').then(() => query(text, values));
+      }
       if (values === undefined || values.length === 0) {
         if (OPENS.test(text)) inTransaction = true;
         else if (CLOSES.test(text)) inTransaction = false;
