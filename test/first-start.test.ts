@@ -14,7 +14,8 @@ function startServer(dataDir: string, env: Record<string, string | undefined> = 
   child.stdout!.on('data', (chunk) => (output += String(chunk)));
   child.stderr!.on('data', (chunk) => (output += String(chunk)));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 20_000);
+    // A start from source (tsx) takes a few seconds, more while other test files run beside it.
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 60_000);
     child.stdout!.on('data', () => {
       const match = /listening on (http:\/\/\S+?);/.exec(output);
       if (match) {
@@ -60,7 +61,7 @@ describe('first start (embedded SQLite)', () => {
     expect(second.output()).not.toMatch(/sy_[0-9A-Za-z]{40}/);
     const again = await fetch(`${second.address}/api/v1/workflows`, { headers: { authorization: `Bearer ${token}` } });
     expect(((await again.json()) as { data: { attributes: { name: string } }[] }).data.map((w: { attributes: { name: string } }) => w.attributes.name)).toEqual(['hello']);
-  }, 60_000);
+  }, 150_000);
 
   it('logs one access line per request at its default level and loses none on a clean exit', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'sy-log-'));
@@ -88,7 +89,7 @@ describe('first start (embedded SQLite)', () => {
     }
     expect(lines.at(-1)).toMatchObject({ msg: 'stopped' });
     expect(server.output()).not.toContain('"headers"');
-  }, 60_000);
+  }, 150_000);
 
   it('refuses to start on a bad setting, naming the variable', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], { env: { ...process.env, PORT: 'eighty' }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -97,5 +98,5 @@ describe('first start (embedded SQLite)', () => {
     const code = await new Promise((resolve) => child.on('exit', resolve));
     expect(code).toBe(1);
     expect(stderr).toContain('PORT: must be a whole number');
-  }, 30_000);
+  }, 60_000);
 });
