@@ -37,6 +37,8 @@ export interface EngineOptions {
   /** Resolves call_workflow targets (the service layer: workspace scoping, active or draft). */
   resolveCallTarget?: CallTargetResolver;
   onError?: (error: unknown, executionId: string) => void;
+  /** Pauses before a run that failed here is taken up again (default RECOVERY_DELAYS_MS, run-recovery.ts). */
+  recoveryDelaysMs?: readonly number[];
   /** What the engine reports for the process's metrics (observability/engine-metrics.ts). */
   metrics?: EngineMetrics;
 }

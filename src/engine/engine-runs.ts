@@ -16,6 +16,7 @@ import { Answers } from './answers.js';
 import { Cluster, type ClusterHost } from './cluster.js';
 import { lockExecutions, type Claimed } from './cluster-store.js';
 import { LeaseLostError } from './run-coordination.js';
+import { RunRecovery, type Recovered } from './run-recovery.js';
 import { noEngineMetrics, type EngineMetrics } from '../observability/engine-metrics.js';
 
 /** How long a run waiting only for children stays `running` in the database before `waiting` is written. */
@@ -53,6 +54,8 @@ export abstract class EngineRuns {
   /** Resumptions of parents whose child ended, and deferred waits being written, so `idle()` waits for them too. */
   protected readonly wakes = new Set<Promise<void>>();
   protected readonly metrics: EngineMetrics;
+  /** Executions whose run failed here, taken up again after a pause (run-recovery.ts). */
+  protected readonly recovery: RunRecovery;
 
   constructor(protected readonly options: EngineOptions) {
     this.metrics = options.metrics ?? noEngineMetrics;
@@ -61,6 +64,11 @@ export abstract class EngineRuns {
     this.slots = new RunSlots(options.maxConcurrent ?? 64);
     this.answers = new Answers(options.db, (error, id) => options.onError?.(error, id));
     this.cluster = options.cluster ? new Cluster(options.db, options.clock, options.cluster, this.clusterHost()) : null;
+    this.recovery = new RunRecovery(
+      (id) => this.resumeFailed(id),
+      (id, attempts) => options.onError?.(new Error(`execution ${id} is left running: its run failed ${attempts + 1} times; it resumes at the next start`), id),
+      options.recoveryDelaysMs,
+    );
   }
 
   /** Commits a child execution for a call_workflow step (engine.ts). */
@@ -107,10 +115,12 @@ export abstract class EngineRuns {
   protected track(row: ExecutionRow, body: (flight: InFlight) => Promise<void>): void {
     const flight: InFlight = { workflowId: row.workflow_id, cancel: new RunCancel(), cancelled: false, run: null, wakeAgain: false, done: Promise.resolve() };
     this.inFlight.set(row.id, flight);
+    let failed = false;
     flight.done = body(flight)
       .catch((error: unknown) => {
         // Another worker holds it now: this one stops, having written nothing more.
         if (error instanceof LeaseLostError) return;
+        failed = true;
         this.options.onError?.(error, row.id);
       })
       .finally(() => {
@@ -119,6 +129,9 @@ export abstract class EngineRuns {
         if (this.inFlight.get(row.id) === flight) this.inFlight.delete(row.id);
         this.slots.release(row.workflow_id);
         if (this.stopped) return;
+        // Its last commit stands and it is still `running`: taken up again after a pause (run-recovery.ts).
+        if (failed) this.recovery.failed(row.id);
+        else this.recovery.succeeded(row.id);
         if (this.cluster) {
           if (flight.wakeAgain) this.resumeParked(row.id);
           void this.cluster.requestClaim();
@@ -300,6 +313,26 @@ export abstract class EngineRuns {
         await this.advance(row, plan, run, restoreFrame(plan, steps, {}, null), flight, {});
       });
     }
+  }
+
+  /**
+   * An execution whose run failed here, if still `running`, not in flight and (in a cluster)
+   * still under this worker's lease, runs again from its rows, as at a start. In a cluster the
+   * lease would otherwise run out first, and a worker never takes over its own expired lease: a
+   * lone worker would leave the execution to its next start. Its commits check the lease as
+   * always, so one another worker took over meanwhile stops at its first.
+   */
+  private async resumeFailed(id: string): Promise<Recovered> {
+    if (this.stopped || this.inFlight.has(id)) return 'settled';
+    const row = await findExecution(this.options.db, id);
+    if (!row || row.status !== 'running' || this.stopped || this.inFlight.has(id)) return 'settled';
+    if (this.cluster && row.lease_owner !== this.cluster.processId) return 'settled';
+    const plan = await this.plans.load(row.workflow_snapshot_id);
+    if (this.stopped || this.inFlight.has(id)) return 'settled';
+    // Not held back by the limits, as at a start: it held its slot when it failed.
+    this.slots.take(row.workflow_id, plan.settings.concurrencyLimit);
+    this.dispatch(row, plan);
+    return 'resumed';
   }
 
   /** Stops a run of this process without writing anything (cancelled elsewhere, or its lease lost). */

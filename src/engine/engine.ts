@@ -107,6 +107,7 @@ export class Engine extends EngineRuns {
     }
     const unfinished = [...this.inFlight.keys()];
     this.stopped = true;
+    this.recovery.stop();
     this.queue.clear();
     this.resumeWhenFree.clear();
     // Waits not written yet are written now, so the database says what these runs wait for.

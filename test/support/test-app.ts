@@ -53,6 +53,8 @@ export interface AppOptions {
   slackApiUrl?: string;
   /** false: PostgreSQL's exact vector scan even where pgvector is installed. */
   pgvector?: boolean;
+  /** Errors of background work (the engine's runs among them), which `serve` logs. */
+  onBackgroundError?: (error: unknown) => void;
 }
 
 const TEST_SECRET_KEY = 'test-secret-key-test-secret-key-0123456789';
@@ -61,7 +63,7 @@ const TEST_SECRET_KEY = 'test-secret-key-test-secret-key-0123456789';
 async function buildTestApp(database: DatabaseHandle, clock: Clock, options: AppOptions): Promise<{ deps: Deps; app: FastifyInstance }> {
   const deps = await buildDeps(
     { databaseUrl: null, dataDir: '/nonexistent', secretKey: TEST_SECRET_KEY, baseUrl: 'http://sy.test', httpAllow: ['127.0.0.1', 'localhost'], ...(options.slackApiUrl ? { slackApiUrl: options.slackApiUrl } : {}) },
-    { clock, database, timers: false, ...(options.pgvector === undefined ? {} : { pgvector: options.pgvector }) },
+    { clock, database, timers: false, ...(options.pgvector === undefined ? {} : { pgvector: options.pgvector }), ...(options.onBackgroundError ? { onBackgroundError: options.onBackgroundError } : {}) },
   );
   const app = await buildApp({ ...deps, config: { apiRateLimit: options.apiRateLimit ?? 0, webhookRateLimit: options.webhookRateLimit ?? 0, trustProxy: options.trustProxy ?? [], baseUrl: 'http://sy.test', metricsToken: options.metricsToken ?? null }, logger: false, httpLimits: options.httpLimits });
   return { deps, app };
