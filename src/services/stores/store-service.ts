@@ -16,8 +16,12 @@ import { firstFreeSlug, slugFromName, STORE_SLUG } from './store-slug.js';
 export const DEFAULT_ROW_CAP = 100_000;
 const DEFAULT_SCHEMA = { type: 'object' };
 const ATTRIBUTES = ['name', 'slug', 'description', 'schema', 'row_cap'] as const;
-/** Two creates deriving the same slug at once: the loser derives again. */
-const SLUG_ATTEMPTS = 5;
+/**
+ * Creates deriving the same slug at once: each loser derives again from the slugs taken by then.
+ * Every round has a winner, so with N creates racing the last may need N attempts (6 at once
+ * failed the sixth with 5 attempts, once statements got fast enough to keep them in step).
+ */
+const SLUG_ATTEMPTS = 32;
 
 interface StoreChanges {
   name?: string;
