@@ -38,7 +38,6 @@ export interface AnswerMessage {
 export function answerPayload(message: AnswerMessage): string {
   const payload = JSON.stringify(message);
   if (Buffer.byteLength(payload) <= MAX_NOTIFY_PAYLOAD) return payload;
-  // Too large to carry: the waiter reads the value from the row the same commit writes.
   const { v: _v, o: _o, ...bare } = message;
   return JSON.stringify(bare);
 }

@@ -323,12 +323,14 @@ export abstract class EngineRuns {
    * always, so one another worker took over meanwhile stops at its first.
    */
   private async resumeFailed(id: string): Promise<Recovered> {
-    if (this.stopped || this.inFlight.has(id)) return 'settled';
+    // Asked again after each wait: a stop, or another path starting it, may come meanwhile.
+    const elsewhere = () => this.stopped || this.inFlight.has(id);
+    if (elsewhere()) return 'settled';
     const row = await findExecution(this.options.db, id);
-    if (!row || row.status !== 'running' || this.stopped || this.inFlight.has(id)) return 'settled';
+    if (!row || row.status !== 'running' || elsewhere()) return 'settled';
     if (this.cluster && row.lease_owner !== this.cluster.processId) return 'settled';
     const plan = await this.plans.load(row.workflow_snapshot_id);
-    if (this.stopped || this.inFlight.has(id)) return 'settled';
+    if (elsewhere()) return 'settled';
     // Not held back by the limits, as at a start: it held its slot when it failed.
     this.slots.take(row.workflow_id, plan.settings.concurrencyLimit);
     this.dispatch(row, plan);

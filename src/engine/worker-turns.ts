@@ -33,7 +33,8 @@ export class WorkerTurns {
   /** `+id` or `-id`; true when `+id` named a worker not known (or gone stale) until now, other than this one. */
   heard(message: string): boolean {
     const id = message.slice(1);
-    if (id === '') return false;
+    // This worker hears its own announcements too; `live()` counts it without them.
+    if (id === '' || id === this.self) return false;
     if (message[0] === '-') {
       this.seen.delete(id);
       return false;
@@ -42,15 +43,18 @@ export class WorkerTurns {
     const now = this.now();
     const last = this.seen.get(id);
     this.seen.set(id, now);
-    return id !== this.self && (last === undefined || now - last > this.staleMs);
+    return last === undefined || now - last > this.staleMs;
   }
 
   /** The workers that share the turns as this one sees them (itself included), in process id order. */
   live(): string[] {
     const now = this.now();
-    // This worker is always among them: it needs no announcement of its own.
     const live = [this.self];
-    for (const [id, at] of this.seen) if (id !== this.self && now - at <= this.staleMs) live.push(id);
+    for (const [id, at] of this.seen) {
+      // A worker gone stale (killed unannounced) is forgotten; its next announcement brings it back.
+      if (now - at <= this.staleMs) live.push(id);
+      else this.seen.delete(id);
+    }
     return live.sort();
   }
 
