@@ -17,6 +17,7 @@ import * as scheduleIntervalMs from './migrations/0015-schedule-interval-ms.js';
 import * as storeRestores from './migrations/0016-store-restores.js';
 import * as claimFunction from './migrations/0017-claim-function.js';
 import * as claimGenericPlans from './migrations/0018-claim-generic-plans.js';
+import * as handOff from './migrations/0019-hand-off.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
 
@@ -39,6 +40,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0016-store-restores': storeRestores,
   '0017-claim-function': claimFunction,
   '0018-claim-generic-plans': claimGenericPlans,
+  '0019-hand-off': handOff,
 };
 
 /** Applies pending migrations. Like Kysely's migrator it reports instead of throwing. */

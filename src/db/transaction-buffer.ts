@@ -157,8 +157,8 @@ export class TransactionBuffer {
       written.push(gatherer.table);
     });
     const { channels, payloads } = this.takeNotifications();
-    // Writes that wrote nothing need no statement.
-    if (ctes.length === 0 && channels.length === 0) return;
+    // Writes that wrote nothing need no statement (a gathered write may be its check alone: a call that writes).
+    if (ctes.length === 0 && checks.length === 0 && channels.length === 0) return;
     // The checks in a CTE the select reads: it is evaluated (raising when a write did not land) before any notification is sent.
     if (checks.length > 0) ctes.push(sql`checked as (select ${sql.join(checks, sql` and `)} as ok)`);
     const from = checks.length > 0 ? sql`from checked` : sql``;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_NOTIFY_PAYLOAD } from '../db/notifier.js';
-import { answerPayload, parseAnswer } from './cluster-messages.js';
+import { answerPayload, parseAnswer, parseProcessMessage } from './cluster-messages.js';
 
 describe('answer messages', () => {
   it('carry the value when it fits in a notification, and only the id and kind when it does not', () => {
@@ -16,5 +16,17 @@ describe('answer messages', () => {
     expect(parseAnswer('not json')).toBeNull();
     expect(parseAnswer('null')).toBeNull();
     expect(parseAnswer('{"k":"r"}')).toBeNull();
+  });
+
+  it('tells an answer from executions handed to the process, whose rows or ids it reads', () => {
+    const row = { id: 'ex-3', status: 'running' };
+    expect(parseProcessMessage(JSON.stringify({ c: [{ row, steps: [] }], k: 'h' }))).toEqual({ handed: { c: [{ row, steps: [] }] } });
+    expect(parseProcessMessage('{"i": ["ex-4", "ex-5"], "k": "h"}')).toEqual({ handed: { i: ['ex-4', 'ex-5'] } });
+    expect(parseProcessMessage('{"e":"ex-1","k":"r"}')).toEqual({ answer: { e: 'ex-1', k: 'r' } });
+    // A hand-off is never taken for an answer, nor a malformed one for anything.
+    expect(parseAnswer('{"c": [], "k": "h"}')).toBeNull();
+    expect(parseProcessMessage('{"i": [1], "k": "h"}')).toBeNull();
+    expect(parseProcessMessage('{"k": "h"}')).toBeNull();
+    expect(parseProcessMessage('[1]')).toBeNull();
   });
 });

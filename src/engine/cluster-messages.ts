@@ -1,4 +1,5 @@
 import { MAX_NOTIFY_PAYLOAD } from '../db/notifier.js';
+import type { HandedOff } from './hand-off.js';
 
 /** The notification channels and messages of the processes of a cluster (cluster.ts). */
 
@@ -8,12 +9,16 @@ import { MAX_NOTIFY_PAYLOAD } from '../db/notifier.js';
  * `WorkerTurns`).
  */
 export const WORK_CHANNEL = 'sy_work';
-/** Workers announce themselves: `+<process id>` when they start claiming and every heartbeat, `-<process id>` when they stop. */
+/**
+ * Workers announce themselves: `+<process id>;<capacity>` when they start claiming and every
+ * heartbeat, `-<process id>` when they stop. `?<process id>`: a process that just started asks
+ * every worker to announce itself now (an API process learning whom it can hand work to).
+ */
 export const WORKERS_CHANNEL = 'sy_workers';
 /** An execution was cancelled; the payload is its id. */
 export const CANCEL_CHANNEL = 'sy_cancel';
 
-/** The channel of one process's waiting HTTP callers (answers of respond steps, ends). */
+/** The channel of one process: answers for its waiting HTTP callers (respond steps, ends) and, for a worker, the executions handed to it (hand-off.ts). */
 export function answerChannel(processId: string): string {
   return `sy_answer_${processId.replace(/-/g, '')}`;
 }
@@ -44,10 +49,23 @@ export function answerPayload(message: AnswerMessage): string {
 
 /** An answer read from a payload; null for one that is not an answer. */
 export function parseAnswer(payload: string): AnswerMessage | null {
+  const message = parseProcessMessage(payload);
+  return message?.answer ?? null;
+}
+
+/** A message on a process's own channel: an answer, or executions handed to it (`{"k": "h", ...}`, written by migration 0019); null for neither. */
+export function parseProcessMessage(payload: string): { answer: AnswerMessage; handed?: undefined } | { handed: HandedOff; answer?: undefined } | null {
+  let message: { e?: unknown; k?: unknown; c?: unknown; i?: unknown } | null;
   try {
-    const message = JSON.parse(payload) as AnswerMessage | null;
-    return typeof message?.e === 'string' ? message : null;
+    message = JSON.parse(payload) as typeof message;
   } catch {
     return null;
   }
+  if (message === null || typeof message !== 'object') return null;
+  if (message.k === 'h') {
+    if (Array.isArray(message.c)) return { handed: { c: message.c as Extract<HandedOff, { c: unknown }>['c'] } };
+    if (Array.isArray(message.i) && message.i.every((id) => typeof id === 'string')) return { handed: { i: message.i as string[] } };
+    return null;
+  }
+  return typeof message.e === 'string' ? { answer: message as AnswerMessage } : null;
 }

@@ -100,6 +100,12 @@ export async function renewLeases(db: Db, owner: string, leaseMs: number): Promi
   return new Set(rows.map((row) => row.id));
 }
 
+/** These executions, where this worker holds them (`running` under its lease): those handed to it by id (hand-off.ts). */
+export async function heldExecutions(db: Db, owner: string, ids: string[]): Promise<ExecutionRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('executions').selectAll().where('id', 'in', ids).where('lease_owner', '=', owner).where(sql<boolean>`status = 'running'`).execute();
+}
+
 /** Milliseconds (database clock) until the earliest lease another worker holds expires; null when none is held. */
 export async function nextForeignExpiry(db: Db, owner: string): Promise<number | null> {
   const result = await sql<{ ms: string | null }>`

@@ -2,9 +2,11 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Notifier } from '../db/notifier.js';
 import type { Clock } from '../lib/clock.js';
-import { answerChannel, answerPayload, CANCEL_CHANNEL, parseAnswer, WORK_CHANNEL, WORKERS_CHANNEL, type AnswerMessage } from './cluster-messages.js';
-import { claimExecutions, holdsLease, nextForeignExpiry, releaseLeases, renewLeases, updateHeldExecution, type Claimed } from './cluster-store.js';
-import type { ExecutionRow } from './execution-store.js';
+import { transactionBuffer } from '../db/transaction-buffer.js';
+import { answerChannel, answerPayload, CANCEL_CHANNEL, parseProcessMessage, WORK_CHANNEL, WORKERS_CHANNEL, type AnswerMessage } from './cluster-messages.js';
+import { claimExecutions, heldExecutions, holdsLease, nextForeignExpiry, releaseLeases, renewLeases, updateHeldExecution, type Claimed } from './cluster-store.js';
+import type { ExecutionRow, StepRow } from './execution-store.js';
+import { HANDOFF_LEASE_MS, HandOff, type HandedOff } from './hand-off.js';
 import type { RunCoordination, RunNews } from './run-coordination.js';
 import { turnToken, WorkerTurns } from './worker-turns.js';
 
@@ -24,7 +26,9 @@ export interface ClusterSettings {
 /** What the cluster needs of the engine it serves. */
 export interface ClusterHost {
   freeSlots(): number;
-  /** Runs the executions this worker just claimed in one pass (their slots are taken here). */
+  /** Executions this worker runs at once (announced, so API processes hand it no more). */
+  capacity(): number;
+  /** Runs the executions this worker just claimed in one pass, or was handed (their slots are taken here). */
   dispatchClaimed(claimed: Claimed[]): void;
   /** Executions this worker runs under its lease. */
   held(): string[];
@@ -67,8 +71,12 @@ export class Cluster implements RunCoordination {
   private turnPending = false;
   /** A turn token per transaction that announces work, so a group commit of many executions sends one notification. */
   private readonly tokens = new WeakMap<object, string>();
+  /** The hand-off of each group commit of an API process (null: it found no worker). */
+  private readonly handOffs = new WeakMap<object, HandOff | null>();
   /** The last announcement of this worker (`stop` waits for its leave to be sent). */
   private announced: Promise<void> = Promise.resolve();
+  /** Set when executions were handed to this worker: their short leases are lengthened then (see `received`). */
+  private accepting: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -89,17 +97,26 @@ export class Cluster implements RunCoordination {
     return this.turns.live();
   }
 
-  /** Listens (answers always; work and cancellations when it runs steps) and, with `timers`, polls and renews leases. */
+  /**
+   * Listens (its own channel always; work and cancellations when it runs steps; the workers'
+   * announcements) and, with `timers`, polls and renews leases.
+   */
   async start(timers: boolean): Promise<void> {
     const { notifier } = this.settings;
-    this.unlisten.push(await notifier.listen(answerChannel(this.processId), (payload) => this.onAnswer(payload)));
+    this.unlisten.push(await notifier.listen(answerChannel(this.processId), (payload) => this.onMessage(payload)));
     notifier.onReconnect(() => {
       this.mayHaveWork = true;
       this.host.reconnected();
       this.requestClaim();
       if (this.claiming) this.announcePresence('+');
+      if (!this.settings.runsSteps) this.askWorkers();
     });
-    if (!this.settings.runsSteps) return;
+    if (!this.settings.runsSteps) {
+      // An API process hands its new executions to the workers it has heard of (hand-off.ts).
+      this.unlisten.push(await notifier.listen(WORKERS_CHANNEL, (payload) => void this.turns.heard(payload)));
+      this.askWorkers();
+      return;
+    }
     this.unlisten.push(
       await notifier.listen(WORK_CHANNEL, (payload) => {
         if (payload.startsWith('~')) return this.turnArrived(payload);
@@ -109,8 +126,8 @@ export class Cluster implements RunCoordination {
     );
     this.unlisten.push(
       await notifier.listen(WORKERS_CHANNEL, (payload) => {
-        // A worker new to this one learns of it at once: it hears this one's answer.
-        if (this.turns.heard(payload) && this.claiming) this.announcePresence('+');
+        // A worker (or API process) new to this one learns of it at once: it hears this one's answer.
+        if ((payload.startsWith('?') || this.turns.heard(payload)) && this.claiming) this.announcePresence('+');
       }),
     );
     this.announcePresence('+');
@@ -149,6 +166,9 @@ export class Cluster implements RunCoordination {
     this.stopClaiming();
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
+    // Kept through the drain: runs handed over just before it still need their leases lengthened.
+    if (this.accepting) clearTimeout(this.accepting);
+    this.accepting = null;
     for (const unlisten of this.unlisten.splice(0)) unlisten();
     await this.pass;
     await this.announced;
@@ -209,7 +229,12 @@ export class Cluster implements RunCoordination {
   }
 
   private announcePresence(sign: '+' | '-'): void {
-    this.announced = this.settings.notifier.notify(this.db, WORKERS_CHANNEL, `${sign}${this.processId}`).catch((error: unknown) => this.host.onError(error));
+    const message = sign === '+' ? `+${this.processId};${this.host.capacity()}` : `-${this.processId}`;
+    this.announced = this.settings.notifier.notify(this.db, WORKERS_CHANNEL, message).catch((error: unknown) => this.host.onError(error));
+  }
+
+  private askWorkers(): void {
+    this.settings.notifier.notify(this.db, WORKERS_CHANNEL, `?${this.processId}`).catch((error: unknown) => this.host.onError(error));
   }
 
   private async claimWhileRoom(): Promise<void> {
@@ -334,12 +359,43 @@ export class Cluster implements RunCoordination {
 
   /** In the commit that creates runnable work (an execution, a retry, a child): one worker's turn. */
   announceWork(trx: Transaction<Database>): Promise<void> {
+    return this.settings.notifier.notify(trx, WORK_CHANNEL, this.turnOf(trx));
+  }
+
+  private turnOf(trx: Transaction<Database>): string {
     let token = this.tokens.get(trx);
     if (token === undefined) {
       token = turnToken();
       this.tokens.set(trx, token);
     }
-    return this.settings.notifier.notify(trx, WORK_CHANNEL, token);
+    return token;
+  }
+
+  /**
+   * In the group commit of an API process, instead of inserting a new `pending` execution and
+   * announcing it: hands it to a live worker, chosen at random for the whole commit, within the
+   * limits (hand-off.ts; whatever they leave is announced as a turn). False when this process
+   * runs steps itself (it claims what it admits at once), knows no worker, or the commit does
+   * not gather its writes: the caller inserts and announces as usual.
+   */
+  handOff(trx: Transaction<Database>, row: ExecutionRow, steps: readonly StepRow[]): boolean {
+    if (this.settings.runsSteps) return false;
+    const buffer = transactionBuffer(trx);
+    if (!buffer) return false;
+    let handOff = this.handOffs.get(trx);
+    if (handOff === undefined) {
+      // Chosen once for the commit: one whose first execution found no worker inserts them all the usual way.
+      const workers = this.turns.others().filter((worker) => worker.capacity > 0);
+      const worker = workers[Math.floor(Math.random() * workers.length)];
+      const { maxRunning, leaseMs } = this.settings;
+      const made = worker ? new HandOff({ owner: worker.id, capacity: worker.capacity, channel: answerChannel(worker.id), maxRunning, leaseMs, turn: this.turnOf(trx) }) : null;
+      if (made) buffer.gatherer('hand-off', () => made);
+      this.handOffs.set(trx, made);
+      handOff = made;
+    }
+    if (handOff === null) return false;
+    handOff.add(row, steps);
+    return true;
   }
 
   /** In the commit that cancels an execution: its worker stops it, its waiter (elsewhere) is told. */
@@ -352,8 +408,31 @@ export class Cluster implements RunCoordination {
     await this.settings.notifier.notify(trx, answerChannel(waiter), answerPayload(message));
   }
 
-  private onAnswer(payload: string): void {
-    const message = parseAnswer(payload);
-    if (message) this.host.answer(message);
+  private onMessage(payload: string): void {
+    const message = parseProcessMessage(payload);
+    if (message?.answer) this.host.answer(message.answer);
+    else if (message?.handed) void this.received(message.handed).catch((error: unknown) => this.host.onError(error));
+  }
+
+  /**
+   * Executions an API process handed to this worker (hand-off.ts): they run at once. Their lease
+   * is short until this worker has them: a quarter of it later every lease held is renewed (one
+   * statement for all that arrived meanwhile; a run's own commits renew it too). A worker that
+   * stopped claiming gives them back at once, for the others to take.
+   */
+  private async received(handed: HandedOff): Promise<void> {
+    const entries = 'c' in handed ? handed.c : (await heldExecutions(this.db, this.processId, handed.i)).map((row) => ({ row, steps: null }));
+    if (entries.length === 0) return;
+    if (!this.claiming) {
+      await this.release(entries.map((entry) => entry.row.id));
+      return;
+    }
+    this.host.dispatchClaimed(entries.map(({ row, steps }) => ({ row, steps, takeover: false, was: 'pending', dueAt: row.inserted_at })));
+    if (this.accepting) return;
+    this.accepting = setTimeout(() => {
+      this.accepting = null;
+      void this.renew();
+    }, Math.min(this.settings.leaseMs, HANDOFF_LEASE_MS) / 4);
+    this.accepting.unref();
   }
 }

@@ -264,6 +264,7 @@ export abstract class EngineRuns {
   protected clusterHost(): ClusterHost {
     return {
       freeSlots: () => (this.stopped ? 0 : this.slots.free()),
+      capacity: () => this.slots.size,
       dispatchClaimed: (claimed) => this.dispatchClaimed(claimed),
       held: () => [...this.inFlight.keys(), ...this.parked.deferred().map((parked) => parked.row.id)],
       leaseLost: (id) => {

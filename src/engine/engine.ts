@@ -175,9 +175,15 @@ export class Engine extends EngineRuns {
     });
     try {
       await this.batcher.write(async (trx) => {
-        for (const entry of entries) await insertExecution(trx, entry.row, entry.steps);
+        // An API process hands them to a worker in this commit where it can (hand-off.ts).
+        let announce = false;
+        for (const entry of entries) {
+          if (cluster?.handOff(trx, entry.row, entry.steps)) continue;
+          await insertExecution(trx, entry.row, entry.steps);
+          announce = true;
+        }
         if (alsoWrite) await alsoWrite(trx, entries.map((entry) => entry.row.id));
-        if (cluster && entries.length > 0) await cluster.announceWork(trx);
+        if (cluster && announce) await cluster.announceWork(trx);
       });
     } catch (error) {
       for (const id of observed) this.answers.forget(id);
@@ -309,15 +315,18 @@ export class Engine extends EngineRuns {
 
   /**
    * In a cluster a new execution is committed `pending` with a notification for the workers;
-   * the one that claims it runs it (this process first, when it runs steps). `awaited`: this
+   * the one that claims it runs it (this process first, when it runs steps). An API process
+   * hands it to a worker in the same commit instead, where the limits allow (hand-off.ts). `awaited`: this
    * process holds a caller waiting for its answer, which the worker sends to it.
    */
   private async admitToCluster(cluster: Cluster, identity: ExecutionIdentity, plan: GraphPlan, steps: StepRow[], alsoWrite: StartRun['alsoWrite'], awaited: boolean): Promise<{ execution_id: string; status: ExecutionStatus }> {
     const row = newExecutionRow(identity, 'pending', steps.length, this.options.clock.now(), plan.settings.concurrencyLimit, awaited ? cluster.processId : null);
     await this.batcher.write(async (trx) => {
-      await insertExecution(trx, row, steps);
+      // An API process hands it to a worker in this commit where it can (hand-off.ts).
+      const handed = cluster.handOff(trx, row, steps);
+      if (!handed) await insertExecution(trx, row, steps);
       if (alsoWrite) await alsoWrite(trx, row.id);
-      await cluster.announceWork(trx);
+      if (!handed) await cluster.announceWork(trx);
     });
     void cluster.requestClaim(true);
     return { execution_id: row.id, status: 'pending' };

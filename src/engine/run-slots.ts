@@ -10,6 +10,11 @@ export class RunSlots {
 
   constructor(private readonly max: number) {}
 
+  /** Engine-wide slots in all. */
+  get size(): number {
+    return this.max;
+  }
+
   /** Free engine-wide slots. */
   free(): number {
     return this.max - this.used;

@@ -67,4 +67,26 @@ describe('worker turns', () => {
     expect(turns.heard('junk')).toBe(false);
     expect(turns.heard('+')).toBe(false);
   });
+
+  it('keeps the capacity each worker announced (`+id;capacity`) and lists the others, itself left out', () => {
+    const clock = { ms: 0 };
+    const turns = new WorkerTurns('api', STALE_MS, () => clock.ms);
+    expect(turns.heard('+w-a;64')).toBe(true);
+    expect(turns.heard('+w-b;8')).toBe(true);
+    turns.heard('+w-c');
+    turns.heard('+w-d;-3');
+    turns.heard('+api;64');
+    expect(turns.others().sort((a, b) => a.id.localeCompare(b.id))).toEqual([
+      { id: 'w-a', capacity: 64 },
+      { id: 'w-b', capacity: 8 },
+      { id: 'w-c', capacity: 0 },
+      { id: 'w-d', capacity: 0 },
+    ]);
+    // A new announcement replaces the capacity; a stale worker is no longer listed.
+    turns.heard('+w-b;16');
+    clock.ms = STALE_MS + 1;
+    turns.heard('+w-b;16');
+    expect(turns.others()).toEqual([{ id: 'w-b', capacity: 16 }]);
+    expect(turns.live()).toEqual(['api', 'w-b']);
+  });
 });

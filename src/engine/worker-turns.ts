@@ -20,8 +20,8 @@ export function turnToken(): string {
  * finds nothing.
  */
 export class WorkerTurns {
-  /** Process id -> when it was last heard (`now`). */
-  private readonly seen = new Map<string, number>();
+  /** Process id -> when it was last heard (`now`) and the executions it said it runs at once. */
+  private readonly seen = new Map<string, { at: number; capacity: number }>();
 
   constructor(
     private readonly self: string,
@@ -30,9 +30,12 @@ export class WorkerTurns {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** `+id` or `-id`; true when `+id` named a worker not known (or gone stale) until now, other than this one. */
+  /**
+   * `+id` (or `+id;capacity`) or `-id`; true when `+id` named a worker not known (or gone stale)
+   * until now, other than this one.
+   */
   heard(message: string): boolean {
-    const id = message.slice(1);
+    const [id = '', said] = message.slice(1).split(';');
     // This worker hears its own announcements too; `live()` counts it without them.
     if (id === '' || id === this.self) return false;
     if (message[0] === '-') {
@@ -42,20 +45,26 @@ export class WorkerTurns {
     if (message[0] !== '+') return false;
     const now = this.now();
     const last = this.seen.get(id);
-    this.seen.set(id, now);
-    return last === undefined || now - last > this.staleMs;
+    const capacity = Number(said);
+    this.seen.set(id, { at: now, capacity: Number.isInteger(capacity) && capacity > 0 ? capacity : 0 });
+    return last === undefined || now - last.at > this.staleMs;
   }
 
   /** The workers that share the turns as this one sees them (itself included), in process id order. */
   live(): string[] {
+    return [this.self, ...this.others().map((worker) => worker.id)].sort();
+  }
+
+  /** The other live workers, with the capacity each announced (0: it did not say). */
+  others(): { id: string; capacity: number }[] {
     const now = this.now();
-    const live = [this.self];
-    for (const [id, at] of this.seen) {
+    const others: { id: string; capacity: number }[] = [];
+    for (const [id, heard] of this.seen) {
       // A worker gone stale (killed unannounced) is forgotten; its next announcement brings it back.
-      if (now - at <= this.staleMs) live.push(id);
+      if (now - heard.at <= this.staleMs) others.push({ id, capacity: heard.capacity });
       else this.seen.delete(id);
     }
-    return live.sort();
+    return others;
   }
 
   /** Whether the turn `~<base 36>` is this worker's. */

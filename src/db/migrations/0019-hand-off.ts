@@ -1,0 +1,104 @@
+import { sql, type Kysely } from 'kysely';
+import type { SqlDialect } from '../dialect/dialect.js';
+
+const EXECUTION_COLUMNS = `id, workspace_id, workflow_id, workflow_snapshot_id, status, triggered_by_step_id, parent_execution_id, call_depth,
+    retry_of_execution_id, user_id, started_at, finished_at, inserted_at, updated_at, context, inputs, output, error, step_count,
+    run_at, lease_owner, lease_expires_at, response, concurrency_limit, waiter`;
+const STEP_COLUMNS = `id, workspace_id, workflow_execution_id, node_id, status, attempt, workflow_step_id, awaiting_workflow_execution_id,
+    duration_ms, started_at, finished_at, iter_index, kind, loop_node_id, provider, input, output, error, logs, ports, memory_bytes,
+    output_bytes, reductions, resume_at, inserted_at, updated_at`;
+
+/**
+ * PostgreSQL only: `sy_admit_handing_off`, an API process's admission that hands the new
+ * executions to a live worker in the commit that creates them (engine/hand-off.ts says when and
+ * why). It inserts the executions (`pending`) and their step rows, then, unless older due work
+ * is waiting (a backlog is claimed oldest first, and nothing new may overtake it), takes the
+ * claims' advisory lock and makes as many of them as the limits allow `running` under the
+ * worker's lease (`p_lease_ms`, short: the worker lengthens it once it has them): the cluster's
+ * running limit, each workflow's own, and the worker's capacity (its live leases). Those go to
+ * the worker in one notification on `p_channel`: `{"k": "h", "c": [{row, steps}]}`, or
+ * `{"k": "h", "i": [ids]}` when that would not fit a notification (the worker reads them). Any
+ * left `pending` are announced as a turn (`p_turn` on sy_work), as an admission without a
+ * hand-off is.
+ *
+ * The counts are read after the lock, in a statement of their own (a fresh snapshot under READ
+ * COMMITTED), so they see every claim committed before it, as the claim function's do
+ * (migration 0017); the rows are inserted by the function, not by the statement that calls it,
+ * because what a statement's other parts write is not visible to a function it calls.
+ */
+export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {
+  if (dialect.name !== 'postgres') return;
+  await sql`
+create or replace function sy_admit_handing_off(p_executions jsonb, p_steps jsonb, p_now text, p_owner text, p_capacity integer, p_max_running integer, p_lease_ms integer, p_channel text, p_turn text)
+returns boolean language plpgsql volatile set plan_cache_mode = force_generic_plan as $admit$
+declare
+  v_db_now text;
+  r record;
+  v_new text[];
+  v_counts jsonb := '{}';
+  v_total integer := 0;
+  v_mine integer := 0;
+  v_n integer;
+  v_ids text[] := '{}';
+  v_payload text;
+begin
+  insert into executions (${sql.raw(EXECUTION_COLUMNS)})
+    select ${sql.raw(EXECUTION_COLUMNS)} from jsonb_populate_recordset(null::executions, p_executions);
+  if jsonb_array_length(p_steps) > 0 then
+    insert into execution_steps (${sql.raw(STEP_COLUMNS)})
+      select ${sql.raw(STEP_COLUMNS)} from jsonb_populate_recordset(null::execution_steps, p_steps);
+  end if;
+  select array_agg(e ->> 'id') into v_new from jsonb_array_elements(p_executions) as e;
+  if not exists (
+    select 1 from executions where run_at <= p_now and status in ('pending', 'waiting') and not (id = any(v_new)) limit 1
+  ) then
+    perform pg_advisory_xact_lock(1398210561);
+    v_db_now := to_char(clock_timestamp() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
+    for r in
+      select workflow_id, count(*)::integer as live, (count(*) filter (where lease_owner = p_owner))::integer as mine from executions
+      where status = 'running' and lease_expires_at > v_db_now group by workflow_id
+    loop
+      v_counts := v_counts || jsonb_build_object(r.workflow_id, r.live);
+      v_total := v_total + r.live;
+      v_mine := v_mine + r.mine;
+    end loop;
+    for r in
+      select e ->> 'id' as id, e ->> 'workflow_id' as workflow_id, (e ->> 'concurrency_limit')::integer as lim
+      from jsonb_array_elements(p_executions) with ordinality as x(e, i) order by x.i
+    loop
+      exit when v_total >= p_max_running or v_mine >= p_capacity;
+      v_n := coalesce((v_counts ->> r.workflow_id)::integer, 0);
+      continue when r.lim is not null and v_n >= r.lim;
+      v_counts := v_counts || jsonb_build_object(r.workflow_id, v_n + 1);
+      v_total := v_total + 1;
+      v_mine := v_mine + 1;
+      v_ids := array_append(v_ids, r.id);
+    end loop;
+  end if;
+  if cardinality(v_ids) > 0 then
+    with handed as (
+      update executions set
+        status = 'running',
+        lease_owner = p_owner,
+        lease_expires_at = to_char((clock_timestamp() + make_interval(secs => p_lease_ms / 1000.0)) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+        run_at = null,
+        started_at = coalesce(started_at, p_now),
+        updated_at = p_now
+      where id = any(v_ids)
+      returning executions.*
+    )
+    select jsonb_build_object('k', 'h', 'c', jsonb_agg(jsonb_build_object('row', to_jsonb(handed.*), 'steps', (
+      select coalesce(jsonb_agg(to_jsonb(s.*) order by s.inserted_at, s.id), '[]'::jsonb) from execution_steps s where s.workflow_execution_id = handed.id)))
+    )::text into v_payload from handed;
+    if octet_length(v_payload) > 7900 then
+      v_payload := jsonb_build_object('k', 'h', 'i', to_jsonb(v_ids))::text;
+    end if;
+    perform pg_notify(p_channel, v_payload);
+  end if;
+  if cardinality(v_ids) < cardinality(v_new) and p_turn is not null then
+    perform pg_notify('sy_work', p_turn);
+  end if;
+  return true;
+end
+$admit$`.execute(db);
+}

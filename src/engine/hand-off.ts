@@ -1,0 +1,90 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { countWrite } from '../db/table-writes.js';
+import type { GatheredWrites } from '../db/transaction-buffer.js';
+import type { ExecutionRow, StepRow } from './execution-store.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * The lease a hand-off gives its worker until the worker has the executions: it lengthens it to
+ * the full lease within a quarter of this (cluster.ts), so an execution handed to a worker that
+ * died a moment before is taken over within this time and the next poll, not a full lease.
+ */
+export const HANDOFF_LEASE_MS = 5_000;
+
+/** Who a group commit of an API process hands its new executions to. */
+export interface HandOffTarget {
+  /** The worker's process id (the lease owner). */
+  owner: string;
+  /** Executions it runs at once (it said so when it announced itself). */
+  capacity: number;
+  /** The worker's own channel (its answer channel). */
+  channel: string;
+  maxRunning: number;
+  leaseMs: number;
+  /** The turn announced for those the limits leave `pending`. */
+  turn: string;
+}
+
+/**
+ * Hand-off (DESIGN.md principle 1, docs/architecture.md "Hand-off"): an API process that knows a
+ * live worker gives it the executions it creates in the commit that creates them, within the
+ * cluster's limits, instead of announcing them for a worker to claim. The claim was a round
+ * trip of its own between every delivery's commit and its first step: ~2 of a light delivery's
+ * ~4.3 ms on this 2-core machine (bench/results/cluster.md). Gathered like the other writes of a
+ * group commit (transaction-buffer.ts): one call of `sy_admit_handing_off` (migration 0019)
+ * inserts the batch's executions and step rows, assigns what the limits allow and notifies the
+ * worker, inside the commit's single statement.
+ */
+export class HandOff implements GatheredWrites {
+  readonly table = 'executions' as const;
+  private executions: ExecutionRow[] = [];
+  private steps: StepRow[] = [];
+  private now = '';
+
+  constructor(private readonly target: HandOffTarget) {}
+
+  get empty(): boolean {
+    return this.executions.length === 0;
+  }
+
+  get parameters(): number {
+    return 9;
+  }
+
+  /** A new `pending` execution and its first step rows. */
+  add(row: ExecutionRow, steps: readonly StepRow[]): void {
+    this.executions.push(row);
+    for (const step of steps) this.steps.push(step);
+    if (row.inserted_at > this.now) this.now = row.inserted_at;
+  }
+
+  async flush(trx: Db): Promise<void> {
+    await sql`select ${this.call()}`.execute(trx);
+    countWrite(trx, 'executions');
+  }
+
+  take(): { ctes: RawBuilder<unknown>[]; check: RawBuilder<unknown> | null } {
+    // The call itself is the check (it answers true): the statement's select reads the checks
+    // from a CTE that a volatile call keeps from being inlined, so it runs. As a CTE of its own,
+    // read by a subquery of the checks, it was pruned from the plan and never ran.
+    return { ctes: [], check: this.call() };
+  }
+
+  translate(): unknown {
+    return undefined;
+  }
+
+  private call(): RawBuilder<boolean> {
+    const { owner, capacity, maxRunning, leaseMs, channel, turn } = this.target;
+    const call = sql<boolean>`sy_admit_handing_off(${JSON.stringify(this.executions)}::jsonb, ${JSON.stringify(this.steps)}::jsonb, ${this.now}, ${owner}, ${capacity}, ${maxRunning}, ${Math.min(leaseMs, HANDOFF_LEASE_MS)}, ${channel}, ${turn})`;
+    this.executions = [];
+    this.steps = [];
+    return call;
+  }
+}
+
+/** What a worker is told it was handed: the executions with their step rows, or only their ids (too large for a notification). */
+export type HandedOff = { c: { row: ExecutionRow; steps: StepRow[] }[] } | { i: string[] };

@@ -1,0 +1,165 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Engine } from '../src/engine/engine.js';
+import { answerChannel, parseProcessMessage } from '../src/engine/cluster-messages.js';
+import { newId } from '../src/lib/ids.js';
+import { TEST_DATABASE_URL } from './support/dialects.js';
+import { edge, executionRow, node, workflowWith } from './support/engine-helpers.js';
+import { startWorker, until } from './support/cluster-helpers.js';
+import { createTestApp, type TestApp } from './support/test-app.js';
+
+/**
+ * Hand-off (engine/hand-off.ts): an API process gives each new execution to a live worker in the
+ * commit that creates it, within the cluster's limits, instead of announcing it for a claim.
+ * PostgreSQL only. The app here is an API process (its engine runs no steps); the "workers" are
+ * either engines of this process or channels the test listens on itself, announced on
+ * sy_workers as a worker announces itself, so what a commit hands over can be read as it is sent.
+ */
+const describePostgres = TEST_DATABASE_URL ? describe : describe.skip;
+
+describePostgres('cluster hand-off [postgres]', () => {
+  let t: TestApp;
+  let server: http.Server;
+  let gateUrl: string;
+  const held: http.ServerResponse[] = [];
+  const engines: Engine[] = [];
+  const unlisten: (() => void)[] = [];
+
+  beforeAll(async () => {
+    t = await createTestApp('postgres', { role: 'api', leaseMs: 1_000 });
+    // As `serve --role api` does: it listens (answers, the workers' announcements) and claims nothing.
+    await t.deps.engine.start();
+    server = http.createServer((_req, res) => held.push(res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    gateUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/gate`;
+  });
+  afterAll(async () => {
+    for (const res of held) res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    for (const stop of unlisten) stop();
+    for (const engine of engines) await engine.stop();
+    server.closeAllConnections();
+    server.close();
+    await t.close();
+  });
+
+  const notifier = () => t.database.notifier!;
+  const api = () => t.deps.engine.cluster!;
+  /** A worker that exists only as its announcement and its channel: what it is handed is recorded, nothing runs. */
+  const fakeWorker = async (capacity: number) => {
+    const id = newId();
+    const messages: string[] = [];
+    unlisten.push(await notifier().listen(answerChannel(id), (payload) => messages.push(payload)));
+    await notifier().notify(t.deps.db, 'sy_workers', `+${id};${capacity}`);
+    await until(() => api().knownWorkers().includes(id));
+    const leave = async () => {
+      await notifier().notify(t.deps.db, 'sy_workers', `-${id}`);
+      await until(() => !api().knownWorkers().includes(id));
+    };
+    return { id, messages, leave };
+  };
+  const run = async (workflowId: string) => {
+    const res = await t.request('POST', `/api/v1/workflows/${workflowId}/run`, { body: { data: { input: 'x'.repeat(10) } } });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    return res.body.execution_id as string;
+  };
+  const flow = (settings: Record<string, unknown> = {}) =>
+    workflowWith(t, `Flow ${newId()}`, { nodes: [node('hook', 'webhook'), node('call', 'http', { url: gateUrl })], edges: [edge('hook', 'call')], settings } as never, { activate: true });
+  const handed = (messages: string[]) => messages.map((payload) => parseProcessMessage(payload)?.handed).filter((message) => message !== undefined);
+
+  it('hands a new execution to the worker in the commit that creates it: running under its short lease, with its row and step rows in the notification', async () => {
+    const worker = await fakeWorker(64);
+    const id = await run(await flow());
+    const row = await executionRow(t, id);
+    expect(row).toMatchObject({ status: 'running', lease_owner: worker.id, run_at: null });
+    // The hand-off lease is the shorter of the lease (1 s here) and 5 s: counted from the commit on the database's clock.
+    const leaseLeft = Date.parse(row.lease_expires_at!) - Date.now();
+    expect(leaseLeft).toBeGreaterThan(0);
+    expect(leaseLeft).toBeLessThanOrEqual(1_000);
+    await until(() => handed(worker.messages).length === 1);
+    const message = handed(worker.messages)[0]!;
+    expect('c' in message && message.c.map((entry) => entry.row.id)).toEqual([id]);
+    if (!('c' in message)) return;
+    expect(message.c[0]!.row).toMatchObject({ status: 'running', lease_owner: worker.id, inputs: row.inputs });
+    expect(message.c[0]!.steps.map((step) => [step.node_id, step.status])).toEqual([['hook', 'completed']]);
+    await worker.leave();
+  });
+
+  it('hands no more than the worker’s capacity, the cluster’s running limit and the workflow’s own limit allow; the rest stays pending, announced as a turn', async () => {
+    const turns: string[] = [];
+    unlisten.push(await notifier().listen('sy_work', (payload) => turns.push(payload)));
+    const worker = await fakeWorker(2);
+    const limited = await flow({ concurrency_limit: 1 });
+    const first = await run(limited);
+    const second = await run(limited);
+    expect((await executionRow(t, first)).lease_owner).toBe(worker.id);
+    // The workflow's limit (1) is held by the first: the second is left for a claim.
+    expect(await executionRow(t, second)).toMatchObject({ status: 'pending', lease_owner: null });
+    await until(() => turns.some((payload) => payload.startsWith('~')));
+    // Older due work now waits (the second): nothing new overtakes it, even of another workflow.
+    const other = await flow();
+    const third = await run(other);
+    expect(await executionRow(t, third)).toMatchObject({ status: 'pending', lease_owner: null });
+    // Once nothing older waits, the worker's capacity (2, one used) takes one more, not two.
+    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null }).where('id', 'in', [second, third]).execute();
+    const fourth = await run(other);
+    const fifth = await run(other);
+    expect((await executionRow(t, fourth)).lease_owner).toBe(worker.id);
+    expect(await executionRow(t, fifth)).toMatchObject({ status: 'pending', lease_owner: null });
+    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', 'in', [first, fourth, fifth]).execute();
+    await worker.leave();
+  });
+
+  it('names the executions only when their rows would not fit a notification (the worker reads them)', async () => {
+    const worker = await fakeWorker(64);
+    const big = 'y'.repeat(9_000);
+    const res = await t.request('POST', `/api/v1/workflows/${await flow()}/run`, { body: { data: { input: big } } });
+    expect(res.status).toBe(202);
+    const id = res.body.execution_id as string;
+    await until(() => handed(worker.messages).length === 1);
+    expect(handed(worker.messages)[0]).toEqual({ i: [id] });
+    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', '=', id).execute();
+    await worker.leave();
+  });
+
+  it('a worker runs what it is handed, with no claim of its own; one handed to a worker that died is taken over when the short lease expires', async () => {
+    const quick = await workflowWith(t, `Quick ${newId()}`, { nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } })], edges: [edge('hook', 'a')] }, { activate: true });
+    // A worker that died unannounced: the API process still knows it, and hands it the next execution.
+    const dead = await fakeWorker(64);
+    const orphan = await run(quick);
+    expect((await executionRow(t, orphan)).lease_owner).toBe(dead.id);
+    await dead.leave();
+    // A live worker with no poll and no timers: only the hand-off can reach it.
+    const live = await startWorker(t, engines, { timers: false });
+    await until(() => api().knownWorkers().includes(live.cluster!.processId));
+    const id = await run(quick);
+    await until(async () => (await executionRow(t, id)).status === 'completed');
+    expect(await executionRow(t, orphan)).toMatchObject({ status: 'running', lease_owner: dead.id });
+    // The dead worker's short lease (1 s) runs out; a claim takes the execution over.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await live.cluster!.requestClaim(true);
+    await until(async () => (await executionRow(t, orphan)).status === 'completed');
+    engines.splice(engines.indexOf(live), 1);
+    await live.stop();
+    await until(() => !api().knownWorkers().includes(live.cluster!.processId));
+  });
+
+  it('a worker that has stopped claiming (a drain) gives back what it is handed at once, for the others', async () => {
+    const quick = await workflowWith(t, `Quick ${newId()}`, { nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } })], edges: [edge('hook', 'a')] }, { activate: true });
+    const draining = await startWorker(t, engines, { timers: false });
+    const id = draining.cluster!.processId;
+    await until(() => api().knownWorkers().includes(id));
+    draining.cluster!.stopClaiming();
+    await until(() => !api().knownWorkers().includes(id));
+    // Its leave crossed a hand-off: the API process still counts it.
+    await notifier().notify(t.deps.db, 'sy_workers', `+${id};64`);
+    await until(() => api().knownWorkers().includes(id));
+    const execution = await run(quick);
+    await until(async () => (await executionRow(t, execution)).lease_owner === null);
+    expect(await executionRow(t, execution)).toMatchObject({ status: 'running', lease_expires_at: null });
+    const other = await startWorker(t, engines, { timers: false });
+    await other.cluster!.requestClaim(true);
+    await until(async () => (await executionRow(t, execution)).status === 'completed');
+    await notifier().notify(t.deps.db, 'sy_workers', `-${id}`);
+  });
+});
