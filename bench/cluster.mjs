@@ -4,9 +4,10 @@
 // - `sqlite-all`: one `serve --role all` on SQLite (the default setup), the same loads;
 // - bare node:http and bare Fastify hello-world servers, the ceiling of this machine and client;
 // - a bare PostgreSQL handoff (servers/bare-pg-handoff.mjs): one API and two worker processes of
-//   plain node:http + pg doing the least the design costs (insert + NOTIFY, claim under a lease,
-//   the end's rows + answer NOTIFY: three statements), the same three loads. It is the floor of
-//   this design on this machine and in this hour, beside which the cluster's figures are read.
+//   plain node:http + pg doing the least the design costs (the insert handing the execution to a
+//   worker with its NOTIFY, then the end's rows + answer NOTIFY: two statements), the same three
+//   loads. It is the floor of this design on this machine and in this hour, beside which the
+//   cluster's figures are read.
 // Figures: immediate-mode completed executions/s (webhook -> code, 32 connections), claim
 // latency from the execution's commit to its first step's start (from the rows' timestamps, at
 // a light load of one delivery at a time, and under the throughput load), respond_step answer
@@ -262,12 +263,13 @@ ${baselines.map((b) => `| ${b.label}, 32 connections | informational | ${b.reque
   answer, which the worker sends to the API process by NOTIFY.
 - Bare PostgreSQL handoff (bench/servers/bare-pg-handoff.mjs, run first): node:http + pg in an
   API process and two workers on a scratch database of the same server, the same three loads.
-  A delivery is three autocommitted statements, one round trip each: the API's insert of the
-  execution and its trigger's step row with the NOTIFY; the claim of the worker whose turn it is
-  (id modulo 2) under a 30 s lease; the step rows, the execution's end and, for respond, the
-  answer's NOTIFY. Nothing batched, no limits, no logs, no sandbox, no tokens: the least this
-  design costs here, read as the floor of the cluster's figures (claim latency from its
-  \`inserted_at\` to the claim's \`started_at\`, both on the database's clock).
+  A delivery is two autocommitted statements, one round trip each, as the cluster's hand-off
+  makes it: the API's insert of the execution, already running under the lease of a worker
+  picked at random, and its trigger's step row, with a NOTIFY to that worker carrying what it
+  needs; then the worker's step rows, the execution's end and, for respond, the answer's NOTIFY.
+  Nothing batched, no limits, no logs, no sandbox, no tokens: the least this design costs here,
+  read as the floor of the cluster's figures (claim latency from its \`inserted_at\`, on the
+  database's clock, to the worker's receipt of the notification, on the same machine's clock).
 - Takeover: one worker alone takes ${cluster.takeover.executions} executions whose http step a local server
   holds; a second worker starts; the first is killed with SIGKILL and the server answers from
   then on; the time runs from the kill until all ${cluster.takeover.executions} are completed (${cluster.takeover.completed}

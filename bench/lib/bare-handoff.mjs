@@ -33,7 +33,7 @@ export async function measureBareHandoff({ durationS, lightDeliveries, delivery 
   const processes = [];
   try {
     await db.query(SCHEMA);
-    processes.push(await spawnServer(script, ['api', url.toString()], { id: 'bare-api' }));
+    processes.push(await spawnServer(script, ['api', url.toString(), '0/2'], { id: 'bare-api' }));
     for (const turn of ['0/2', '1/2']) processes.push(await spawnServer(script, ['worker', url.toString(), turn], { id: `bare-worker-${turn}` }));
     const origin = processes[0].baseUrl;
     const headers = { 'content-type': 'application/json' };
