@@ -85,7 +85,7 @@ describePostgres('cluster hand-off [postgres]', () => {
     await worker.leave();
   });
 
-  it('hands no more than the worker’s capacity, the cluster’s running limit and the workflow’s own limit allow; the rest stays pending, announced as a turn', async () => {
+  it('hands no more than the worker’s capacity and the workflow’s own limit allow, and nothing past older due work; the rest stays pending, announced as a turn', async () => {
     const turns: string[] = [];
     unlisten.push(await notifier().listen('sy_work', (payload) => turns.push(payload)));
     const worker = await fakeWorker(2);
@@ -96,17 +96,33 @@ describePostgres('cluster hand-off [postgres]', () => {
     // The workflow's limit (1) is held by the first: the second is left for a claim.
     expect(await executionRow(t, second)).toMatchObject({ status: 'pending', lease_owner: null });
     await until(() => turns.some((payload) => payload.startsWith('~')));
-    // Older due work now waits (the second): nothing new overtakes it, even of another workflow.
+    // Work held back by its own workflow's limit is no backlog for another workflow.
     const other = await flow();
     const third = await run(other);
-    expect(await executionRow(t, third)).toMatchObject({ status: 'pending', lease_owner: null });
-    // Once nothing older waits, the worker's capacity (2, one used) takes one more, not two.
-    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null }).where('id', 'in', [second, third]).execute();
+    expect((await executionRow(t, third)).lease_owner).toBe(worker.id);
+    // The worker's capacity (2) is full now.
     const fourth = await run(other);
+    expect(await executionRow(t, fourth)).toMatchObject({ status: 'pending', lease_owner: null });
+    // Room again, but the fourth is older due work: nothing new overtakes it.
+    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', '=', third).execute();
     const fifth = await run(other);
-    expect((await executionRow(t, fourth)).lease_owner).toBe(worker.id);
     expect(await executionRow(t, fifth)).toMatchObject({ status: 'pending', lease_owner: null });
-    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', 'in', [first, fourth, fifth]).execute();
+    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', 'in', [first, second, fourth, fifth]).execute();
+    await worker.leave();
+  });
+
+  it('hands nothing past the cluster’s running limit', async () => {
+    const worker = await fakeWorker(1_000);
+    const quick = await flow();
+    // Nothing else runs or waits (earlier tests' executions are put out of the way).
+    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('status', 'in', ['pending', 'running', 'waiting']).execute();
+    // The app's limit is the default, 64: 64 are handed over, the 65th is not.
+    const ids: string[] = [];
+    for (let i = 0; i < 65; i += 1) ids.push(await run(quick));
+    const rows = await t.deps.db.selectFrom('executions').select(['id', 'lease_owner']).where('id', 'in', ids).execute();
+    expect(rows.filter((row) => row.lease_owner === worker.id)).toHaveLength(64);
+    expect(rows.find((row) => row.id === ids[64])!.lease_owner).toBeNull();
+    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', 'in', ids).execute();
     await worker.leave();
   });
 

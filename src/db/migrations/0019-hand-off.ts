@@ -11,9 +11,10 @@ const STEP_COLUMNS = `id, workspace_id, workflow_execution_id, node_id, status, 
 /**
  * PostgreSQL only: `sy_admit_handing_off`, an API process's admission that hands the new
  * executions to a live worker in the commit that creates them (engine/hand-off.ts says when and
- * why). It inserts the executions (`pending`) and their step rows, then, unless older due work
- * is waiting (a backlog is claimed oldest first, and nothing new may overtake it), takes the
- * claims' advisory lock and makes as many of them as the limits allow `running` under the
+ * why). It inserts the executions (`pending`) and their step rows, takes the claims' advisory
+ * lock, counts, and, unless older due work waits (a backlog is claimed oldest first, and nothing
+ * new may overtake it; work of a workflow at its own limit does not count, as only that
+ * workflow's runs ending lets it in), makes as many of them as the limits allow `running` under the
  * worker's lease (`p_lease_ms`, short: the worker lengthens it once it has them): the cluster's
  * running limit, each workflow's own, and the worker's capacity (its live leases). Those go to
  * the worker in one notification on `p_channel`: `{"k": "h", "c": [{row, steps}]}`, or
@@ -40,6 +41,7 @@ declare
   v_mine integer := 0;
   v_n integer;
   v_ids text[] := '{}';
+  v_blocked text[] := '{}';
   v_payload text;
 begin
   insert into executions (${sql.raw(EXECUTION_COLUMNS)})
@@ -49,19 +51,22 @@ begin
       select ${sql.raw(STEP_COLUMNS)} from jsonb_populate_recordset(null::execution_steps, p_steps);
   end if;
   select array_agg(e ->> 'id') into v_new from jsonb_array_elements(p_executions) as e;
+  perform pg_advisory_xact_lock(1398210561);
+  v_db_now := to_char(clock_timestamp() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
+  for r in
+    select workflow_id, min(concurrency_limit) as lim, count(*)::integer as live, (count(*) filter (where lease_owner = p_owner))::integer as mine
+    from executions where status = 'running' and lease_expires_at > v_db_now group by workflow_id
+  loop
+    v_counts := v_counts || jsonb_build_object(r.workflow_id, r.live);
+    v_total := v_total + r.live;
+    v_mine := v_mine + r.mine;
+    if r.lim is not null and r.live >= r.lim then v_blocked := array_append(v_blocked, r.workflow_id); end if;
+  end loop;
+  -- Due work of a workflow at its own limit is no backlog: only that workflow's end lets it in.
   if not exists (
-    select 1 from executions where run_at <= p_now and status in ('pending', 'waiting') and not (id = any(v_new)) limit 1
+    select 1 from executions where run_at <= p_now and status in ('pending', 'waiting') and not (id = any(v_new))
+      and not (workflow_id = any(v_blocked)) limit 1
   ) then
-    perform pg_advisory_xact_lock(1398210561);
-    v_db_now := to_char(clock_timestamp() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
-    for r in
-      select workflow_id, count(*)::integer as live, (count(*) filter (where lease_owner = p_owner))::integer as mine from executions
-      where status = 'running' and lease_expires_at > v_db_now group by workflow_id
-    loop
-      v_counts := v_counts || jsonb_build_object(r.workflow_id, r.live);
-      v_total := v_total + r.live;
-      v_mine := v_mine + r.mine;
-    end loop;
     for r in
       select e ->> 'id' as id, e ->> 'workflow_id' as workflow_id, (e ->> 'concurrency_limit')::integer as lim
       from jsonb_array_elements(p_executions) with ordinality as x(e, i) order by x.i
