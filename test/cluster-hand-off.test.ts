@@ -1,8 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/engine/engine.js';
-import { answerChannel, parseProcessMessage } from '../src/engine/cluster-messages.js';
+import { answerChannel, parseProcessMessage, workerConnectionName } from '../src/engine/cluster-messages.js';
 import { newId } from '../src/lib/ids.js';
 import { TEST_DATABASE_URL } from './support/dialects.js';
 import { edge, executionRow, node, workflowWith } from './support/engine-helpers.js';
@@ -45,18 +46,31 @@ describePostgres('cluster hand-off [postgres]', () => {
 
   const notifier = () => t.database.notifier!;
   const api = () => t.deps.engine.cluster!;
-  /** A worker that exists only as its announcement and its channel: what it is handed is recorded, nothing runs. */
+  /**
+   * A worker that exists only as its announcement and its own listening connection, named as a
+   * worker names it: what it is handed is recorded, nothing runs. `die()` closes the connection.
+   */
   const fakeWorker = async (capacity: number) => {
     const id = newId();
     const messages: string[] = [];
-    unlisten.push(await notifier().listen(answerChannel(id), (payload) => messages.push(payload)));
+    const connection = new pg.Client({ connectionString: t.database.url!, application_name: workerConnectionName(id) });
+    await connection.connect();
+    connection.on('notification', (message) => messages.push(message.payload ?? ''));
+    await connection.query(`LISTEN ${answerChannel(id)}`);
+    let open = true;
+    const die = async () => {
+      if (open) await connection.end();
+      open = false;
+    };
+    unlisten.push(() => void die());
     await notifier().notify(t.deps.db, 'sy_workers', `+${id};${capacity}`);
     await until(() => api().knownWorkers().includes(id));
     const leave = async () => {
       await notifier().notify(t.deps.db, 'sy_workers', `-${id}`);
       await until(() => !api().knownWorkers().includes(id));
+      await die();
     };
-    return { id, messages, leave };
+    return { id, messages, leave, die };
   };
   const run = async (workflowId: string) => {
     const res = await t.request('POST', `/api/v1/workflows/${workflowId}/run`, { body: { data: { input: 'x'.repeat(10) } } });
@@ -138,26 +152,51 @@ describePostgres('cluster hand-off [postgres]', () => {
     await worker.leave();
   });
 
-  it('a worker runs what it is handed, with no claim of its own; one handed to a worker that died is taken over when the short lease expires', async () => {
-    const quick = await workflowWith(t, `Quick ${newId()}`, { nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } })], edges: [edge('hook', 'a')] }, { activate: true });
-    // A worker that died unannounced: the API process still knows it, and hands it the next execution.
+  it('hands nothing to a worker whose listening connection is gone (killed, cut off), though it is still announced', async () => {
+    const quick = await flow();
     const dead = await fakeWorker(64);
-    const orphan = await run(quick);
-    expect((await executionRow(t, orphan)).lease_owner).toBe(dead.id);
+    await dead.die();
+    const id = await run(quick);
+    expect(await executionRow(t, id)).toMatchObject({ status: 'pending', lease_owner: null });
+    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null }).where('id', '=', id).execute();
     await dead.leave();
+  });
+
+  it('a worker runs what it is handed, with no claim of its own; what a worker dying just after the hand-off had is taken over when the short lease expires', async () => {
+    const quick = await workflowWith(t, `Quick ${newId()}`, { nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } })], edges: [edge('hook', 'a')] }, { activate: true });
+    const dying = await fakeWorker(64);
+    const orphan = await run(quick);
+    expect((await executionRow(t, orphan)).lease_owner).toBe(dying.id);
+    await dying.leave();
     // A live worker with no poll and no timers: only the hand-off can reach it.
     const live = await startWorker(t, engines, { timers: false });
     await until(() => api().knownWorkers().includes(live.cluster!.processId));
     const id = await run(quick);
     await until(async () => (await executionRow(t, id)).status === 'completed');
-    expect(await executionRow(t, orphan)).toMatchObject({ status: 'running', lease_owner: dead.id });
-    // The dead worker's short lease (1 s) runs out; a claim takes the execution over.
+    expect(await executionRow(t, orphan)).toMatchObject({ status: 'running', lease_owner: dying.id });
+    // The dying worker's short lease (1 s) runs out; a claim takes the execution over.
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     await live.cluster!.requestClaim(true);
     await until(async () => (await executionRow(t, orphan)).status === 'completed');
     engines.splice(engines.indexOf(live), 1);
     await live.stop();
     await until(() => !api().knownWorkers().includes(live.cluster!.processId));
+  });
+
+  it('spreads a commit’s executions over the workers, each to the one with the most room', async () => {
+    const quick = await flow();
+    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('status', 'in', ['pending', 'running', 'waiting']).execute();
+    const small = await fakeWorker(1);
+    const large = await fakeWorker(3);
+    // Four deliveries at once: one group commit, most likely; whatever the batches, 3 go to the larger and 1 to the smaller.
+    const ids = await Promise.all([0, 1, 2, 3].map(() => run(quick)));
+    const rows = await t.deps.db.selectFrom('executions').select(['id', 'lease_owner']).where('id', 'in', ids).execute();
+    expect(rows.filter((row) => row.lease_owner === large.id)).toHaveLength(3);
+    expect(rows.filter((row) => row.lease_owner === small.id)).toHaveLength(1);
+    await until(() => handed(small.messages).length >= 1 && handed(large.messages).length >= 1);
+    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', 'in', ids).execute();
+    await small.leave();
+    await large.leave();
   });
 
   it('a worker that has stopped claiming (a drain) gives back what it is handed at once, for the others', async () => {

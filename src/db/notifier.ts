@@ -29,6 +29,12 @@ export interface Notifier {
    * dropped and made again). Used where "a write shows on the next request" must hold.
    */
   sync(): Promise<boolean>;
+  /**
+   * Names the listening connection (`application_name`, now and after every reconnection), so
+   * others can tell from `pg_stat_activity` that this process hears its notifications: an API
+   * process hands work only to workers whose listening connection is up (engine/hand-off.ts).
+   */
+  identify(name: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -77,7 +83,18 @@ export class PgNotifier implements Notifier {
   /** The last command sent on each listening connection: the next one waits for it (see command). */
   private readonly commands = new WeakMap<pg.Client, Promise<unknown>>();
 
+  /** The listening connection's `application_name` (see `identify`). */
+  private name: string | null = null;
+
   constructor(private readonly url: string) {}
+
+  async identify(name: string): Promise<void> {
+    if (!/^[a-z0-9_]{1,63}$/.test(name)) throw new Error(`"${name}" is not a valid connection name`);
+    this.name = name;
+    // A connection being made may have read the name before it was set: it is named here too.
+    const client = this.client ?? (this.connecting ? await this.connecting.catch(() => null) : null);
+    if (client) await this.command(client, `SET application_name = '${name}'`);
+  }
 
   async listen(channel: string, handler: NotificationHandler): Promise<() => void> {
     assertChannel(channel);
@@ -191,6 +208,7 @@ export class PgNotifier implements Notifier {
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
     await client.connect();
+    if (this.name !== null) await this.command(client, `SET application_name = '${this.name}'`);
     for (const channel of this.handlers.keys()) await this.command(client, `LISTEN ${channel}`);
     if (this.closed) {
       await client.end().catch(() => {});

@@ -23,6 +23,11 @@ export function answerChannel(processId: string): string {
   return `sy_answer_${processId.replace(/-/g, '')}`;
 }
 
+/** The name (`application_name`) of a worker's listening connection: `sy_admit_handing_off` (migration 0019) looks it up in `pg_stat_activity`. */
+export function workerConnectionName(processId: string): string {
+  return `sy_worker_${processId.replace(/-/g, '')}`;
+}
+
 /**
  * An answer for the process holding a synchronous delivery: `r` a respond step's answer, `e`
  * the end. Values too large for a notification stay out (`v`/`o` absent): the receiver reads

@@ -3,7 +3,7 @@ import type { Database } from '../db/schema.js';
 import type { Notifier } from '../db/notifier.js';
 import type { Clock } from '../lib/clock.js';
 import { transactionBuffer } from '../db/transaction-buffer.js';
-import { answerChannel, answerPayload, CANCEL_CHANNEL, parseProcessMessage, WORK_CHANNEL, WORKERS_CHANNEL, type AnswerMessage } from './cluster-messages.js';
+import { answerChannel, answerPayload, CANCEL_CHANNEL, parseProcessMessage, WORK_CHANNEL, WORKERS_CHANNEL, workerConnectionName, type AnswerMessage } from './cluster-messages.js';
 import { claimExecutions, heldExecutions, holdsLease, nextForeignExpiry, releaseLeases, renewLeases, updateHeldExecution, type Claimed } from './cluster-store.js';
 import type { ExecutionRow, StepRow } from './execution-store.js';
 import { HANDOFF_LEASE_MS, HandOff, type HandedOff } from './hand-off.js';
@@ -117,6 +117,8 @@ export class Cluster implements RunCoordination {
       this.askWorkers();
       return;
     }
+    // API processes hand work only to workers whose listening connection is up (by this name).
+    await notifier.identify(workerConnectionName(this.processId));
     this.unlisten.push(
       await notifier.listen(WORK_CHANNEL, (payload) => {
         if (payload.startsWith('~')) return this.turnArrived(payload);
@@ -373,8 +375,8 @@ export class Cluster implements RunCoordination {
 
   /**
    * In the group commit of an API process, instead of inserting a new `pending` execution and
-   * announcing it: hands it to a live worker, chosen at random for the whole commit, within the
-   * limits (hand-off.ts; whatever they leave is announced as a turn). False when this process
+   * announcing it: hands it to the live worker with the most room (of equals, one at random),
+   * within the limits (hand-off.ts; whatever they leave is announced as a turn). False when this process
    * runs steps itself (it claims what it admits at once), knows no worker, or the commit does
    * not gather its writes: the caller inserts and announces as usual.
    */
@@ -384,11 +386,10 @@ export class Cluster implements RunCoordination {
     if (!buffer) return false;
     let handOff = this.handOffs.get(trx);
     if (handOff === undefined) {
-      // Chosen once for the commit: one whose first execution found no worker inserts them all the usual way.
-      const workers = this.turns.others().filter((worker) => worker.capacity > 0);
-      const worker = workers[Math.floor(Math.random() * workers.length)];
+      // Decided once for the commit: one whose first execution found no worker inserts them all the usual way.
+      const workers = shuffled(this.turns.others().filter((worker) => worker.capacity > 0));
       const { maxRunning, leaseMs } = this.settings;
-      const made = worker ? new HandOff({ owner: worker.id, capacity: worker.capacity, channel: answerChannel(worker.id), maxRunning, leaseMs, turn: this.turnOf(trx) }) : null;
+      const made = workers.length > 0 ? new HandOff({ workers, maxRunning, leaseMs, turn: this.turnOf(trx) }) : null;
       if (made) buffer.gatherer('hand-off', () => made);
       this.handOffs.set(trx, made);
       handOff = made;
@@ -435,4 +436,14 @@ export class Cluster implements RunCoordination {
     }, Math.min(this.settings.leaseMs, HANDOFF_LEASE_MS) / 4);
     this.accepting.unref();
   }
+}
+
+/** A copy in random order (Fisher-Yates). */
+function shuffled<T>(items: T[]): T[] {
+  const copy = items.slice();
+  for (let i = copy.length - 1; i > 0; i -= 1) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+  }
+  return copy;
 }

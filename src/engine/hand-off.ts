@@ -14,29 +14,26 @@ type Db = Kysely<Database> | Transaction<Database>;
  */
 export const HANDOFF_LEASE_MS = 5_000;
 
-/** Who a group commit of an API process hands its new executions to. */
+/** Whom a group commit of an API process may hand its new executions to. */
 export interface HandOffTarget {
-  /** The worker's process id (the lease owner). */
-  owner: string;
-  /** Executions it runs at once (it said so when it announced itself). */
-  capacity: number;
-  /** The worker's own channel (its answer channel). */
-  channel: string;
+  /** The live workers this process knows, with the executions each said it runs at once, in the order of preference among equals. */
+  workers: { id: string; capacity: number }[];
   maxRunning: number;
   leaseMs: number;
-  /** The turn announced for those the limits leave `pending`. */
+  /** The turn announced for those left `pending`. */
   turn: string;
 }
 
 /**
- * Hand-off (DESIGN.md principle 1, docs/architecture.md "Hand-off"): an API process that knows a
- * live worker gives it the executions it creates in the commit that creates them, within the
- * cluster's limits, instead of announcing them for a worker to claim. The claim was a round
+ * Hand-off (DESIGN.md principle 1, docs/architecture.md "Refinements"): an API process that
+ * knows live workers gives them the executions it creates in the commit that creates them, each
+ * to the one with the most room, within the cluster's limits, instead of announcing them for a
+ * worker to claim. The claim was a round
  * trip of its own between every delivery's commit and its first step: ~2 of a light delivery's
  * ~4.3 ms on this 2-core machine (bench/results/cluster.md). Gathered like the other writes of a
  * group commit (transaction-buffer.ts): one call of `sy_admit_handing_off` (migration 0019)
- * inserts the batch's executions and step rows, assigns what the limits allow and notifies the
- * worker, inside the commit's single statement.
+ * inserts the batch's executions and step rows, assigns what the limits allow to workers whose
+ * listening connection is up and notifies each, inside the commit's single statement.
  */
 export class HandOff implements GatheredWrites {
   readonly table = 'executions' as const;
@@ -78,8 +75,10 @@ export class HandOff implements GatheredWrites {
   }
 
   private call(): RawBuilder<boolean> {
-    const { owner, capacity, maxRunning, leaseMs, channel, turn } = this.target;
-    const call = sql<boolean>`sy_admit_handing_off(${JSON.stringify(this.executions)}::jsonb, ${JSON.stringify(this.steps)}::jsonb, ${this.now}, ${owner}, ${capacity}, ${maxRunning}, ${Math.min(leaseMs, HANDOFF_LEASE_MS)}, ${channel}, ${turn})`;
+    const { workers, maxRunning, leaseMs, turn } = this.target;
+    const ids = workers.map((worker) => worker.id);
+    const capacities = workers.map((worker) => worker.capacity);
+    const call = sql<boolean>`sy_admit_handing_off(${JSON.stringify(this.executions)}::jsonb, ${JSON.stringify(this.steps)}::jsonb, ${this.now}, ${ids}::text[], ${capacities}::integer[], ${maxRunning}, ${Math.min(leaseMs, HANDOFF_LEASE_MS)}, ${turn})`;
     this.executions = [];
     this.steps = [];
     return call;
