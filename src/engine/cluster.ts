@@ -376,9 +376,9 @@ export class Cluster implements RunCoordination {
   /**
    * In the group commit of an API process, instead of inserting a new `pending` execution and
    * announcing it: hands it to the live worker with the most room (of equals, one at random),
-   * within the limits (hand-off.ts; whatever they leave is announced as a turn). False when this process
-   * runs steps itself (it claims what it admits at once), knows no worker, or the commit does
-   * not gather its writes: the caller inserts and announces as usual.
+   * within the limits (hand-off.ts; whatever they leave is announced as a turn). False when
+   * this process runs steps itself (it claims what it admits at once), knows no worker, or the
+   * commit does not gather its writes: the caller inserts and announces as usual.
    */
   handOff(trx: Transaction<Database>, row: ExecutionRow, steps: readonly StepRow[]): boolean {
     if (this.settings.runsSteps) return false;

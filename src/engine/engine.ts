@@ -316,8 +316,8 @@ export class Engine extends EngineRuns {
   /**
    * In a cluster a new execution is committed `pending` with a notification for the workers;
    * the one that claims it runs it (this process first, when it runs steps). An API process
-   * hands it to a worker in the same commit instead, where the limits allow (hand-off.ts). `awaited`: this
-   * process holds a caller waiting for its answer, which the worker sends to it.
+   * hands it to a worker in the same commit instead, where the limits allow (hand-off.ts).
+   * `awaited`: this process holds a caller waiting for its answer, which the worker sends to it.
    */
   private async admitToCluster(cluster: Cluster, identity: ExecutionIdentity, plan: GraphPlan, steps: StepRow[], alsoWrite: StartRun['alsoWrite'], awaited: boolean): Promise<{ execution_id: string; status: ExecutionStatus }> {
     const row = newExecutionRow(identity, 'pending', steps.length, this.options.clock.now(), plan.settings.concurrencyLimit, awaited ? cluster.processId : null);
