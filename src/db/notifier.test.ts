@@ -51,6 +51,22 @@ describe.skipIf(!TEST_DATABASE_URL)('PgNotifier [postgres]', () => {
     expect(await again).toBe('after');
   });
 
+  it('names its listening connection, and names it again after the connection is killed and made anew', async () => {
+    const named = async () => (await sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database() and application_name = 'sy_worker_test'`.execute(database.db)).rows;
+    await notifier.listen('sy_test_named', () => {});
+    await notifier.identify('sy_worker_test');
+    const [first] = await named();
+    expect(first).toBeDefined();
+    let reconnects = 0;
+    notifier.onReconnect(() => (reconnects += 1));
+    await sql`select pg_terminate_backend(${first!.pid})`.execute(database.db);
+    for (let i = 0; i < 100 && reconnects === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    const again = await named();
+    expect(again).toHaveLength(1);
+    expect(again[0]!.pid).not.toBe(first!.pid);
+    await expect(notifier.identify("x'; drop table y; --")).rejects.toThrow('not a valid connection name');
+  });
+
   it('sync resolves only after every message committed before it has reached its handler', async () => {
     const received: string[] = [];
     await notifier.listen('sy_test_sync', (payload) => received.push(payload));
