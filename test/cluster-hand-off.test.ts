@@ -215,6 +215,34 @@ describePostgres('cluster hand-off [postgres]', () => {
     const other = await startWorker(t, engines, { timers: false });
     await other.cluster!.requestClaim(true);
     await until(async () => (await executionRow(t, execution)).status === 'completed');
+    for (const engine of [draining, other]) {
+      engines.splice(engines.indexOf(engine), 1);
+      await engine.stop();
+    }
+    await until(() => !api().knownWorkers().includes(other.cluster!.processId));
     await notifier().notify(t.deps.db, 'sy_workers', `-${id}`);
+    await until(() => !api().knownWorkers().includes(id));
+  });
+
+  it('hands over the executions a platform event starts (runMany) in the commit with its extra write', async () => {
+    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('status', 'in', ['pending', 'running', 'waiting']).execute();
+    const worker = await fakeWorker(64);
+    const workflowIds = [await flow(), await flow()];
+    const snapshots = await t.deps.db.selectFrom('workflows').select(['id', 'active_snapshot_id']).where('id', 'in', workflowIds).execute();
+    const starts = snapshots.map((row) => ({ workspaceId: t.workspaces.main, workflowId: row.id, snapshotId: row.active_snapshot_id!, userId: null, trigger: { method: 'EVENT', headers: {}, query: {}, body: {} } }));
+    let marked: string[] = [];
+    const started = await t.deps.engine.runMany(starts, async (_trx, ids) => {
+      marked = ids;
+    });
+    const ids = started.map((entry) => entry.execution_id);
+    expect(marked).toEqual(ids);
+    const rows = await t.deps.db.selectFrom('executions').select(['id', 'status', 'lease_owner']).where('id', 'in', ids).execute();
+    expect(rows.map((row) => [row.status, row.lease_owner])).toEqual([
+      ['running', worker.id],
+      ['running', worker.id],
+    ]);
+    await until(() => handed(worker.messages).some((message) => 'c' in message && message.c.length === 2));
+    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', 'in', ids).execute();
+    await worker.leave();
   });
 });
