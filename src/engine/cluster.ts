@@ -5,7 +5,7 @@ import type { Clock } from '../lib/clock.js';
 import { transactionBuffer } from '../db/transaction-buffer.js';
 import { answerChannel, answerPayload, CANCEL_CHANNEL, parseProcessMessage, WORK_CHANNEL, WORKERS_CHANNEL, workerConnectionName, type AnswerMessage } from './cluster-messages.js';
 import { claimExecutions, heldExecutions, holdsLease, nextForeignExpiry, releaseLeases, renewLeases, updateHeldExecution, type Claimed } from './cluster-store.js';
-import type { ExecutionRow, StepRow } from './execution-store.js';
+import { insertExecution, type ExecutionRow, type StepRow } from './execution-store.js';
 import { HANDOFF_LEASE_MS, HandOff, type HandedOff } from './hand-off.js';
 import type { RunCoordination, RunNews } from './run-coordination.js';
 import { turnToken, WorkerTurns } from './worker-turns.js';
@@ -374,13 +374,22 @@ export class Cluster implements RunCoordination {
   }
 
   /**
-   * In the group commit of an API process, instead of inserting a new `pending` execution and
-   * announcing it: hands it to the live worker with the most room (of equals, one at random),
-   * within the limits (hand-off.ts; whatever they leave is announced as a turn). False when
-   * this process runs steps itself (it claims what it admits at once), knows no worker, or the
-   * commit does not gather its writes: the caller inserts and announces as usual.
+   * A new `pending` execution in this commit: an API process hands it to a worker (`handOff`);
+   * otherwise it is inserted and announced as a turn.
    */
-  handOff(trx: Transaction<Database>, row: ExecutionRow, steps: readonly StepRow[]): boolean {
+  async admit(trx: Transaction<Database>, row: ExecutionRow, steps: StepRow[]): Promise<void> {
+    if (this.handOff(trx, row, steps)) return;
+    await insertExecution(trx, row, steps);
+    await this.announceWork(trx);
+  }
+
+  /**
+   * In the group commit of an API process: hands the execution to the live worker with the
+   * most room (of equals, one at random), within the limits (hand-off.ts; whatever they leave is
+   * announced as a turn). False when this process runs steps itself (it claims what it admits
+   * at once), knows no worker, or the commit does not gather its writes.
+   */
+  private handOff(trx: Transaction<Database>, row: ExecutionRow, steps: readonly StepRow[]): boolean {
     if (this.settings.runsSteps) return false;
     const buffer = transactionBuffer(trx);
     if (!buffer) return false;

@@ -164,7 +164,6 @@ export class Engine extends EngineRuns {
    */
   async runMany(starts: StartRun[], alsoWrite?: (trx: Transaction<Database>, executionIds: string[]) => Promise<void>): Promise<{ execution_id: string; status: ExecutionStatus }[]> {
     const entries = await this.pendingEntries(starts);
-    const { cluster } = this;
     // A start with an observer (an SMS answered through a respond step) is watched from before
     // its commit, so an answer cannot come before the watch; a failed commit forgets it.
     const observed: string[] = [];
@@ -175,15 +174,8 @@ export class Engine extends EngineRuns {
     });
     try {
       await this.batcher.write(async (trx) => {
-        // An API process hands them to a worker in this commit where it can (hand-off.ts).
-        let announce = false;
-        for (const entry of entries) {
-          if (cluster?.handOff(trx, entry.row, entry.steps)) continue;
-          await insertExecution(trx, entry.row, entry.steps);
-          announce = true;
-        }
+        for (const entry of entries) await this.admitPending(trx, entry);
         if (alsoWrite) await alsoWrite(trx, entries.map((entry) => entry.row.id));
-        if (cluster && announce) await cluster.announceWork(trx);
       });
     } catch (error) {
       for (const id of observed) this.answers.forget(id);
@@ -201,16 +193,19 @@ export class Engine extends EngineRuns {
    */
   async runSelected(starts: StartRun[], select: (trx: Transaction<Database>) => Promise<ReadonlySet<number>>): Promise<{ execution_id: string; status: ExecutionStatus }[]> {
     const entries = await this.pendingEntries(starts);
-    const { cluster } = this;
     let chosen: QueuedStart[] = [];
     await this.batcher.write(async (trx) => {
       const indexes = await select(trx);
       chosen = entries.filter((_, index) => indexes.has(index));
-      for (const entry of chosen) await insertExecution(trx, entry.row, entry.steps);
-      if (cluster && chosen.length > 0) await cluster.announceWork(trx);
+      for (const entry of chosen) await this.admitPending(trx, entry);
     });
     this.startPending(chosen);
     return chosen.map((entry) => ({ execution_id: entry.row.id, status: 'pending' as const }));
+  }
+
+  /** A new `pending` execution in this commit: in a cluster handed to a worker or announced (Cluster.admit); alone, inserted. */
+  private admitPending(trx: Transaction<Database>, entry: { row: ExecutionRow; steps: StepRow[] }): Promise<void> {
+    return this.cluster ? this.cluster.admit(trx, entry.row, entry.steps) : insertExecution(trx, entry.row, entry.steps);
   }
 
   /** Plans of many snapshots in one read (see PlanCache.loadMany); missing snapshots are absent. */
@@ -322,11 +317,8 @@ export class Engine extends EngineRuns {
   private async admitToCluster(cluster: Cluster, identity: ExecutionIdentity, plan: GraphPlan, steps: StepRow[], alsoWrite: StartRun['alsoWrite'], awaited: boolean): Promise<{ execution_id: string; status: ExecutionStatus }> {
     const row = newExecutionRow(identity, 'pending', steps.length, this.options.clock.now(), plan.settings.concurrencyLimit, awaited ? cluster.processId : null);
     await this.batcher.write(async (trx) => {
-      // An API process hands it to a worker in this commit where it can (hand-off.ts).
-      const handed = cluster.handOff(trx, row, steps);
-      if (!handed) await insertExecution(trx, row, steps);
+      await cluster.admit(trx, row, steps);
       if (alsoWrite) await alsoWrite(trx, row.id);
-      if (!handed) await cluster.announceWork(trx);
     });
     void cluster.requestClaim(true);
     return { execution_id: row.id, status: 'pending' };

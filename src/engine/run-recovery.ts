@@ -3,10 +3,11 @@
  * when one of its commits cannot land (the database was busy past its timeout, the disk full, an
  * I/O error): its last commit stands, and the execution stays `running`, until its next start
  * on SQLite, and in a cluster until another worker takes its expired lease over (a worker never
- * takes over its own, so a lone worker would also wait for its next start). Three attempts, further and further apart: enough to ride out a busy or full
- * database, and bounded, since each attempt runs the step that was in flight again (its effects
- * at least once, as after a restart) and a commit that fails for good must not repeat them for
- * ever. After the last, the execution waits for the next start, and the error says so.
+ * takes over its own, so a lone worker would also wait for its next start). Three attempts,
+ * further and further apart: enough to ride out a busy or full database, and bounded, since
+ * each attempt runs the step that was in flight again (its effects at least once, as after a
+ * restart) and a commit that fails for good must not repeat them for ever. After the last, the
+ * execution waits for the next start, and the error says so.
  */
 export const RECOVERY_DELAYS_MS: readonly number[] = [1_000, 5_000, 30_000];
 

@@ -9,10 +9,10 @@ import type { PostgresPool, PostgresPoolClient } from 'kysely';
  * statements on a delivery's path that was over half of their cost: the API's insert of an
  * execution spent 0.23 ms parsing and 0.14 ms planning and binding against 0.26 ms executing, a
  * worker's group commit 0.30 and 0.27 ms against 0.30 ms (PostgreSQL's statement log, 300
- * deliveries one at a time; docs/architecture.md). A named statement skips the parse on every later
- * use on its connection, and after five executions PostgreSQL keeps its generic plan when that
- * costs no more than the custom ones (always so for the inserts and updates by key), skipping
- * the plan as well.
+ * deliveries one at a time; docs/architecture.md). A named statement skips the parse on every
+ * later use on its connection, and after five executions PostgreSQL keeps its generic plan when
+ * that costs no more than the custom ones (always so for the inserts and updates by key),
+ * skipping the plan as well.
  *
  * A text is named from its second use, so one-off texts (a list filter's `in` list of a length
  * seen once) stay unnamed. At most `cap` texts hold names at a time: each stays prepared, with
@@ -21,8 +21,8 @@ import type { PostgresPool, PostgresPoolClient } from 'kysely';
  * connection deallocates its statements before its next query outside a transaction, and the
  * texts in use are named afresh from their next two uses, so a long-running process keeps naming
  * what it runs now rather than what it ran first. The texts seen once are dropped when they
- * pass `trackCap` (a group commit's text can be tens of kB). Queries without parameters (`begin`, `commit`) keep the
- * simple protocol, which costs less than any prepared statement.
+ * pass `trackCap` (a group commit's text can be tens of kB). Queries without parameters
+ * (`begin`, `commit`) keep the simple protocol, which costs less than any prepared statement.
  *
  * A table whose columns change while the process runs (a migration run by a newer version
  * beside it) makes PostgreSQL refuse a prepared statement that reads it with `*` ("cached plan
