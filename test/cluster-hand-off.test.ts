@@ -99,6 +99,30 @@ describePostgres('cluster hand-off [postgres]', () => {
     await worker.leave();
   });
 
+  it('inserts a handed-off execution running, as one row version: no pending version left dead behind it (migration 0020)', async () => {
+    const worker = await fakeWorker(64);
+    const template = await executionRow(t, await run(await flow()));
+    const id = newId();
+    const now = new Date().toISOString();
+    const row = { ...template, id, status: 'pending', run_at: now, lease_owner: null, lease_expires_at: null, started_at: null, inserted_at: now, updated_at: now };
+    const client = new pg.Client({ connectionString: t.database.url! });
+    await client.connect();
+    try {
+      await client.query('begin');
+      await client.query('select sy_admit_handing_off($1::jsonb, $2::jsonb, $3, $4::text[], $5::integer[], $6, $7, $8)', [JSON.stringify([row]), '[]', now, [worker.id], [64], 64, 5_000, null]);
+      // This transaction's own counts of row versions written to executions.
+      const written = await client.query(`select pg_stat_get_xact_tuples_inserted('executions'::regclass)::integer as inserted, pg_stat_get_xact_tuples_updated('executions'::regclass)::integer as updated`);
+      expect(written.rows[0]).toEqual({ inserted: 1, updated: 0 });
+      const inserted = await client.query('select status, lease_owner, run_at, started_at from executions where id = $1', [id]);
+      expect(inserted.rows[0]).toEqual({ status: 'running', lease_owner: worker.id, run_at: null, started_at: now });
+    } finally {
+      await client.query('rollback');
+      await client.end();
+    }
+    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', '=', template.id).execute();
+    await worker.leave();
+  });
+
   it('hands no more than the worker’s capacity and the workflow’s own limit allow, and nothing past older due work; the rest stays pending, announced as a turn', async () => {
     const turns: string[] = [];
     unlisten.push(await notifier().listen('sy_work', (payload) => turns.push(payload)));

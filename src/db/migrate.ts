@@ -18,6 +18,7 @@ import * as storeRestores from './migrations/0016-store-restores.js';
 import * as claimFunction from './migrations/0017-claim-function.js';
 import * as claimGenericPlans from './migrations/0018-claim-generic-plans.js';
 import * as handOff from './migrations/0019-hand-off.js';
+import * as leanQueueScans from './migrations/0020-lean-queue-scans.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
 
@@ -41,6 +42,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0017-claim-function': claimFunction,
   '0018-claim-generic-plans': claimGenericPlans,
   '0019-hand-off': handOff,
+  '0020-lean-queue-scans': leanQueueScans,
 };
 
 /** Applies pending migrations. Like Kysely's migrator it reports instead of throwing. */
