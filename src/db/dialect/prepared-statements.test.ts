@@ -5,7 +5,7 @@ import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../../
 import type { Database } from '../schema.js';
 import type { DatabaseHandle } from './dialect.js';
 import { openPostgres } from './postgres.js';
-import { preparingPool, StatementNames } from './prepared-statements.js';
+import { preparingPool, StatementNames, type PlanRefresh } from './prepared-statements.js';
 
 describe('StatementNames', () => {
   it('names a text from its second use, and keeps that name', () => {
@@ -132,8 +132,96 @@ describe.skipIf(!TEST_DATABASE_URL)('prepared statements on PostgreSQL [postgres
     }
   });
 
+  it('drops a connection\'s cached plans 1 s after it opens, then after twice as long each time, up to the cap, never inside a transaction', async () => {
+    const pool = new pg.Pool({ connectionString: database.url!, max: 1 });
+    // Every text the connection is sent, in order.
+    const sent: string[] = [];
+    const seen = new WeakSet<pg.PoolClient>();
+    const recording = {
+      connect: async () => {
+        const client = await pool.connect();
+        if (!seen.has(client)) {
+          seen.add(client);
+          const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+          (client as unknown as { query: unknown }).query = (...args: unknown[]) => {
+            sent.push(typeof args[0] === 'string' ? args[0] : (args[0] as { text: string }).text);
+            return query(...args);
+          };
+        }
+        return client;
+      },
+      end: () => pool.end(),
+    } as unknown as pg.Pool;
+    let now = 0;
+    const refresh: PlanRefresh = { firstMs: 1000, maxMs: 4000, now: () => now };
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(recording, new StatementNames(), refresh) }) });
+    try {
+      const ask = async (n: number) => expect((await sql<{ n: number }>`select ${n}::integer * 3 as n`.execute(db)).rows[0]!.n).toBe(3 * n);
+      const discards = () => sent.filter((text) => text === 'discard plans').length;
+      await ask(1);
+      await ask(2);
+      expect(discards()).toBe(0);
+      // Due at 1 s, then 3 s (1 + 2), 7 s (3 + 4), and every 4 s after that.
+      for (const [at, expected] of [[999, 0], [1000, 1], [2999, 1], [3000, 2], [6999, 2], [7000, 3], [10_999, 3], [11_000, 4]] as const) {
+        now = at;
+        await ask(at);
+        expect(discards(), `at ${at} ms`).toBe(expected);
+      }
+      // Due inside a transaction, the drop waits for the end of it.
+      await db.transaction().execute(async (trx) => {
+        now = 15_000;
+        expect((await sql<{ n: number }>`select ${4}::integer * 3 as n`.execute(trx)).rows[0]!.n).toBe(12);
+      });
+      expect(discards()).toBe(4);
+      await ask(5);
+      expect(discards()).toBe(5);
+      // It comes just before a query, which answers from its statement, still prepared under its name.
+      const last = sent.lastIndexOf('discard plans');
+      expect(sent[last + 1]).toContain('::integer * 3 as n');
+      expect((await sql<{ n: number }>`select count(*)::integer as n from pg_prepared_statements where statement like ${'%::integer * 3 as n'}`.execute(db)).rows[0]!.n).toBe(1);
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it('makes a cached plan again after the drop, as PostgreSQL would after the table\'s statistics changed', async () => {
+    const pool = new pg.Pool({ connectionString: database.url!, max: 1 });
+    let now = 0;
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool, new StatementNames(), { firstMs: 1000, maxMs: 60_000, now: () => now }) }) });
+    try {
+      await sql`create table plan_probe (id integer primary key, n integer)`.execute(db);
+      await sql`create index plan_probe_n on plan_probe (n)`.execute(db);
+      await sql`insert into plan_probe values (1, 1)`.execute(db);
+      await sql`set plan_cache_mode = force_generic_plan`.execute(db);
+      await sql`set enable_indexscan = off`.execute(db);
+      await sql`set enable_bitmapscan = off`.execute(db);
+      for (let i = 0; i < 3; i += 1) await sql`select id from plan_probe where n > ${i}`.execute(db);
+      const name = (await sql<{ name: string }>`select name from pg_prepared_statements where statement like ${'%from plan_probe where n >%'}`.execute(db)).rows[0]!.name;
+      const plan = async () => (await sql<{ 'QUERY PLAN': string }>`explain execute ${sql.raw(name)}(0)`.execute(db)).rows.map((row) => row['QUERY PLAN']).join('\n');
+      // Planned while index scans were off: the generic plan reads the table whole.
+      expect(await plan()).toMatch(/Seq Scan on plan_probe/);
+      // Settings are no table change: the cached plan stays as it was made...
+      await sql`set enable_indexscan = on`.execute(db);
+      await sql`set enable_bitmapscan = on`.execute(db);
+      await sql`set enable_seqscan = off`.execute(db);
+      expect(await plan()).toMatch(/Seq Scan on plan_probe/);
+      // ...until the connection drops it: the next plan is made with what holds now.
+      now = 1000;
+      expect(await plan()).toMatch(/Index (Only )?Scan using plan_probe_n|Bitmap Index Scan on plan_probe_n/);
+    } finally {
+      await sql`drop table if exists plan_probe`.execute(db);
+      await db.destroy();
+    }
+  });
+
   it('plans the claim function generically (migration 0018)', async () => {
     const row = (await sql<{ config: string[] | null }>`select proconfig as config from pg_proc where proname = 'sy_claim_executions'`.execute(database.db)).rows[0];
     expect(row?.config).toContain('plan_cache_mode=force_generic_plan');
+  });
+
+  it('plans the cluster\'s functions without bitmap scans, which never mark dead index entries (migration 0020)', async () => {
+    const rows = (await sql<{ name: string; config: string[] | null }>`select proname as name, proconfig as config from pg_proc where proname in ('sy_claim_executions', 'sy_admit_handing_off') order by proname`.execute(database.db)).rows;
+    expect(rows.map((row) => row.name)).toEqual(['sy_admit_handing_off', 'sy_claim_executions']);
+    for (const row of rows) expect(row.config, row.name).toEqual(expect.arrayContaining(['plan_cache_mode=force_generic_plan', 'enable_bitmapscan=off']));
   });
 });

@@ -28,6 +28,16 @@ import type { PostgresPool, PostgresPoolClient } from 'kysely';
  * beside it) makes PostgreSQL refuse a prepared statement that reads it with `*` ("cached plan
  * must not change result type"): the text then loses its name (`forget`), and a query outside a
  * transaction is sent again unnamed (see preparingPool).
+ *
+ * A cached plan is not made again when the table it reads grows: PostgreSQL re-plans when the
+ * table's statistics change (an ANALYZE, which autovacuum runs as the table grows), and not
+ * otherwise. A generic plan made while `executions` was a few pages long (a fresh database, the
+ * first seconds of a process) read the whole table for every update by id, for as long as the
+ * connection lived, on a server with autovacuum off: the database's CPU per delivery grew by a
+ * third over 20 s of load (docs/architecture.md). So each connection drops its cached plans
+ * (`discard plans`: its prepared statements' and its PL/pgSQL functions'; the names stay) 1 s
+ * after it opens, then after twice as long each time, up to every 60 s (`PlanRefresh`), before
+ * its next query outside a transaction: the plans are made again, each at most once per period.
  */
 export class StatementNames {
   private readonly names = new Map<string, string>();
@@ -89,12 +99,21 @@ function forgetPrepared(client: pg.PoolClient): void {
   if (connection?.submittedNamedStatements) connection.submittedNamedStatements = {};
 }
 
+/** When each connection drops its cached plans: `firstMs` after it opens, then after twice as long each time, up to every `maxMs`. */
+export interface PlanRefresh {
+  readonly firstMs: number;
+  readonly maxMs: number;
+  now(): number;
+}
+
+export const PLAN_REFRESH: PlanRefresh = { firstMs: 1000, maxMs: 60_000, now: () => Date.now() };
+
 /** Kysely's own transaction statements (a raw `begin`/`start transaction`, `commit`, `rollback`). */
 const OPENS = /^\s*(begin|start transaction)\b/i;
 const CLOSES = /^\s*(commit|rollback)\s*$/i;
 
 /** A pool for Kysely's PostgresDialect whose clients send repeated texts as named statements. */
-export function preparingPool(pool: pg.Pool, names: StatementNames): PostgresPool {
+export function preparingPool(pool: pg.Pool, names: StatementNames, refresh: PlanRefresh = PLAN_REFRESH): PostgresPool {
   // One wrapper per pg client, so Kysely (which keeps a connection per client object) sees the
   // same client each time the pool hands it out.
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
@@ -105,6 +124,9 @@ export function preparingPool(pool: pg.Pool, names: StatementNames): PostgresPoo
     let inTransaction = false;
     // The generation of names this connection's prepared statements belong to.
     let generation = names.generation;
+    // When this connection next drops its cached plans, and the period after that one.
+    let refreshEvery = refresh.firstMs;
+    let refreshAt = refresh.now() + refreshEvery;
     const query = (textOrCursor: unknown, values?: readonly unknown[]): unknown => {
       if (typeof textOrCursor !== 'string') return client.query(textOrCursor as pg.Submittable);
       const text = textOrCursor;
@@ -112,6 +134,11 @@ export function preparingPool(pool: pg.Pool, names: StatementNames): PostgresPoo
         generation = names.generation;
         forgetPrepared(client);
         return client.query('deallocate all').then(() => query(text, values));
+      }
+      if (!inTransaction && refresh.now() >= refreshAt) {
+        refreshEvery = Math.min(refreshEvery * 2, refresh.maxMs);
+        refreshAt = refresh.now() + refreshEvery;
+        return client.query('discard plans').then(() => query(text, values));
       }
       if (values === undefined || values.length === 0) {
         if (OPENS.test(text)) inTransaction = true;
