@@ -219,9 +219,9 @@ describe.skipIf(!TEST_DATABASE_URL)('prepared statements on PostgreSQL [postgres
     expect(row?.config).toContain('plan_cache_mode=force_generic_plan');
   });
 
-  it('plans the cluster\'s functions without bitmap scans, which never mark dead index entries (migration 0020)', async () => {
+  it('plans the cluster\'s functions without bitmap scans (which never mark dead index entries) or sequential scans (migration 0020)', async () => {
     const rows = (await sql<{ name: string; config: string[] | null }>`select proname as name, proconfig as config from pg_proc where proname in ('sy_claim_executions', 'sy_admit_handing_off') order by proname`.execute(database.db)).rows;
     expect(rows.map((row) => row.name)).toEqual(['sy_admit_handing_off', 'sy_claim_executions']);
-    for (const row of rows) expect(row.config, row.name).toEqual(expect.arrayContaining(['plan_cache_mode=force_generic_plan', 'enable_bitmapscan=off']));
+    for (const row of rows) expect(row.config, row.name).toEqual(expect.arrayContaining(['plan_cache_mode=force_generic_plan', 'enable_bitmapscan=off', 'enable_seqscan=off']));
   });
 });

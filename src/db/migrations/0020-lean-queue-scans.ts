@@ -52,11 +52,14 @@ const EXECUTION_VALUES: ReadonlyArray<[string, string]> = [
  *   EXISTS form, made while the table was small, was a sequential scan (the planner expected a
  *   match early; there is usually none), so each hand-off read the whole table: 10,616 scans
  *   read 47.5 million rows in 20 s of load. Ordered, any plan walks the due index.
- * - Both functions plan without bitmap scans (`enable_bitmapscan = off`, for the function's own
- *   statements only). The running counts read the partial lease index over its whole range; as a
- *   bitmap scan each call visited every dead entry and its heap page again (4,279 dead entries,
- *   1.15 ms a call), while a plain index scan marks the entries it finds dead, and later scans
- *   step over them (0.03 ms). Every statement of the two functions has an index to walk.
+ * - Both functions plan without bitmap scans and without sequential scans of a table
+ *   (`enable_bitmapscan = off`, `enable_seqscan = off`, for the functions' own statements only;
+ *   every statement of the two has an index to walk). The running counts read the partial lease
+ *   index over its whole range; as a bitmap scan each call visited every dead entry and its heap
+ *   page again (4,279 dead entries, 1.15 ms a call), while a plain index scan marks the entries
+ *   it finds dead, and later scans step over them (0.03 ms). And a plan made while the table was
+ *   small (the functions' plans are generic, made once per connection until something drops
+ *   them) chose a sequential scan and a sort for the oldest due row, and kept it as the table grew.
  */
 export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {
   if (dialect.name !== 'postgres') return;
@@ -64,7 +67,7 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
   const values = EXECUTION_VALUES.map(([, value]) => value).join(', ');
   await sql`
 create or replace function sy_admit_handing_off(p_executions jsonb, p_steps jsonb, p_now text, p_workers text[], p_capacities integer[], p_max_running integer, p_lease_ms integer, p_turn text)
-returns boolean language plpgsql volatile set plan_cache_mode = force_generic_plan set enable_bitmapscan = off as $admit$
+returns boolean language plpgsql volatile set plan_cache_mode = force_generic_plan set enable_bitmapscan = off set enable_seqscan = off as $admit$
 declare
   v_db_now text;
   v_lease text;
@@ -162,4 +165,5 @@ begin
 end
 $admit$`.execute(db);
   await sql`alter function sy_claim_executions(text, text, integer, integer, integer) set enable_bitmapscan = off`.execute(db);
+  await sql`alter function sy_claim_executions(text, text, integer, integer, integer) set enable_seqscan = off`.execute(db);
 }
