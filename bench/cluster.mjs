@@ -123,9 +123,11 @@ async function measureTarget(name, target) {
   const client = apiClient(target.server.address, target.token);
   const rows = reader(target);
   const result = {};
-  // A short warm-up of both graphs (JIT, caches, the code step's worker threads).
+  // A short warm-up of both graphs (JIT, caches, the code step's worker threads): 2 s each on 8 connections.
   const warmImmediate = await client.activeWorkflow(`${name} warm-up`, immediateGraph);
   await latencyLoop({ origin: new URL(warmImmediate.hookUrl).origin, path: new URL(warmImmediate.hookUrl).pathname, method: 'POST', headers: { authorization: `Bearer ${warmImmediate.hookToken}`, 'content-type': 'application/json' }, body: DELIVERY, connections: 8, duration: 2, expectStatus: 202 });
+  const warmRespond = await client.activeWorkflow(`${name} respond warm-up`, respondGraph);
+  await latencyLoop({ origin: new URL(warmRespond.hookUrl).origin, path: new URL(warmRespond.hookUrl).pathname, method: 'POST', headers: { authorization: `Bearer ${warmRespond.hookToken}`, 'content-type': 'application/json' }, body: DELIVERY, connections: 8, duration: 2, expectStatus: 200 });
   result.claimLight = await claimLatency(await client.activeWorkflow(`${name} light`, immediateGraph), rows);
   console.log(name, 'claim latency (light)', result.claimLight);
   result.immediate = await immediateThroughput(target, await client.activeWorkflow(`${name} immediate`, immediateGraph), rows);
@@ -252,7 +254,9 @@ ${baselines.map((b) => `| ${b.label}, 32 connections | informational | ${b.reque
   level info, lease 30 s, heartbeat 10 s, poll 1 s) but for both rate limits off; the cluster
   on a scratch PostgreSQL database of the local server; the SQLite process on a fresh data dir.
   The load generator (undici, keep-alive, one request at a time per connection) runs in this
-  process on the same 2 cores.
+  process on the same 2 cores. Before the loads, each target gets 2 s of deliveries on 8
+  connections to a warm-up workflow of each graph (immediate, then respond_step), so the code
+  paths of both are compiled and the code step's threads have started.
 - Throughput: ${durationSeconds} s of deliveries on 32 connections to an \`immediate\` webhook -> code
   workflow; completed executions are counted from the database: those finished inside the load
   window / its length, and all of them / (load + drain).

@@ -33,8 +33,8 @@ import type { PostgresPool, PostgresPoolClient } from 'kysely';
  * table's statistics change (an ANALYZE, which autovacuum runs as the table grows), and not
  * otherwise. A generic plan made while `executions` was a few pages long (a fresh database, the
  * first seconds of a process) read the whole table for every update by id, for as long as the
- * connection lived, on a server with autovacuum off: the database's CPU per delivery grew by a
- * third over 20 s of load (docs/architecture.md). So each connection drops its cached plans
+ * connection lived, on a server with autovacuum off (docs/architecture.md "Cached plans on a
+ * growing queue" has the figures). So each connection drops its cached plans
  * (`discard plans`: its prepared statements' and its PL/pgSQL functions'; the names stay) 1 s
  * after it opens, then after twice as long each time, up to every 60 s (`PlanRefresh`), before
  * its next query outside a transaction: the plans are made again, each at most once per period.
