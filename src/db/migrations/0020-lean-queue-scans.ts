@@ -40,8 +40,10 @@ const EXECUTION_VALUES: ReadonlyArray<[string, string]> = [
  * Every execution leaves dead row versions behind in `executions` and dead entries in its partial
  * indexes until VACUUM removes them, and both functions read those indexes on every call.
  * Measured with the cluster's respond_step load (one API process, two workers) on a server with
- * autovacuum off, as on the machines here, the database's CPU per delivery grew from 1.2 to 1.7
- * ms over four 5 s rounds. Three changes:
+ * autovacuum off, as on the machines here, the database's CPU per delivery grew 1.35 -> 1.65 ->
+ * 1.97 -> 2.38 ms over four 5 s rounds (with the plans each connection cached on a small table,
+ * which db/dialect/prepared-statements.ts now makes again on a schedule; docs/architecture.md
+ * "Cached plans on a growing queue"). Three changes here:
  *
  * - `sy_admit_handing_off` (migration 0019) decides first and inserts after, so a handed-off
  *   execution is inserted `running` under its worker's lease, not inserted `pending` and updated
