@@ -94,7 +94,7 @@ export class PgNotifier implements Notifier {
     this.name = name;
     // A connection being made may have read the name before it was set: it is named here too.
     const client = this.client ?? (this.connecting ? await this.connecting.catch(() => null) : null);
-    if (client) await this.command(client, `SET application_name = '${name}'`);
+    if (client) await this.applyName(client);
   }
 
   async listen(channel: string, handler: NotificationHandler): Promise<() => void> {
@@ -184,6 +184,11 @@ export class PgNotifier implements Notifier {
    * drain's UNLISTENs, a LISTEN and a sync's `select 1` may all be asked at once. Per connection:
    * a command stuck on a lost one never holds up its replacement.
    */
+  /** Gives the connection the name `identify` set, if any. */
+  private async applyName(client: pg.Client): Promise<void> {
+    if (this.name !== null) await this.command(client, `SET application_name = '${this.name}'`);
+  }
+
   private command(client: pg.Client, text: string): Promise<unknown> {
     const sent = (this.commands.get(client) ?? Promise.resolve()).then(() => client.query(text));
     this.commands.set(client, sent.catch(() => {}));
@@ -209,7 +214,7 @@ export class PgNotifier implements Notifier {
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
     await client.connect();
-    if (this.name !== null) await this.command(client, `SET application_name = '${this.name}'`);
+    await this.applyName(client);
     for (const channel of this.handlers.keys()) await this.command(client, `LISTEN ${channel}`);
     if (this.closed) {
       await client.end().catch(() => {});

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_NOTIFY_PAYLOAD } from '../db/notifier.js';
-import { answerPayload, parseAnswer, parseProcessMessage } from './cluster-messages.js';
+import { answerPayload, parseProcessMessage } from './cluster-messages.js';
+
+/** An answer read from a payload; null for one that is not an answer. */
+const parseAnswer = (payload: string) => parseProcessMessage(payload)?.answer ?? null;
 
 describe('answer messages', () => {
   it('carry the value when it fits in a notification, and only the id and kind when it does not', () => {

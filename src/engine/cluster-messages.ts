@@ -52,12 +52,6 @@ export function answerPayload(message: AnswerMessage): string {
   return JSON.stringify(bare);
 }
 
-/** An answer read from a payload; null for one that is not an answer. */
-export function parseAnswer(payload: string): AnswerMessage | null {
-  const message = parseProcessMessage(payload);
-  return message?.answer ?? null;
-}
-
 /** A message on a process's own channel: an answer, or executions handed to it (`{"k": "h", ...}`, written by migration 0019); null for neither. */
 export function parseProcessMessage(payload: string): { answer: AnswerMessage; handed?: undefined } | { handed: HandedOff; answer?: undefined } | null {
   let message: { e?: unknown; k?: unknown; c?: unknown; i?: unknown } | null;

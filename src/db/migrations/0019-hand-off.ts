@@ -4,7 +4,8 @@ import type { SqlDialect } from '../dialect/dialect.js';
 const EXECUTION_COLUMNS = `id, workspace_id, workflow_id, workflow_snapshot_id, status, triggered_by_step_id, parent_execution_id, call_depth,
     retry_of_execution_id, user_id, started_at, finished_at, inserted_at, updated_at, context, inputs, output, error, step_count,
     run_at, lease_owner, lease_expires_at, response, concurrency_limit, waiter`;
-const STEP_COLUMNS = `id, workspace_id, workflow_execution_id, node_id, status, attempt, workflow_step_id, awaiting_workflow_execution_id,
+/** The step rows' columns, as this migration's function inserts them (0020 reuses them). */
+export const STEP_COLUMNS = `id, workspace_id, workflow_execution_id, node_id, status, attempt, workflow_step_id, awaiting_workflow_execution_id,
     duration_ms, started_at, finished_at, iter_index, kind, loop_node_id, provider, input, output, error, logs, ports, memory_bytes,
     output_bytes, reductions, resume_at, inserted_at, updated_at`;
 

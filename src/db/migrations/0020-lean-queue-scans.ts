@@ -1,9 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { SqlDialect } from '../dialect/dialect.js';
-
-const STEP_COLUMNS = `id, workspace_id, workflow_execution_id, node_id, status, attempt, workflow_step_id, awaiting_workflow_execution_id,
-    duration_ms, started_at, finished_at, iter_index, kind, loop_node_id, provider, input, output, error, logs, ports, memory_bytes,
-    output_bytes, reductions, resume_at, inserted_at, updated_at`;
+import { STEP_COLUMNS } from './0019-hand-off.js';
 
 /** The executions' columns, each as the row given (`x`) has it, or as a handed-off row (`a.owner` set) starts. */
 const EXECUTION_VALUES: ReadonlyArray<[string, string]> = [
