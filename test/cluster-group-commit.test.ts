@@ -126,6 +126,22 @@ describePostgres('group commits of a worker [postgres]', () => {
     expect(await stepsOf(row.id)).toEqual(['hook:completed', 'last:completed']);
   });
 
+  it('never sends a gathered update from the buffering stand-in: a write that fails after one was flushed leaves nothing', async () => {
+    const row = await held();
+    const before = (await t.deps.db.selectFrom('executions').select('context').where('id', '=', row.id).executeTakeFirstOrThrow()).context;
+    const results = await Promise.allSettled([
+      batcher().write(async (trx) => {
+        await updateHeldExecution(trx, row.id, owner, 30_000, { context: '{"first":true}' });
+        // The same execution again: the first update is flushed before this one is gathered.
+        await updateHeldExecution(trx, row.id, owner, 30_000, { context: '{"second":true}' });
+        throw new Error('the write fails after its updates');
+      }, [row.id]),
+    ]);
+    expect(results[0].status).toBe('rejected');
+    expect(((results[0] as PromiseRejectedResult).reason as Error).message).toBe('the write fails after its updates');
+    expect((await t.deps.db.selectFrom('executions').select('context').where('id', '=', row.id).executeTakeFirstOrThrow()).context).toBe(before);
+  });
+
   it('sends buffered rows before a statement of the same transaction reads or changes them', async () => {
     const row = await held();
     const first = step(row.id, 'middle', 'running');

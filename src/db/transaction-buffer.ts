@@ -10,6 +10,7 @@ import {
   type UnknownRow,
 } from 'kysely';
 import type { Database } from './schema.js';
+import { insertRows, StatementText } from './statement-text.js';
 import { countWrite } from './table-writes.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -31,10 +32,11 @@ export interface GatheredWrites {
   /** Sends what was gathered, in the transaction. */
   flush(trx: Db): Promise<void>;
   /**
-   * What was gathered as parts of one statement (`flushAlone`): CTEs named from `prefix`, and a
-   * condition that raises an error when their writes did not all land; forgets it.
+   * What was gathered as parts of one statement (`flushAlone`), written into `statement`'s
+   * parameters: CTEs (`name as (...)`) named from `prefix`, and a condition that raises an
+   * error when their writes did not all land; forgets it.
    */
-  take(prefix: string): { ctes: RawBuilder<unknown>[]; check: RawBuilder<unknown> | null };
+  take(prefix: string, statement: StatementText): { ctes: string[]; check: string | null };
   /** The error a failed check raised, as the gatherer's own error (else undefined). */
   translate(error: unknown): unknown;
 }
@@ -95,6 +97,8 @@ export class TransactionBuffer {
    * or of every table; notifications wait for `flushAll`.
    */
   async flushRows(trx: Db, upTo?: BufferedTable): Promise<void> {
+    // A flush is statements; gathered writes send theirs as compiled text, which no plugin sees.
+    scopes.get(trx)?.refuse();
     const last = upTo === undefined ? this.tables.length - 1 : this.tables.indexOf(upTo);
     for (let index = 0; index <= last; index += 1) {
       const table = this.tables[index]!;
@@ -139,19 +143,20 @@ export class TransactionBuffer {
       await db.transaction().execute((trx) => this.flushAll(trx));
       return;
     }
-    const ctes: RawBuilder<unknown>[] = [];
+    // Written by hand (statement-text.ts), not with the query builder: this is every group commit's statement.
+    const statement = new StatementText();
+    const ctes: string[] = [];
     const written: string[] = [];
     for (const table of this.tables) {
       const rows = this.rows.get(table)!;
       if (rows.length === 0) continue;
-      // (The builder's insert is counted by TableWrites as it compiles; the gathered writes are counted below.)
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows of the table named, as queued
-      ctes.push(sql`${sql.raw(`w${ctes.length}`)} as (${db.insertInto(table).values(rows as any)})`);
+      ctes.push(`w${ctes.length} as (${insertRows(statement, table, rows)})`);
       this.rows.set(table, []);
+      written.push(table);
     }
-    const checks: RawBuilder<unknown>[] = [];
+    const checks: string[] = [];
     gathered.forEach((gatherer, index) => {
-      const parts = gatherer.take(`g${index}`);
+      const parts = gatherer.take(`g${index}`, statement);
       ctes.push(...parts.ctes);
       if (parts.check) checks.push(parts.check);
       written.push(gatherer.table);
@@ -160,15 +165,13 @@ export class TransactionBuffer {
     // Writes that wrote nothing need no statement (a gathered write may be its check alone: a call that writes).
     if (ctes.length === 0 && checks.length === 0 && channels.length === 0) return;
     // The checks in a CTE the select reads: it is evaluated (raising when a write did not land) before any notification is sent.
-    if (checks.length > 0) ctes.push(sql`checked as (select ${sql.join(checks, sql` and `)} as ok)`);
-    const from = checks.length > 0 ? sql`from checked` : sql``;
-    const select =
-      channels.length > 0
-        ? sql`select pg_notify(n.c, n.p) ${checks.length > 0 ? sql`from checked,` : sql`from`} ${inOrder(channels, payloads)}`
-        : sql`select 1 ${from}`;
-    const statement = ctes.length > 0 ? sql`with ${sql.join(ctes)} ${select}` : select;
+    if (checks.length > 0) ctes.push(`checked as (select ${checks.join(' and ')} as ok)`);
+    let select: string;
+    if (channels.length === 0) select = checks.length > 0 ? 'select 1 from checked' : 'select 1';
+    else select = `select pg_notify(n.c, n.p) from ${checks.length > 0 ? 'checked, ' : ''}${notificationRows(statement, channels, payloads)}`;
+    const text = ctes.length > 0 ? `with ${ctes.join(', ')} ${select}` : select;
     try {
-      await statement.execute(db);
+      await db.executeQuery(statement.compile(text));
     } catch (error) {
       for (const gatherer of gathered) {
         const own = gatherer.translate(error);
@@ -191,6 +194,11 @@ export class TransactionBuffer {
 /** The notifications as rows `n(c, p, i)`, ordered as queued (`with ordinality ... order by`), for a `from` clause. */
 function inOrder(channels: string[], payloads: string[]): RawBuilder<unknown> {
   return sql`unnest(${channels}::text[], ${payloads}::text[]) with ordinality as n(c, p, i) order by n.i`;
+}
+
+/** `inOrder` as text of `statement`. */
+function notificationRows(statement: StatementText, channels: string[], payloads: string[]): string {
+  return `unnest(${statement.param(channels, 'text[]')}, ${statement.param(payloads, 'text[]')}) with ordinality as n(c, p, i) order by n.i`;
 }
 
 function columnCount(rows: Record<string, unknown>[]): number {
@@ -237,8 +245,17 @@ export class BufferingScope {
     this.buffer = new TransactionBuffer(tables);
     this.db = db.withPlugin(new RefuseStatements(this)) as unknown as Transaction<Database>;
     buffers.set(this.db, this.buffer);
+    scopes.set(this.db, this);
+  }
+
+  /** A statement was about to run here: marks the scope and throws. */
+  refuse(): never {
+    this.refused = true;
+    throw new StatementRefused();
   }
 }
+
+const scopes = new WeakMap<object, BufferingScope>();
 
 /** Thrown by a statement on a buffering scope. */
 export class StatementRefused extends Error {
@@ -252,8 +269,7 @@ class RefuseStatements implements KyselyPlugin {
   constructor(private readonly scope: BufferingScope) {}
 
   transformQuery(): RootOperationNode {
-    this.scope.refused = true;
-    throw new StatementRefused();
+    return this.scope.refuse();
   }
 
   transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {

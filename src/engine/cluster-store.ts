@@ -2,7 +2,7 @@ import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { countWrite } from '../db/table-writes.js';
 import { flushBuffered, transactionBuffer } from '../db/transaction-buffer.js';
-import { gatherable, HeldUpdates } from './held-updates.js';
+import { gatherable, HeldUpdates, leaseExpiry } from './held-updates.js';
 import type { ExecutionRow, StepRow } from './execution-store.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -15,7 +15,8 @@ type Db = Kysely<Database> | Transaction<Database>;
  */
 
 function dbNowPlus(ms: number): RawBuilder<string> {
-  return sql<string>`to_char((clock_timestamp() + make_interval(secs => ${ms / 1000})) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+  // A number from the settings, written as a literal (Number() keeps it one).
+  return sql<string>`${sql.raw(leaseExpiry(String(Number(ms) / 1000)))}`;
 }
 
 export interface ClaimRequest {
@@ -187,7 +188,7 @@ export async function updateHeldExecution(db: Db, executionId: string, owner: st
 async function gather(db: Db, executionId: string, owner: string, leaseMs: number, changes: Partial<ExecutionRow>): Promise<boolean> {
   const buffer = transactionBuffer(db);
   if (!buffer) return false;
-  const held = buffer.gatherer(`held-updates:${owner}`, () => new HeldUpdates(owner, dbNowPlus(leaseMs)));
+  const held = buffer.gatherer(`held-updates:${owner}`, () => new HeldUpdates(owner, leaseMs));
   if (held.add(executionId, changes)) return true;
   await flushBuffered(db, 'executions');
   held.add(executionId, changes);

@@ -1,6 +1,6 @@
-import { sql, type RawBuilder } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { StatementText } from '../db/statement-text.js';
 import { countWrite } from '../db/table-writes.js';
 import type { GatheredWrites } from '../db/transaction-buffer.js';
 import type { ExecutionRow, StepRow } from './execution-store.js';
@@ -48,7 +48,7 @@ export class HandOff implements GatheredWrites {
   }
 
   get parameters(): number {
-    return 9;
+    return 8;
   }
 
   /** A new `pending` execution and its first step rows. */
@@ -59,26 +59,28 @@ export class HandOff implements GatheredWrites {
   }
 
   async flush(trx: Db): Promise<void> {
-    await sql`select ${this.call()}`.execute(trx);
+    const statement = new StatementText();
+    await trx.executeQuery(statement.compile(`select ${this.call(statement)}`));
     countWrite(trx, 'executions');
   }
 
-  take(): { ctes: RawBuilder<unknown>[]; check: RawBuilder<unknown> | null } {
+  take(_prefix: string, statement: StatementText): { ctes: string[]; check: string | null } {
     // The call itself is the check (it answers true): the statement's select reads the checks
     // from a CTE that a volatile call keeps from being inlined, so it runs. As a CTE of its own,
     // read by a subquery of the checks, it was pruned from the plan and never ran.
-    return { ctes: [], check: this.call() };
+    return { ctes: [], check: this.call(statement) };
   }
 
   translate(): unknown {
     return undefined;
   }
 
-  private call(): RawBuilder<boolean> {
+  private call(statement: StatementText): string {
     const { workers, maxRunning, leaseMs, turn } = this.target;
     const ids = workers.map((worker) => worker.id);
     const capacities = workers.map((worker) => worker.capacity);
-    const call = sql<boolean>`sy_admit_handing_off(${JSON.stringify(this.executions)}::jsonb, ${JSON.stringify(this.steps)}::jsonb, ${this.now}, ${ids}::text[], ${capacities}::integer[], ${maxRunning}, ${Math.min(leaseMs, HANDOFF_LEASE_MS)}, ${turn})`;
+    const p = (value: unknown, cast?: string) => statement.param(value, cast);
+    const call = `sy_admit_handing_off(${p(JSON.stringify(this.executions), 'jsonb')}, ${p(JSON.stringify(this.steps), 'jsonb')}, ${p(this.now)}, ${p(ids, 'text[]')}, ${p(capacities, 'integer[]')}, ${p(maxRunning)}, ${p(Math.min(leaseMs, HANDOFF_LEASE_MS))}, ${p(turn)})`;
     this.executions = [];
     this.steps = [];
     return call;

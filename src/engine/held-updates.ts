@@ -1,5 +1,6 @@
-import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { quoteIdent, StatementText } from '../db/statement-text.js';
 import { countWrite } from '../db/table-writes.js';
 import { MAX_PARAMETERS, type GatheredWrites } from '../db/transaction-buffer.js';
 import type { ExecutionRow } from './execution-store.js';
@@ -9,6 +10,9 @@ type Db = Kysely<Database> | Transaction<Database>;
 
 /** What `sy_held_check` (migration 0017) raises when an execution was not updated: its lease was lost. */
 const HELD_CHECK_FAILED = 'SYL01';
+
+/** SQL for the time `seconds` (a placeholder) from now, as the engine writes timestamps: a lease's expiry. */
+export const leaseExpiry = (seconds: string) => `to_char((clock_timestamp() + make_interval(secs => ${seconds})) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /** The integer columns of `executions`; every other column a run changes is text. */
 const INTEGER_COLUMNS = new Set(['call_depth', 'step_count', 'concurrency_limit']);
@@ -37,7 +41,7 @@ export class HeldUpdates implements GatheredWrites {
 
   constructor(
     private readonly owner: string,
-    private readonly leaseSql: RawBuilder<string>,
+    private readonly leaseMs: number,
   ) {}
 
   get empty(): boolean {
@@ -58,23 +62,24 @@ export class HeldUpdates implements GatheredWrites {
   }
 
   async flush(trx: Db): Promise<void> {
-    for (const statement of this.statements()) {
-      const result = await statement.update.execute(trx);
+    for (const { columns, entries } of this.groups()) {
+      const statement = new StatementText();
+      const result = await trx.executeQuery<{ id: string }>(statement.compile(this.update(statement, columns, entries)));
       countWrite(trx, 'executions');
-      if (result.rows.length === statement.ids.length) continue;
+      if (result.rows.length === entries.length) continue;
       const updated = new Set(result.rows.map((row) => row.id));
-      throw new LeaseLostError(statement.ids.find((id) => !updated.has(id))!);
+      throw new LeaseLostError(entries.find(([id]) => !updated.has(id))![0]);
     }
   }
 
-  take(prefix: string): { ctes: RawBuilder<unknown>[]; check: RawBuilder<unknown> | null } {
-    const statements = this.statements();
-    if (statements.length === 0) return { ctes: [], check: null };
-    const names = statements.map((_, index) => sql.raw(`${prefix}_${index}`));
-    const ctes = statements.map((statement, index) => sql`${names[index]} as (${statement.update})`);
-    const updated = sql.join(names.map((name) => sql`select id from ${name}`), sql` union all `);
-    const check = sql`sy_held_check(array(${updated}), ${statements.flatMap((statement) => statement.ids)}::text[])`;
-    return { ctes, check };
+  take(prefix: string, statement: StatementText): { ctes: string[]; check: string | null } {
+    const groups = this.groups();
+    if (groups.length === 0) return { ctes: [], check: null };
+    const names = groups.map((_, index) => `${prefix}_${index}`);
+    const ctes = groups.map(({ columns, entries }, index) => `${names[index]} as (${this.update(statement, columns, entries)})`);
+    const updated = names.map((name) => `select id from ${name}`).join(' union all ');
+    const ids = groups.flatMap(({ entries }) => entries.map(([id]) => id));
+    return { ctes, check: `sy_held_check(array(${updated}), ${statement.param(ids, 'text[]')})` };
   }
 
   /** The check's error (migration 0017's `sy_held_check`, SQLSTATE SYL01, the execution in its detail) as `LeaseLostError`. */
@@ -84,7 +89,7 @@ export class HeldUpdates implements GatheredWrites {
   }
 
   /** The updates gathered, one statement per set of changed columns (and per parameter limit); forgets them. */
-  private statements(): { update: RawBuilder<{ id: string }>; ids: string[] }[] {
+  private groups(): { columns: (keyof ExecutionRow)[]; entries: [string, Partial<ExecutionRow>][] }[] {
     if (this.pending.size === 0) return [];
     const groups = new Map<string, [string, Partial<ExecutionRow>][]>();
     for (const entry of this.pending) {
@@ -94,30 +99,27 @@ export class HeldUpdates implements GatheredWrites {
       else groups.set(key, [entry]);
     }
     this.pending = new Map();
-    const statements: { update: RawBuilder<{ id: string }>; ids: string[] }[] = [];
+    const statements: { columns: (keyof ExecutionRow)[]; entries: [string, Partial<ExecutionRow>][] }[] = [];
     for (const [key, entries] of groups) {
       const columns = key === '' ? [] : (key.split(',') as (keyof ExecutionRow)[]);
       const perStatement = Math.floor(MAX_PARAMETERS / (columns.length + 1));
-      for (let from = 0; from < entries.length; from += perStatement) {
-        const chunk = entries.slice(from, from + perStatement);
-        statements.push({ update: this.update(columns, chunk), ids: chunk.map(([id]) => id) });
-      }
+      for (let from = 0; from < entries.length; from += perStatement) statements.push({ columns, entries: entries.slice(from, from + perStatement) });
     }
     return statements;
   }
 
-  private update(columns: (keyof ExecutionRow)[], entries: [string, Partial<ExecutionRow>][]): RawBuilder<{ id: string }> {
-    const value = (column: keyof ExecutionRow, changes: Partial<ExecutionRow>) => (INTEGER_COLUMNS.has(column) ? sql`${changes[column] ?? null}::integer` : sql`${changes[column] ?? null}::text`);
-    const rows = entries.map(([id, changes]) => sql`(${sql.join([sql`${id}::text`, ...columns.map((column) => value(column, changes))])})`);
+  /** One `UPDATE ... FROM (VALUES ...)` of `statement`, returning the ids it updated. */
+  private update(statement: StatementText, columns: (keyof ExecutionRow)[], entries: [string, Partial<ExecutionRow>][]): string {
+    const rows = entries.map(([id, changes]) => {
+      const values = [statement.param(id, 'text')];
+      for (const column of columns) values.push(statement.param(changes[column] ?? null, INTEGER_COLUMNS.has(column) ? 'integer' : 'text'));
+      return `(${values.join(', ')})`;
+    });
     // The lease is renewed unless the changes give it up (as `updateHeldExecution` does).
     const renew = !columns.includes('lease_owner');
-    const sets = columns.filter((column) => !(renew && column === 'lease_expires_at')).map((column) => sql`${sql.ref(column)} = v.${sql.ref(column)}`);
-    if (renew) sets.push(sql`lease_expires_at = ${this.leaseSql}`);
-    const names = sql.join([sql.ref('id'), ...columns.map((column) => sql.ref(column))]);
-    return sql<{ id: string }>`
-      update executions as e set ${sql.join(sets)}
-      from (values ${sql.join(rows)}) as v(${names})
-      where e.id = v.id and e.lease_owner = ${this.owner} and e.status in ('pending', 'running', 'waiting')
-      returning e.id`;
+    const sets = columns.filter((column) => !(renew && column === 'lease_expires_at')).map((column) => `${quoteIdent(column)} = v.${quoteIdent(column)}`);
+    if (renew) sets.push(`lease_expires_at = ${leaseExpiry(statement.param(this.leaseMs / 1000))}`);
+    const names = ['id', ...columns].map(quoteIdent).join(', ');
+    return `update executions as e set ${sets.join(', ')} from (values ${rows.join(', ')}) as v(${names}) where e.id = v.id and e.lease_owner = ${statement.param(this.owner)} and e.status in ('pending', 'running', 'waiting') returning e.id`;
   }
 }
