@@ -14,7 +14,8 @@ import type {
  * row). Where a dialect offers it (SQLite: better-sqlite3 statements run synchronously on the
  * connection the transaction holds), these skip Kysely's query building, compiling and plugins,
  * which cost ~40 µs a statement: about a tenth of the main thread's time per webhook delivery
- * in the webhook benchmark's profile. Elsewhere (PostgreSQL) callers use the query builder.
+ * in the webhook benchmark's profile. On PostgreSQL callers use the query builder, but for the
+ * group commit's one statement, written by hand (statement-text.ts) and counted by its sender.
  */
 export interface DirectWrites {
   /** Inserts one row; keys whose value is undefined are left out, as Kysely does. Returns the row's rowid (its integer primary key, where it has one). */
