@@ -29,8 +29,16 @@ export class StatementText {
 
 /** An identifier quoted as PostgreSQL reads it (the names here are the schema's own). */
 export function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
+  let quoted = quotedNames.get(name);
+  if (quoted === undefined) {
+    quoted = `"${name.replaceAll('"', '""')}"`;
+    // The schema's names are few; anything else is quoted each time rather than kept.
+    if (quotedNames.size < 1024) quotedNames.set(name, quoted);
+  }
+  return quoted;
 }
+
+const quotedNames = new Map<string, string>();
 
 /**
  * `insert into <table> (<columns>) values (...), ...` for rows of one table, as Kysely writes a
