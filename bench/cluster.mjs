@@ -23,8 +23,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { measureBareHandoff } from './lib/bare-handoff.mjs';
 import { apiClient, clusterDatabase, edge, node, startRole } from './lib/cluster-procs.mjs';
-import { latencyLoop } from './lib/latency-loop.mjs';
+import { latencyLoop, settledRespond } from './lib/latency-loop.mjs';
 import { machineFacts } from './lib/machine.mjs';
+import { postgresCpuMs, processCpuMs, sumCpu } from './lib/process-cpu.mjs';
 import { quantile } from './lib/stats.mjs';
 import { spawnServer } from './lib/spawn-server.mjs';
 
@@ -32,6 +33,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const DURATION_S = Number(process.env.BENCH_DURATION || 5);
 const LIGHT_DELIVERIES = Number(process.env.BENCH_LIGHT_DELIVERIES || 200);
 const TAKEOVER_EXECUTIONS = 10;
+// respond_step is measured at steady state: after its first window (reported as the cold figure),
+// the same load runs on until RESPOND_SETTLE_S seconds of it have passed, then the measured window.
+const RESPOND_SETTLE_S = Number(process.env.BENCH_RESPOND_SETTLE || 20);
 const DEFAULT_LEASE_MS = 30_000;
 const round = (value, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 const ms = (from, to) => (Date.parse(to) - Date.parse(from)) + (Number(to.slice(23, 26) || 0) - Number(from.slice(23, 26) || 0)) / 1000;
@@ -41,6 +45,8 @@ const respondGraph = {
   nodes: [node('hook', 'webhook', { response_mode: 'respond_step' }), node('shape', 'code', { code: 'return { seen: input.body };' }), node('respond', 'respond_to_webhook', { status: 200, body: '{{ nodes.shape }}' })],
   edges: [edge('hook', 'shape'), edge('shape', 'respond')],
 };
+// The respond step alone (no code step, so no sandbox thread): the respond path across processes itself.
+const respondOnlyGraph = { nodes: [node('hook', 'webhook', { response_mode: 'respond_step' }), node('respond', 'respond_to_webhook', { status: 200, body: '{{ input.body }}' })], edges: [edge('hook', 'respond')] };
 const DELIVERY = JSON.stringify({ order: 42, items: ['a', 'b'] });
 
 /** The rows the measurements read: PostgreSQL through Kysely, SQLite through a read-only connection. */
@@ -113,10 +119,10 @@ async function claimLatency(flow, rows) {
   return { deliveries: LIGHT_DELIVERIES, p50: round(quantile(delays, 0.5)), p99: round(quantile(delays, 0.99)), max: round(Math.max(...delays)) };
 }
 
-async function respondLatency(flow) {
+async function respondLatency(flow, cpuParts, settleS = RESPOND_SETTLE_S) {
   const url = new URL(flow.hookUrl);
-  const loop = await latencyLoop({ origin: url.origin, path: url.pathname, method: 'POST', headers: { authorization: `Bearer ${flow.hookToken}`, 'content-type': 'application/json' }, body: DELIVERY, connections: 8, duration: DURATION_S, expectStatus: 200 });
-  return { requests: loop.requests, failures: loop.failures, requestsPerSecond: round(loop.requestsPerSecond, 0), p50: round(quantile(loop.latenciesMs, 0.5)), p99: round(quantile(loop.latenciesMs, 0.99)) };
+  const load = (duration) => latencyLoop({ origin: url.origin, path: url.pathname, method: 'POST', headers: { authorization: `Bearer ${flow.hookToken}`, 'content-type': 'application/json' }, body: DELIVERY, connections: 8, duration, expectStatus: 200 });
+  return settledRespond(load, DURATION_S, settleS, cpuParts);
 }
 
 async function measureTarget(name, target) {
@@ -132,8 +138,11 @@ async function measureTarget(name, target) {
   console.log(name, 'claim latency (light)', result.claimLight);
   result.immediate = await immediateThroughput(target, await client.activeWorkflow(`${name} immediate`, immediateGraph), rows);
   console.log(name, 'immediate', result.immediate);
-  result.respond8 = await respondLatency(await client.activeWorkflow(`${name} respond`, respondGraph));
+  result.respond8 = await respondLatency(await client.activeWorkflow(`${name} respond`, respondGraph), target.cpuParts);
   console.log(name, 'respond_step at 8', result.respond8);
+  // The process is warm by now: 5 s on the new workflow, then the measured window.
+  result.respondOnly8 = await respondLatency(await client.activeWorkflow(`${name} respond only`, respondOnlyGraph), target.cpuParts, DURATION_S);
+  console.log(name, 'respond_step without a code step at 8', result.respondOnly8);
   rows.close?.();
   return result;
 }
@@ -200,12 +209,13 @@ async function main() {
   const baselines = [await bare('bare-node-http.mjs', 'Bare node:http `GET /` (hello world JSON)'), await bare('bare-fastify.mjs', 'Bare Fastify 5 `GET /` (hello world)')];
   console.log('baselines', baselines);
 
-  const bareHandoff = await measureBareHandoff({ durationS: DURATION_S, lightDeliveries: LIGHT_DELIVERIES, delivery: DELIVERY });
+  const bareHandoff = await measureBareHandoff({ durationS: DURATION_S, settleS: RESPOND_SETTLE_S, lightDeliveries: LIGHT_DELIVERIES, delivery: DELIVERY });
 
   const database = await clusterDatabase(`sy_bench_cluster_${process.pid}`);
   const api = await startRole('api', database.url, { SWITCHYARD_LOG_LEVEL: 'info' });
   const workers = [await startRole('worker', database.url, { SWITCHYARD_LOG_LEVEL: 'info' }), await startRole('worker', database.url, { SWITCHYARD_LOG_LEVEL: 'info' })];
-  const cluster = { server: api, api, token: database.token, db: database.db, url: database.url };
+  const cpuParts = { api: () => processCpuMs(api.pid), workers: () => sumCpu(workers.map((w) => w.pid)), postgres: postgresCpuMs };
+  const cluster = { server: api, api, token: database.token, db: database.db, url: database.url, cpuParts };
   const clusterFigures = await measureTarget('cluster', cluster);
   const loadAfterCluster = machineFacts().loadAverage;
   clusterFigures.takeover = await takeover(cluster, workers);
@@ -214,11 +224,11 @@ async function main() {
   await database.drop();
 
   const all = await startRole('all', null, { SWITCHYARD_LOG_LEVEL: 'info' });
-  const sqliteFigures = await measureTarget('sqlite-all', { server: all, token: all.token });
+  const sqliteFigures = await measureTarget('sqlite-all', { server: all, token: all.token, cpuParts: { all: () => processCpuMs(all.pid) } });
   await all.stop();
   const loadAfter = machineFacts().loadAverage;
 
-  const result = { date: new Date().toISOString(), machine: machineFacts(), load: { before: loadBefore, afterCluster: loadAfterCluster, after: loadAfter }, durationSeconds: DURATION_S, baselines, bareHandoff, cluster: clusterFigures, sqliteAll: sqliteFigures };
+  const result = { date: new Date().toISOString(), machine: machineFacts(), load: { before: loadBefore, afterCluster: loadAfterCluster, after: loadAfter }, durationSeconds: DURATION_S, respondSettleSeconds: RESPOND_SETTLE_S, baselines, bareHandoff, cluster: clusterFigures, sqliteAll: sqliteFigures };
   fs.mkdirSync(path.join(here, 'results'), { recursive: true });
   fs.writeFileSync(path.join(here, 'results', 'cluster.json'), JSON.stringify(result, null, 2) + '\n');
   fs.writeFileSync(path.join(here, 'results', 'cluster.md'), report(result));
@@ -226,8 +236,11 @@ async function main() {
 }
 
 const verdict = (ok) => (ok ? 'PASS' : 'FAIL');
+const coldOf = ({ respond8: { cold } }) => `${cold.p99} ms (${cold.p50} ms), ${cold.requestsPerSecond}/s`;
+const onlyOf = ({ respondOnly8: only }) => `${only.p99} ms (${only.p50} ms), ${only.requestsPerSecond}/s`;
+const cpuOf = ({ cpuPerDeliveryMs: cpu }) => Object.entries(cpu).map(([part, ms]) => `${part} ${ms}`).join(', ') || 'n/a';
 
-function report({ date, machine, load, durationSeconds, baselines, bareHandoff: bare, cluster, sqliteAll }) {
+function report({ date, machine, load, durationSeconds, respondSettleSeconds, baselines, bareHandoff: bare, cluster, sqliteAll }) {
   const rows = [
     ['immediate webhook -> code: completed executions/s, 32 connections (in the load window; with the drain)', '>= 1,000/s', `${cluster.immediate.completedPerSecondInWindow}/s; ${cluster.immediate.completedPerSecondWithDrain}/s`, `${sqliteAll.immediate.completedPerSecondInWindow}/s; ${sqliteAll.immediate.completedPerSecondWithDrain}/s`, `${bare.immediate.completedPerSecondInWindow}/s; ${bare.immediate.completedPerSecondWithDrain}/s`, verdict(cluster.immediate.completedPerSecondInWindow >= 1000)],
     ['  202 answers/s (same load)', '', `${cluster.immediate.answersPerSecond}/s`, `${sqliteAll.immediate.answersPerSecond}/s`, `${bare.immediate.answersPerSecond}/s`, 'INFO'],
@@ -236,6 +249,10 @@ function report({ date, machine, load, durationSeconds, baselines, bareHandoff: 
     ['claim latency under the throughput load: p50 / p99', '', `${cluster.immediate.claimUnderLoadMs.p50} / ${cluster.immediate.claimUnderLoadMs.p99} ms`, `${sqliteAll.immediate.claimUnderLoadMs.p50} / ${sqliteAll.immediate.claimUnderLoadMs.p99} ms`, `${bare.immediate.claimUnderLoadMs.p50} / ${bare.immediate.claimUnderLoadMs.p99} ms`, 'INFO'],
     ['respond_step webhook -> code -> respond at 8 connections: p99 (p50)', '<= 15 ms', `${cluster.respond8.p99} ms (${cluster.respond8.p50} ms)`, `${sqliteAll.respond8.p99} ms (${sqliteAll.respond8.p50} ms)`, `${bare.respond8.p99} ms (${bare.respond8.p50} ms)`, verdict(cluster.respond8.p99 <= 15)],
     ['  answers/s', '', `${cluster.respond8.requestsPerSecond}/s`, `${sqliteAll.respond8.requestsPerSecond}/s`, `${bare.respond8.requestsPerSecond}/s`, 'INFO'],
+    [`  cold: the first ${durationSeconds} s of the same load: p99 (p50), answers/s`, '', coldOf(cluster), coldOf(sqliteAll), coldOf(bare), 'INFO'],
+    ['  CPU per answer (ms), measured window', '', cpuOf(cluster.respond8), cpuOf(sqliteAll.respond8), cpuOf(bare.respond8), 'INFO'],
+    ['respond_step webhook -> respond (no code step) at 8 connections: p99 (p50), answers/s', '', onlyOf(cluster), onlyOf(sqliteAll), 'n/a (the row above has none)', 'INFO'],
+    ['  CPU per answer (ms)', '', cpuOf(cluster.respondOnly8), cpuOf(sqliteAll.respondOnly8), '', 'INFO'],
     [`survivor finishes a SIGKILLed worker's ${cluster.takeover.executions} executions (default lease ${cluster.takeover.leaseMs / 1000} s), from the kill`, `<= lease + 2 s (${(cluster.takeover.leaseMs + 2000) / 1000} s)`, `${round(cluster.takeover.killToAllCompletedMs / 1000)} s (lease left at the kill: ${round(cluster.takeover.leaseLeftAtKillMs / 1000)} s)`, 'n/a', 'n/a', verdict(cluster.takeover.completed === cluster.takeover.executions && cluster.takeover.killToAllCompletedMs <= cluster.takeover.leaseMs + 2000)],
   ];
   return `# Cluster benchmark (issue 13)
@@ -263,8 +280,17 @@ ${baselines.map((b) => `| ${b.label}, 32 connections | informational | ${b.reque
 - Claim latency: the code step's \`started_at\` minus the execution's \`inserted_at\` (written by
   the API process just before its commit; one machine, one clock), for ${cluster.claimLight.deliveries}
   deliveries sent one at a time, and for every execution of the throughput load.
-- respond_step: ${durationSeconds} s on 8 connections, latency from the request to the last byte of the
-  answer, which the worker sends to the API process by NOTIFY.
+- respond_step: 8 connections on a new respond_step workflow, latency from the request to the
+  last byte of the answer, which the worker sends to the API process by NOTIFY. The load runs
+  ${respondSettleSeconds} s before the measured ${durationSeconds} s window (steady state: in scratch rounds every
+  process's CPU per delivery fell for the first 15-20 s of this load, JIT and caches settling);
+  its first ${durationSeconds} s are reported as the cold row. The floor gets the same. CPU per answer: each
+  part's user + system time from /proc over the measured window (all threads of the processes;
+  \`postgres\`: every PostgreSQL server process of the machine, backends and WAL writer alike;
+  \`loadGenerator\`: this benchmark's own process), divided by the answers.
+- respond_step without a code step: the same load on a webhook -> respond workflow, ${durationSeconds} s after
+  ${durationSeconds} s of warm-up on it: the respond path across processes without the code step's
+  sandbox thread.
 - Bare PostgreSQL handoff (bench/servers/bare-pg-handoff.mjs, run first): node:http + pg in an
   API process and two workers on a scratch database of the same server, the same three loads.
   A delivery is two autocommitted statements, one round trip each, as the cluster's hand-off

@@ -7,7 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fetch } from 'undici';
 import pg from 'pg';
 import { ADMIN_URL, adminQuery } from './cluster-procs.mjs';
-import { latencyLoop } from './latency-loop.mjs';
+import { latencyLoop, settledRespond } from './latency-loop.mjs';
+import { postgresCpuMs, processCpuMs, sumCpu } from './process-cpu.mjs';
 import { quantile } from './stats.mjs';
 import { spawnServer } from './spawn-server.mjs';
 
@@ -22,7 +23,7 @@ create table bare_steps (execution_id bigint not null references bare_executions
   output jsonb, started_at timestamptz, finished_at timestamptz, primary key (execution_id, node_id));`;
 
 /** Runs the three loads of measureTarget (bench/cluster.mjs) against the bare handoff: `{claimLight, immediate, respond8}`. */
-export async function measureBareHandoff({ durationS, lightDeliveries, delivery }) {
+export async function measureBareHandoff({ durationS, settleS, lightDeliveries, delivery }) {
   const name = `sy_bench_bare_${process.pid}`;
   await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   await adminQuery(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8'`);
@@ -77,8 +78,8 @@ export async function measureBareHandoff({ durationS, lightDeliveries, delivery 
     };
     console.log('bare handoff immediate', immediate);
 
-    const respondLoop = await latencyLoop({ origin, path: '/respond', headers, body: delivery, connections: 8, duration: durationS, expectStatus: 200 });
-    const respond8 = { requests: respondLoop.requests, failures: respondLoop.failures, requestsPerSecond: round(respondLoop.requestsPerSecond, 0), p50: round(quantile(respondLoop.latenciesMs, 0.5)), p99: round(quantile(respondLoop.latenciesMs, 0.99)) };
+    const cpuParts = { api: () => processCpuMs(processes[0].pid), workers: () => sumCpu(processes.slice(1).map((p) => p.pid)), postgres: postgresCpuMs };
+    const respond8 = await settledRespond((duration) => latencyLoop({ origin, path: '/respond', headers, body: delivery, connections: 8, duration, expectStatus: 200 }), durationS, settleS, cpuParts);
     console.log('bare handoff respond at 8', respond8);
     return { claimLight, immediate, respond8 };
   } finally {
@@ -87,3 +88,4 @@ export async function measureBareHandoff({ durationS, lightDeliveries, delivery 
     await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   }
 }
+

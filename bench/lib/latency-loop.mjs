@@ -6,6 +6,8 @@
 // error, is counted, never retried.
 import { Client } from 'undici';
 import { performance } from 'node:perf_hooks';
+import { cpuPerDelivery } from './process-cpu.mjs';
+import { quantile } from './stats.mjs';
 
 /** Resolves with `{latenciesMs, requests, requestsPerSecond, failures, failureSamples, connectionsOpened}`. */
 export async function latencyLoop({ origin, path, method = 'POST', headers, body, connections, duration, expectStatus = 200, expectBody }) {
@@ -51,4 +53,19 @@ export async function latencyLoop({ origin, path, method = 'POST', headers, body
   await Promise.all(Array.from({ length: connections }, () => oneConnection()));
   const seconds = (performance.now() - started) / 1000;
   return { latenciesMs, requests: latenciesMs.length + failures, requestsPerSecond: latenciesMs.length / seconds, failures, failureSamples, connectionsOpened };
+}
+
+/**
+ * The respond_step figures of one target: `load(seconds)` runs the 8-connection loop. The first
+ * window is the cold figure; the load goes on until `settleS` seconds have passed; then the
+ * measured window, with the CPU each of `cpuParts` (name -> a reading in ms, process-cpu.mjs)
+ * and the load generator spent per answer in it: `{...measured, cpuPerDeliveryMs, cold}`.
+ */
+export async function settledRespond(load, durationS, settleS, cpuParts = {}) {
+  const round = (value, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
+  const figures = (loop) => ({ requests: loop.requests, failures: loop.failures, requestsPerSecond: round(loop.requestsPerSecond, 0), p50: round(quantile(loop.latenciesMs, 0.5)), p99: round(quantile(loop.latenciesMs, 0.99)) });
+  const cold = figures(await load(durationS));
+  if (settleS > durationS) await load(settleS - durationS);
+  const measured = await cpuPerDelivery(cpuParts, () => load(durationS), (loop) => loop.latenciesMs.length);
+  return { ...figures(measured.result), cpuPerDeliveryMs: measured.perDeliveryMs, cold };
 }
