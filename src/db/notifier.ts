@@ -178,17 +178,17 @@ export class PgNotifier implements Notifier {
     await client?.end().catch(() => {});
   }
 
+  /** Gives the connection the name `identify` set, if any. */
+  private async applyName(client: pg.Client): Promise<void> {
+    if (this.name !== null) await this.command(client, `SET application_name = '${this.name}'`);
+  }
+
   /**
    * Sends one command on the listening connection once the previous one is answered. pg queues
    * queries sent on a busy client itself, but that use is deprecated (pg 9 refuses it): the
    * drain's UNLISTENs, a LISTEN and a sync's `select 1` may all be asked at once. Per connection:
    * a command stuck on a lost one never holds up its replacement.
    */
-  /** Gives the connection the name `identify` set, if any. */
-  private async applyName(client: pg.Client): Promise<void> {
-    if (this.name !== null) await this.command(client, `SET application_name = '${this.name}'`);
-  }
-
   private command(client: pg.Client, text: string): Promise<unknown> {
     const sent = (this.commands.get(client) ?? Promise.resolve()).then(() => client.query(text));
     this.commands.set(client, sent.catch(() => {}));
