@@ -25,7 +25,11 @@ export function sumCpu(pids) {
   return total;
 }
 
-/** The CPU time of every PostgreSQL server process on this machine (backends, WAL writer, ...), in ms; null where /proc is missing. */
+/**
+ * The CPU time of every PostgreSQL server process on this machine (backends, WAL writer, ...), in
+ * ms by pid (a backend that ends between two readings drops out instead of making the difference
+ * negative); null where /proc is missing.
+ */
 export function postgresCpuMs() {
   let dirs;
   try {
@@ -33,21 +37,29 @@ export function postgresCpuMs() {
   } catch {
     return null;
   }
-  let total = 0;
+  const byPid = new Map();
   for (const dir of dirs) {
     if (!/^\d+$/.test(dir)) continue;
     try {
-      if (fs.readFileSync(`/proc/${dir}/stat`, 'utf8').includes('(postgres)')) total += processCpuMs(dir) ?? 0;
+      if (fs.readFileSync(`/proc/${dir}/stat`, 'utf8').includes('(postgres)')) byPid.set(dir, processCpuMs(dir) ?? 0);
     } catch {
       // A process that ended while it was read.
     }
   }
+  return byPid;
+}
+
+/** `end - start` of two readings: numbers, or maps by pid (the processes of `end`, each from 0 if it started since). */
+function spent(start, end) {
+  if (!(end instanceof Map)) return end - start;
+  let total = 0;
+  for (const [pid, ms] of end) total += ms - (start.get(pid) ?? 0);
   return total;
 }
 
 /**
  * Runs `run` and answers `{result, perDeliveryMs}`: each part's CPU time (`parts`: name -> a
- * reading in ms) and this process's own (the load generator) over the run, divided by
+ * reading in ms, or in ms by pid) and this process's own (the load generator) over the run, divided by
  * `deliveries(result)`. A part whose reading is null is left out.
  */
 export async function cpuPerDelivery(parts, run, deliveries) {
@@ -59,7 +71,7 @@ export async function cpuPerDelivery(parts, run, deliveries) {
   const perDeliveryMs = {};
   for (const [name, read, start] of before) {
     const end = read();
-    if (start !== null && end !== null && count > 0) perDeliveryMs[name] = Math.round(((end - start) / count) * 1000) / 1000;
+    if (start !== null && end !== null && count > 0) perDeliveryMs[name] = Math.round((spent(start, end) / count) * 1000) / 1000;
   }
   if (count > 0) perDeliveryMs.loadGenerator = Math.round(((own.user + own.system) / 1000 / count) * 1000) / 1000;
   return { result, perDeliveryMs };
