@@ -18,10 +18,6 @@ export class StatementText {
     return cast === undefined ? `$${this.values.length}` : `$${this.values.length}::${cast}`;
   }
 
-  get parameterCount(): number {
-    return this.values.length;
-  }
-
   compile(text: string): CompiledQuery {
     return CompiledQuery.raw(text, this.values);
   }

@@ -11,7 +11,7 @@ type Db = Kysely<Database> | Transaction<Database>;
 /** What `sy_held_check` (migration 0017) raises when an execution was not updated: its lease was lost. */
 const HELD_CHECK_FAILED = 'SYL01';
 
-/** SQL for the time `seconds` (a placeholder) from now, as the engine writes timestamps: a lease's expiry. */
+/** SQL for the time `seconds` (SQL: a placeholder or a number) from now on the database's clock, as the engine writes timestamps: a lease's expiry. */
 export const leaseExpiry = (seconds: string) => `to_char((clock_timestamp() + make_interval(secs => ${seconds})) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /** The integer columns of `executions`; every other column a run changes is text. */
