@@ -1,10 +1,8 @@
 import {
-  sql,
   type Kysely,
   type KyselyPlugin,
   type PluginTransformResultArgs,
   type QueryResult,
-  type RawBuilder,
   type RootOperationNode,
   type Transaction,
   type UnknownRow,
@@ -120,11 +118,10 @@ export class TransactionBuffer {
     await this.flushRows(trx);
     if (this.channels.length === 0) return;
     const { channels, payloads } = this.takeNotifications();
-    if (channels.length === 1) {
-      await sql`select pg_notify(${channels[0]}, ${payloads[0]})`.execute(trx);
-      return;
-    }
-    await sql`select pg_notify(n.c, n.p) from ${inOrder(channels, payloads)}`.execute(trx);
+    // flushRows above refused if this is the buffering stand-in: compiled text is safe here.
+    const statement = new StatementText();
+    const text = channels.length === 1 ? `select pg_notify(${statement.param(channels[0])}, ${statement.param(payloads[0])})` : `select pg_notify(n.c, n.p) from ${notificationRows(statement, channels, payloads)}`;
+    await trx.executeQuery(statement.compile(text));
   }
 
   /**
@@ -191,12 +188,7 @@ export class TransactionBuffer {
   }
 }
 
-/** The notifications as rows `n(c, p, i)`, ordered as queued (`with ordinality ... order by`), for a `from` clause. */
-function inOrder(channels: string[], payloads: string[]): RawBuilder<unknown> {
-  return sql`unnest(${channels}::text[], ${payloads}::text[]) with ordinality as n(c, p, i) order by n.i`;
-}
-
-/** `inOrder` as text of `statement`. */
+/** The notifications as rows `n(c, p, i)` of `statement`, ordered as queued (`with ordinality ... order by`), for a `from` clause. */
 function notificationRows(statement: StatementText, channels: string[], payloads: string[]): string {
   return `unnest(${statement.param(channels, 'text[]')}, ${statement.param(payloads, 'text[]')}) with ordinality as n(c, p, i) order by n.i`;
 }

@@ -14,6 +14,9 @@ const HELD_CHECK_FAILED = 'SYL01';
 /** SQL for the time `seconds` (SQL: a placeholder or a number) from now on the database's clock, as the engine writes timestamps: a lease's expiry. */
 export const leaseExpiry = (seconds: string) => `to_char((clock_timestamp() + make_interval(secs => ${seconds})) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
+/** Updates of the same columns, sent as one statement. */
+type UpdateGroup = { columns: (keyof ExecutionRow)[]; entries: [string, Partial<ExecutionRow>][] };
+
 /** The integer columns of `executions`; every other column a run changes is text. */
 const INTEGER_COLUMNS = new Set(['call_depth', 'step_count', 'concurrency_limit']);
 
@@ -62,9 +65,10 @@ export class HeldUpdates implements GatheredWrites {
   }
 
   async flush(trx: Db): Promise<void> {
-    for (const { columns, entries } of this.groups()) {
+    for (const group of this.groups()) {
+      const { entries } = group;
       const statement = new StatementText();
-      const result = await trx.executeQuery<{ id: string }>(statement.compile(this.update(statement, columns, entries)));
+      const result = await trx.executeQuery<{ id: string }>(statement.compile(this.update(statement, group)));
       countWrite(trx, 'executions');
       if (result.rows.length === entries.length) continue;
       const updated = new Set(result.rows.map((row) => row.id));
@@ -76,7 +80,7 @@ export class HeldUpdates implements GatheredWrites {
     const groups = this.groups();
     if (groups.length === 0) return { ctes: [], check: null };
     const names = groups.map((_, index) => `${prefix}_${index}`);
-    const ctes = groups.map(({ columns, entries }, index) => `${names[index]} as (${this.update(statement, columns, entries)})`);
+    const ctes = groups.map((group, index) => `${names[index]} as (${this.update(statement, group)})`);
     const updated = names.map((name) => `select id from ${name}`).join(' union all ');
     const ids = groups.flatMap(({ entries }) => entries.map(([id]) => id));
     return { ctes, check: `sy_held_check(array(${updated}), ${statement.param(ids, 'text[]')})` };
@@ -89,7 +93,7 @@ export class HeldUpdates implements GatheredWrites {
   }
 
   /** The updates gathered, one statement per set of changed columns (and per parameter limit); forgets them. */
-  private groups(): { columns: (keyof ExecutionRow)[]; entries: [string, Partial<ExecutionRow>][] }[] {
+  private groups(): UpdateGroup[] {
     if (this.pending.size === 0) return [];
     const groups = new Map<string, [string, Partial<ExecutionRow>][]>();
     for (const entry of this.pending) {
@@ -99,7 +103,7 @@ export class HeldUpdates implements GatheredWrites {
       else groups.set(key, [entry]);
     }
     this.pending = new Map();
-    const statements: { columns: (keyof ExecutionRow)[]; entries: [string, Partial<ExecutionRow>][] }[] = [];
+    const statements: UpdateGroup[] = [];
     for (const [key, entries] of groups) {
       const columns = key === '' ? [] : (key.split(',') as (keyof ExecutionRow)[]);
       const perStatement = Math.floor(MAX_PARAMETERS / (columns.length + 1));
@@ -109,7 +113,7 @@ export class HeldUpdates implements GatheredWrites {
   }
 
   /** One `UPDATE ... FROM (VALUES ...)` of `statement`, returning the ids it updated. */
-  private update(statement: StatementText, columns: (keyof ExecutionRow)[], entries: [string, Partial<ExecutionRow>][]): string {
+  private update(statement: StatementText, { columns, entries }: UpdateGroup): string {
     const rows = entries.map(([id, changes]) => {
       const values = [statement.param(id, 'text')];
       for (const column of columns) values.push(statement.param(changes[column] ?? null, INTEGER_COLUMNS.has(column) ? 'integer' : 'text'));
