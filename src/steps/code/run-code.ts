@@ -1,7 +1,7 @@
 import { NonRetriableError, RetryAfterError, StepError, StepTimeoutError } from '../../engine/step-errors.js';
 import type { StepResult, StepRunContext, StepRuntime } from '../step-runtime.js';
 import { CODE_HEADER, type SandboxFailure } from './sandbox.js';
-import { runInSandboxPool } from './sandbox-pool.js';
+import { runSandboxed } from './inline-runs.js';
 
 export const DEFAULT_TIMEOUT_MS = 5_000;
 export const MAX_TIMEOUT_MS = 60_000;
@@ -23,11 +23,12 @@ interface CodeConfig {
 
 /**
  * The code step: `config.code` runs as the body of `async (input, nodes, trigger) => { … }` in
- * a QuickJS sandbox on a worker thread (sandbox-pool.ts); the JSON value it returns is the
- * step's output and its console lines are the step's logs. Every way it can fail is one of the
- * engine's error classes with a fixed code (see `toStepError`). The sandbox context may be one
- * an earlier run of the same step left warm: same workspace, workflow, node and code (the reuse
- * key below; see warm-contexts.ts), unless the step sets `reuse_context: false`.
+ * a QuickJS sandbox, on this thread while it is small, else on a worker thread (inline-runs.ts,
+ * sandbox-pool.ts); the JSON value it returns is the step's output and its console lines are
+ * the step's logs. Every way it can fail is one of the engine's error classes with a fixed code
+ * (see `toStepError`). The sandbox context may be one an earlier run of the same step left
+ * warm: same workspace, workflow, node and code (the reuse key below; see warm-contexts.ts),
+ * unless the step sets `reuse_context: false`.
  */
 export const runCode: StepRuntime = async (context) => {
   const config = readCodeConfig(context.config);
@@ -35,7 +36,7 @@ export const runCode: StepRuntime = async (context) => {
   const logs = new LogCapture();
   let outcome;
   try {
-    outcome = await runInSandboxPool({
+    outcome = await runSandboxed({
       code: config.code,
       argumentsJson: serializeArguments(context),
       reuseKey: config.reuseContext ? reuseKey(context) : null,

@@ -5,7 +5,8 @@ import type { RunRequest } from './sandbox-protocol.js';
 import { PIPELINE_DEPTH, SandboxThread, stoppedOutcome, type HandedRun } from './sandbox-thread.js';
 
 /**
- * The code step's runs go to a small pool of worker threads, so a busy loop in user code costs
+ * The code step's runs that outgrow the calling thread's slice (inline-runs.ts), or find no
+ * turn there, go to a small pool of worker threads, so a busy loop in user code costs
  * one worker until its deadline and never the event loop that serves HTTP, other executions and
  * cancels. Workers start on first use and stay warm (each holds a loaded QuickJS module); runs
  * beyond the pool's size wait in FIFO order. Idle workers are unref'd: the pool never keeps the

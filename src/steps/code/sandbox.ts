@@ -43,6 +43,13 @@ export interface SandboxOptions {
   signal: { readonly aborted: boolean };
   /** Receives each console line; returns true once it wants no more. */
   onLog: (line: string) => boolean;
+  /**
+   * Told, when the run ends, how long it held this thread: its work up to its first await and
+   * its result's serialization, without the turns other work got in between (inline-runs.ts
+   * budgets its thread's time by it; a run that yields, past YIELD_AFTER_MS, counts its first
+   * stretch only, which is already more than any inline slice).
+   */
+  onBusy?: (ms: number) => void;
 }
 
 export interface ThrownError {
@@ -119,6 +126,7 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxOutc
   } finally {
     // Freeing objects in a poisoned module could trip its allocator; the whole module is dropped instead.
     run?.end();
+    if (run !== undefined) options.onBusy?.(run.busyMs);
     if (context !== undefined && keepFor !== null) keepWarm(keepFor, options.code, context);
     else context?.dispose();
     releaseSlot(slot);
@@ -128,6 +136,8 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxOutc
 
 class SandboxRun implements ContextRun {
   interrupts = 0;
+  /** Time the run held the thread (see SandboxOptions.onBusy). */
+  busyMs = 0;
   /** Bytes the WASM memory may still grow by while this run executes. */
   growBudget: number;
   /** Set when the memory refused to grow for this run: whatever error follows, the run ran out of memory. */
@@ -152,7 +162,15 @@ class SandboxRun implements ContextRun {
     sandbox.runtime.setMemoryLimit(options.memoryBytes);
   }
 
-  async execute(): Promise<Success | SandboxFailure> {
+  execute(): Promise<Success | SandboxFailure> {
+    // Runs until its first await (settle's end, or its first yield), which is timed here.
+    const begun = performance.now();
+    const running = this.executeSteps();
+    this.busyMs += performance.now() - begun;
+    return running;
+  }
+
+  private async executeSteps(): Promise<Success | SandboxFailure> {
     const { context: ctx, json } = this.sandbox;
     const compiled = this.sandbox.compile(this.options.code);
     if ('error' in compiled) return this.failure(this.keep(compiled.error), 'compile');
@@ -162,7 +180,11 @@ class SandboxRun implements ContextRun {
     const started = ctx.callFunction(compiled.fn, ctx.undefined, ...args);
     if (started.error) return this.failure(this.keep(started.error), 'run');
     const settled = await this.settle(this.keep(started.value));
-    return 'kind' in settled ? settled : this.serialize(settled.value);
+    if ('kind' in settled) return settled;
+    const begun = performance.now();
+    const serialized = this.serialize(settled.value);
+    this.busyMs += performance.now() - begun;
+    return serialized;
   }
 
   /**
