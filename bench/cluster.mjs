@@ -45,7 +45,7 @@ const respondGraph = {
   nodes: [node('hook', 'webhook', { response_mode: 'respond_step' }), node('shape', 'code', { code: 'return { seen: input.body };' }), node('respond', 'respond_to_webhook', { status: 200, body: '{{ nodes.shape }}' })],
   edges: [edge('hook', 'shape'), edge('shape', 'respond')],
 };
-// The respond step alone (no code step, so no sandbox thread): the respond path across processes itself.
+// The respond step alone (no code step, so no sandbox): the respond path across processes itself.
 const respondOnlyGraph = { nodes: [node('hook', 'webhook', { response_mode: 'respond_step' }), node('respond', 'respond_to_webhook', { status: 200, body: '{{ input.body }}' })], edges: [edge('hook', 'respond')] };
 const DELIVERY = JSON.stringify({ order: 42, items: ['a', 'b'] });
 
@@ -273,7 +273,7 @@ ${baselines.map((b) => `| ${b.label}, 32 connections | informational | ${b.reque
   The load generator (undici, keep-alive, one request at a time per connection) runs in this
   process on the same 2 cores. Before the loads, each target gets 2 s of deliveries on 8
   connections to a warm-up workflow of each graph (immediate, then respond_step), so the code
-  paths of both are compiled and the code step's threads have started.
+  paths of both are compiled and the code step's sandboxes are warm.
 - Throughput: ${durationSeconds} s of deliveries on 32 connections to an \`immediate\` webhook -> code
   workflow; completed executions are counted from the database: those finished inside the load
   window / its length, and all of them / (load + drain).
@@ -290,7 +290,7 @@ ${baselines.map((b) => `| ${b.label}, 32 connections | informational | ${b.reque
   \`loadGenerator\`: this benchmark's own process), divided by the answers.
 - respond_step without a code step: the same load on a webhook -> respond workflow, ${durationSeconds} s after
   ${durationSeconds} s of warm-up on it: the respond path across processes without the code step's
-  sandbox thread.
+  sandbox.
 - Bare PostgreSQL handoff (bench/servers/bare-pg-handoff.mjs, run first): node:http + pg in an
   API process and two workers on a scratch database of the same server, the same three loads.
   A delivery is two autocommitted statements, one round trip each, as the cluster's hand-off
