@@ -10,11 +10,11 @@ const poolDefaults = tuneSandboxPool({});
 let keys = 0;
 
 /** A run of its own step (a new reuse key each call unless given), with its console lines. */
-async function run(code: string, { timeoutMs = 5_000, memoryBytes = 64 * MIB, reuseKey = `step-${++keys}` } = {}): Promise<{ outcome: SandboxOutcome; logs: string[] }> {
+async function run(code: string, { timeoutMs = 5_000, memoryBytes = 64 * MIB, reuseKey = `step-${++keys}`, input = { id: 42 } as unknown } = {}): Promise<{ outcome: SandboxOutcome; logs: string[] }> {
   const logs: string[] = [];
   const outcome = await runSandboxed({
     code,
-    argumentsJson: JSON.stringify({ input: { id: 42 }, nodes: {}, trigger: {} }),
+    argumentsJson: JSON.stringify({ input, nodes: {}, trigger: {} }),
     reuseKey,
     timeoutMs,
     memoryBytes,
@@ -72,12 +72,16 @@ describe('code runs on the calling thread first', () => {
 
   it('runs a run that outlasts the slice again on the pool, under the step limit, keeping only the lines of the run that counted', async () => {
     let result: Awaited<ReturnType<typeof run>> | undefined;
-    const code = `console.log('start'); const t = Date.now(); while (Date.now() - t < ${SLICE_MS * 2}) {} console.log('end'); return 'done';`;
-    expect(await counted(async () => (result = await run(code, { reuseKey: 'slow-step' })))).toEqual({ inline: 0, handedOver: 1 });
-    expect(json(result!)).toBe('done');
+    // Slow for some input only, as real steps are.
+    const code = `console.log('start'); const t = Date.now(); while (input.slow && Date.now() - t < ${SLICE_MS * 2}) {} console.log('end'); return input.slow ? 'slow' : 'quick';`;
+    expect(await counted(async () => (result = await run(code, { reuseKey: 'slow-step', input: { slow: true } })))).toEqual({ inline: 0, handedOver: 1 });
+    expect(json(result!)).toBe('slow');
     expect(result!.logs).toEqual(['start', 'end']);
     // Once may be the machine's doing: the step's next run is tried here again.
-    expect(await counted(() => run('return 2;', { reuseKey: 'slow-step' }))).toEqual({ inline: 1, handedOver: 0 });
+    expect(await counted(async () => (result = await run(code, { reuseKey: 'slow-step', input: { slow: false } })))).toEqual({ inline: 1, handedOver: 0 });
+    expect(json(result!)).toBe('quick');
+    // And the success cleared the stop: one more slow run is tried here first as well.
+    expect(await counted(() => run(code, { reuseKey: 'slow-step', input: { slow: true } }))).toEqual({ inline: 0, handedOver: 1 });
   });
 
   it('sends a step stopped by the slice twice in a row to the pool at once', async () => {
@@ -85,8 +89,10 @@ describe('code runs on the calling thread first', () => {
     expect(await counted(() => run(code, { reuseKey: 'slower-step' }))).toEqual({ inline: 0, handedOver: 1 });
     expect(await counted(() => run(code, { reuseKey: 'slower-step' }))).toEqual({ inline: 0, handedOver: 1 });
     let result: Awaited<ReturnType<typeof run>> | undefined;
-    expect(await counted(async () => (result = await run('return 2;', { reuseKey: 'slower-step' })))).toEqual({ inline: 0, handedOver: 0 });
-    expect(json(result!)).toBe(2);
+    expect(await counted(async () => (result = await run(code, { reuseKey: 'slower-step' })))).toEqual({ inline: 0, handedOver: 0 });
+    expect(json(result!)).toBe('done');
+    // The step with other code (a new version of the workflow) is tried here again.
+    expect(await counted(() => run('return 2;', { reuseKey: 'slower-step' }))).toEqual({ inline: 1, handedOver: 0 });
     // Other steps still run here.
     expect(await counted(() => run('return 3;'))).toEqual({ inline: 1, handedOver: 0 });
   });
@@ -97,7 +103,8 @@ describe('code runs on the calling thread first', () => {
     expect(await counted(async () => (result = await run(code, { memoryBytes: 64 * MIB, reuseKey: 'big-step' })))).toEqual({ inline: 0, handedOver: 1 });
     expect(json(result!)).toBe(12 * MIB);
     // One stop by memory is enough: the step's next run goes to the pool at once.
-    expect(await counted(() => run('return 1;', { reuseKey: 'big-step' }))).toEqual({ inline: 0, handedOver: 0 });
+    expect(await counted(async () => (result = await run(code, { memoryBytes: 64 * MIB, reuseKey: 'big-step' })))).toEqual({ inline: 0, handedOver: 0 });
+    expect(json(result!)).toBe(12 * MIB);
     expect(await counted(async () => (result = await run(code, { memoryBytes: 1 * MIB })))).toEqual({ inline: 1, handedOver: 0 });
     expect(json(result!)).toEqual({ kind: 'memory' });
   });

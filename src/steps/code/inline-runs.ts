@@ -23,9 +23,9 @@ import { currentSlot, type ModuleSlot } from './wasm-module.js';
  * What keeps the event loop free, as the pool did: runs here take turns, at most MAX_QUEUED
  * waiting (the rest go to the pool); large code or input goes to the pool at once (parsing
  * them is not interruptible); a step whose runs overran goes to the pool for the next
- * `slowForMs` (after two stops by the slice's time in a row, or one by its memory, its stack or a host failure);
- * and inline runs may take at most `share` of the thread's time over the last
- * second, past which every run goes to the pool until it falls again.
+ * `slowForMs` (after two stops by the slice's time in a row, or one by its memory, its stack
+ * or a host failure); and inline runs may take at most `share` of the thread's time over the
+ * last second, past which every run goes to the pool until it falls again.
  */
 
 const settings = {
@@ -42,7 +42,7 @@ const settings = {
   slowForMs: 60_000,
 };
 
-/** Steps (reuse key, or code without one) that overran, with when they may run here again; oldest first. */
+/** Steps (reuse key and code, or the code alone without a key) that overran, with when they may run here again; oldest first. */
 const slow = new Map<string, number>();
 const MAX_SLOW_KEYS = 1_000;
 /**
@@ -67,7 +67,8 @@ const counts = { inline: 0, handedOver: 0 };
 
 /** Runs the code step's sandbox: here when the run is small, else (or when it overran here) on the pool. */
 export async function runSandboxed(options: PooledSandboxOptions): Promise<SandboxOutcome> {
-  const key = options.reuseKey ?? options.code;
+  // The code too, as for warm contexts: a step whose code was changed starts afresh.
+  const key = options.reuseKey === null ? options.code : `${options.reuseKey}\n${options.code}`;
   if (queued >= MAX_QUEUED || !mayRunHere(options, key)) return runInSandboxPool(options);
   // One run at a time here: the runs a batch of executions starts in one tick take turns.
   queued++;

@@ -5,6 +5,7 @@ import { serializeStepError, type SerializedStepError } from '../../engine/step-
 import { RunCancel } from '../../lib/cancellation.js';
 import type { StepRunContext } from '../step-runtime.js';
 import { runCode } from './run-code.js';
+import { tuneInlineRuns } from './inline-runs.js';
 import { closeSandboxPool, crashBusySandboxThreads, sandboxThreadsStarted, tuneSandboxPool } from './sandbox-pool.js';
 import { PIPELINE_DEPTH } from './sandbox-thread.js';
 import { stepContext } from '../../../test/support/step-context.js';
@@ -25,6 +26,7 @@ async function failure(code: string, config: Record<string, unknown> = {}, cance
 const busyFor = (ms: number) => `const start = Date.now(); while (Date.now() - start < ${ms}) {} return [start, Date.now()];`;
 
 const defaults = tuneSandboxPool({});
+const inlineDefaults = tuneInlineRuns({});
 
 /** Settled with 'late' after `ms`, unless `promise` settles first. */
 async function before<T>(promise: Promise<T>, ms: number): Promise<T | 'late'> {
@@ -37,7 +39,9 @@ async function before<T>(promise: Promise<T>, ms: number): Promise<T | 'late'> {
 }
 
 // One worker unless a test asks for more: a worker's first start under tsx takes ~0.5 s, so the tests share it.
+// Every run goes to the pool: these tests are of the pool (inline-runs.test.ts has the calling thread's share).
 beforeAll(async () => {
+  tuneInlineRuns({ sliceMs: 0 });
   tuneSandboxPool({ size: 1 });
   await run('return 1;');
 });
@@ -47,6 +51,7 @@ afterEach(() => {
 });
 
 afterAll(async () => {
+  tuneInlineRuns(inlineDefaults);
   tuneSandboxPool(defaults);
   await closeSandboxPool();
 });
