@@ -18,8 +18,8 @@ import type { ModuleSlot } from './wasm-module.js';
  * cases inside QuickJS; the rest surface as a host RangeError, which costs a module, not the process.
  * Runs that outgrow the main thread's slice execute on a pool worker (sandbox-pool.ts), whose
  * stack is Node's default 4 MiB: more headroom for the first two cases, while deep source
- * nesting still overflows V8 first. A run stopped for its stack on the main thread (inline-runs.ts)
- * runs again there, so a step gets the pool worker's headroom either way.
+ * nesting still overflows V8 first. A run stopped for its stack on the main thread
+ * (inline-runs.ts) runs again on a pool worker, so a step gets the worker's headroom either way.
  */
 export const MAX_STACK_BYTES = 256 * 1024;
 /** A console line is cut to this inside the sandbox, before it is copied out. */
