@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { SandboxOutcome } from './sandbox.js';
 import { runInSandbox } from './sandbox.js';
 import { runInSandboxPool, type PooledSandboxOptions } from './sandbox-pool.js';
+import { keyOf } from './warm-contexts.js';
 import { currentSlot, type ModuleSlot } from './wasm-module.js';
 
 /**
@@ -59,6 +60,8 @@ const MAX_QUEUED = 8;
 let turn: Promise<void> = Promise.resolve();
 /** This thread's modules that have loaded: until then runs go to the pool, so a load is never charged to a run's slice. */
 const loaded = new WeakSet<ModuleSlot>();
+/** The module whose load is awaited (one wait per module, however many runs ask meanwhile). */
+let awaited: ModuleSlot | null = null;
 /** Inline time spent in the current and the previous one-second window. */
 let windowStart = 0;
 let spentNow = 0;
@@ -68,7 +71,7 @@ const counts = { inline: 0, handedOver: 0 };
 /** Runs the code step's sandbox: here when the run is small, else (or when it overran here) on the pool. */
 export async function runSandboxed(options: PooledSandboxOptions): Promise<SandboxOutcome> {
   // The code too, as for warm contexts: a step whose code was changed starts afresh.
-  const key = options.reuseKey === null ? options.code : `${options.reuseKey}\n${options.code}`;
+  const key = options.reuseKey === null ? options.code : keyOf(options.reuseKey, options.code);
   if (queued >= MAX_QUEUED || !mayRunHere(options, key)) return runInSandboxPool(options);
   // One run at a time here: the runs a batch of executions starts in one tick take turns.
   queued++;
@@ -153,10 +156,13 @@ function mayRunHere(options: PooledSandboxOptions, key: string): boolean {
   }
   const slot = currentSlot();
   if (!loaded.has(slot)) {
-    void slot.module.then(
-      () => loaded.add(slot),
-      () => {},
-    );
+    if (awaited !== slot) {
+      awaited = slot;
+      void slot.module.then(
+        () => loaded.add(slot),
+        () => {},
+      );
+    }
     return false;
   }
   roll(performance.now());

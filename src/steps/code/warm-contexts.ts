@@ -22,7 +22,8 @@ export const MAX_KEPT_HEAP_BYTES = 4 * 1024 * 1024;
 
 const idle = new Map<string, SandboxContext>();
 
-const keyOf = (reuseKey: string, code: string) => `${reuseKey}\n${code}`;
+/** A step's key with its code: a context (and inline-runs.ts's record of a slow step) serves that code only. */
+export const keyOf = (reuseKey: string, code: string) => `${reuseKey}\n${code}`;
 
 /** An idle context for this step and code on `slot`, taken out of the cache; undefined when there is none. */
 export function takeWarm(reuseKey: string, code: string, slot: ModuleSlot): SandboxContext | undefined {
