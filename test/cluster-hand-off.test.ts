@@ -3,12 +3,13 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/engine/engine.js';
-import { answerChannel, parseProcessMessage, workerConnectionName } from '../src/engine/cluster-messages.js';
+import { answerChannel, parseProcessMessage, workerConnectionName, type AnswerMessage } from '../src/engine/cluster-messages.js';
 import { newId } from '../src/lib/ids.js';
 import { TEST_DATABASE_URL } from './support/dialects.js';
 import { edge, executionRow, node, workflowWith } from './support/engine-helpers.js';
 import { startWorker, until } from './support/cluster-helpers.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
+import { deliver, webhookWorkflow } from './support/webhook-helpers.js';
 
 /**
  * Hand-off (engine/hand-off.ts): an API process gives each new execution to a live worker in the
@@ -268,5 +269,50 @@ describePostgres('cluster hand-off [postgres]', () => {
     await until(() => handed(worker.messages).some((message) => 'c' in message && message.c.length === 2));
     await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', 'in', ids).execute();
     await worker.leave();
+  });
+
+  it('answers a respond step that ends the run with one notification, its answer and the end together; values too large for one are read from the row', async () => {
+    const live = await startWorker(t, engines, { timers: false });
+    await until(() => api().knownWorkers().includes(live.cluster!.processId));
+    // What the API process's channel carries, heard on a connection of the test's own.
+    const heard: AnswerMessage[] = [];
+    const listener = new pg.Client({ connectionString: t.database.url! });
+    await listener.connect();
+    listener.on('notification', (message) => {
+      const answer = parseProcessMessage(message.payload ?? '')?.answer;
+      if (answer) heard.push(answer);
+    });
+    await listener.query(`LISTEN ${answerChannel(api().processId)}`);
+    const answersFor = async (id: string) => {
+      await until(() => heard.some((answer) => answer.e === id));
+      // Answered after every notification committed before it (db/notifier.ts, sync).
+      await listener.query('select 1');
+      return heard.filter((answer) => answer.e === id);
+    };
+    try {
+      const pad = (n: number) => ({ nodes: [node('pad', 'code', { code: `return { n: input.body.n, pad: 'x'.repeat(${n}) };` }), node('reply', 'respond_to_webhook', { status: 201, body: '{{ input }}' })], edges: [edge('hook', 'pad'), edge('pad', 'reply')] });
+      const small = await webhookWorkflow(t, `Respond last ${newId()}`, { response_mode: 'respond_step' }, pad(3));
+      const answered = await deliver(t, small.path, { body: '{"n":1}', headers: { authorization: `Bearer ${small.token}` } });
+      expect(answered.status, answered.body).toBe(201);
+      expect(answered.json()).toEqual({ n: 1, pad: 'xxx' });
+      const id = answered.headers['x-execution-id'] as string;
+      const [only, ...more] = await answersFor(id);
+      expect(more).toEqual([]);
+      expect(only).toMatchObject({ e: id, k: 'b', s: 'completed' });
+      expect(JSON.parse(only!.v!)).toMatchObject({ status: 201, body: { n: 1, pad: 'xxx' } });
+      expect(JSON.parse(only!.o!)).toMatchObject({ status: 201, body: { n: 1, pad: 'xxx' } });
+
+      const big = await webhookWorkflow(t, `Respond last big ${newId()}`, { response_mode: 'respond_step' }, pad(20_000));
+      const bigAnswer = await deliver(t, big.path, { body: '{"n":2}', headers: { authorization: `Bearer ${big.token}` } });
+      expect(bigAnswer.status).toBe(201);
+      expect(bigAnswer.json()).toEqual({ n: 2, pad: 'x'.repeat(20_000) });
+      const bigId = bigAnswer.headers['x-execution-id'] as string;
+      expect(await answersFor(bigId)).toEqual([{ e: bigId, k: 'b', s: 'completed' }]);
+    } finally {
+      await listener.end();
+      engines.splice(engines.indexOf(live), 1);
+      await live.stop();
+      await until(() => !api().knownWorkers().includes(live.cluster!.processId));
+    }
   });
 });

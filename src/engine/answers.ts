@@ -3,7 +3,7 @@ import type { Database } from '../db/schema.js';
 import type { AnswerMessage } from './cluster-messages.js';
 import type { ExecutionObserver } from './engine-options.js';
 import type { RunEnd } from './run-types.js';
-import { findExecution } from './execution-store.js';
+import { findExecution, type ExecutionRow } from './execution-store.js';
 import { isTerminal } from './statuses.js';
 
 const parse = (text: string | null | undefined): unknown => (text === null || text === undefined ? null : JSON.parse(text));
@@ -64,17 +64,20 @@ export class Answers {
   private async deliver(message: AnswerMessage): Promise<void> {
     const id = message.e;
     if (!this.observers.has(id)) return;
-    if (message.k === 'r') {
-      const value = message.v !== undefined ? message.v : ((await findExecution(this.db, id))?.response ?? null);
+    // Values left out of the notification (too large for one) are read from the row, once.
+    let row: Promise<ExecutionRow | undefined> | undefined;
+    const read = () => (row ??= findExecution(this.db, id));
+    if (message.k !== 'e') {
+      const value = message.v !== undefined ? message.v : ((await read())?.response ?? null);
       this.responded(id, parse(value));
-      return;
+      if (message.k === 'r') return;
     }
     const status = message.s ?? 'failed';
     if (status === 'cancelled') return this.ended(id, { status: 'cancelled' });
     let value = message.o;
     if (value === undefined) {
-      const row = await findExecution(this.db, id);
-      value = (status === 'completed' ? row?.output : row?.error) ?? undefined;
+      const found = await read();
+      value = (status === 'completed' ? found?.output : found?.error) ?? undefined;
     }
     this.ended(id, endOf(status, status === 'completed' ? (value ?? null) : null, status === 'failed' ? (value ?? null) : null));
   }

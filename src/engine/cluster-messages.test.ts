@@ -13,6 +13,10 @@ describe('answer messages', () => {
     const payload = answerPayload(end);
     expect(Buffer.byteLength(payload)).toBeLessThanOrEqual(MAX_NOTIFY_PAYLOAD);
     expect(parseAnswer(payload)).toEqual({ e: 'ex-2', k: 'e', s: 'completed' });
+    // Both at once (a respond step that ended the run): either value too large leaves both out.
+    const both = { e: 'ex-3', k: 'b' as const, v: '{"ok":true}', s: 'completed' as const, o: JSON.stringify({ pad: 'x'.repeat(MAX_NOTIFY_PAYLOAD) }) };
+    expect(parseAnswer(answerPayload(both))).toEqual({ e: 'ex-3', k: 'b', s: 'completed' });
+    expect(parseAnswer(answerPayload({ ...both, o: '{"ok":true}' }))).toEqual({ ...both, o: '{"ok":true}' });
   });
 
   it('reads nothing from a payload that is not an answer', () => {

@@ -30,12 +30,13 @@ export function workerConnectionName(processId: string): string {
 
 /**
  * An answer for the process holding a synchronous delivery: `r` a respond step's answer, `e`
- * the end. Values too large for a notification stay out (`v`/`o` absent): the receiver reads
- * them from the execution row, where the same commit wrote them.
+ * the end, `b` both, committed together (a respond step that was the run's last step: one
+ * notification instead of two). Values too large for a notification stay out (`v`/`o` absent):
+ * the receiver reads them from the execution row, where the same commit wrote them.
  */
 export interface AnswerMessage {
   e: string;
-  k: 'r' | 'e';
+  k: 'r' | 'e' | 'b';
   /** The respond step's answer, JSON text. */
   v?: string;
   /** The end's status. */

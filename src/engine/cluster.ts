@@ -347,8 +347,14 @@ export class Cluster implements RunCoordination {
     const waiter = news.execution.waiter;
     // A waiter in this process hears it from the run itself, once the commit is durable.
     if (waiter === null || waiter === this.processId) return;
-    if (news.response !== null) await this.sendAnswer(trx, waiter, { e: news.execution.id, k: 'r', v: news.response });
-    if (news.ended) await this.sendAnswer(trx, waiter, { e: news.execution.id, k: 'e', s: news.ended.status, o: (news.ended.status === 'completed' ? news.ended.output : news.ended.error) ?? undefined });
+    const e = news.execution.id;
+    const { response, ended } = news;
+    if (!ended) {
+      if (response !== null) await this.sendAnswer(trx, waiter, { e, k: 'r', v: response });
+      return;
+    }
+    const end = { s: ended.status, o: (ended.status === 'completed' ? ended.output : ended.error) ?? undefined };
+    await this.sendAnswer(trx, waiter, response === null ? { e, k: 'e', ...end } : { e, k: 'b', v: response, ...end });
   }
 
   committed(news: RunNews): void {
