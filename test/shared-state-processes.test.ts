@@ -115,8 +115,10 @@ describe.skipIf(!TEST_DATABASE_URL)('two serve processes on one PostgreSQL', () 
     const bearer = (await token()).token;
     const hook = await webhook(a, bearer);
     expect((await deliver(hook.url(b), hook.token)).status).toBe(202);
+    // Even a write the database does not announce applies to a delivery that would run: its
+    // commit checks the endpoint's rows (migration 0021) and it is decided again on them.
     await unannounced(sql`update webhooks set token_hash = 'void' where workflow_id = ${hook.workflowId}`);
-    expect((await deliver(hook.url(b), hook.token)).status).toBe(202);
+    expect((await deliver(hook.url(b), hook.token)).status).toBe(401);
     const rotated = await call(a, 'POST', `/api/v1/workflows/${hook.workflowId}/webhooks/hook/rotate`, bearer);
     expect(rotated.status).toBe(200);
     expect((await deliver(hook.url(b), hook.token)).status).toBe(401);

@@ -2,7 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DATABASE_URL } from './support/dialects.js';
 import { createPeerApp, createTestApp, type TestApp } from './support/test-app.js';
-import { deliver, webhookWorkflow } from './support/webhook-helpers.js';
+import { deliver, executionCount, webhookWorkflow } from './support/webhook-helpers.js';
 
 type Peer = Awaited<ReturnType<typeof createPeerApp>>;
 
@@ -106,13 +106,21 @@ describe.skipIf(!TEST_DATABASE_URL)('caches of two API processes [postgres]', ()
   });
 
   it('applies a bearer rotation, a capture and an idempotency key taken by the other process to the next delivery', async () => {
-    const { a, asB } = pair;
+    const { a, b, asB } = pair;
     const hook = await webhookWorkflow(a, 'Shared hook', {});
     const bearer = (token: string | undefined, headers: Record<string, string> = {}) => deliver(asB, hook.path, { body: '{"n":1}', headers: { authorization: `Bearer ${token}`, ...headers } });
     expect((await bearer(hook.token)).status).toBe(202);
-    // An unannounced write stays unseen: the endpoint really is cached.
+    // The endpoint really is cached: served again without a read, while nothing is announced.
+    const cached = await b.deps.webhookEndpoints.find(hook.webhookId);
+    expect(cached).not.toBeNull();
+    expect(await b.deps.webhookEndpoints.find(hook.webhookId)).toBe(cached);
+    // A write the database does not announce is not heard, yet a delivery that would run is
+    // decided on the rows as they are: its commit checks them (migration 0021), finds them
+    // changed, and the delivery is decided again on the endpoint read afresh.
     await unannounced(a, sql`update webhooks set token_hash = 'void' where id = ${hook.webhookId}`);
-    expect((await bearer(hook.token)).status).toBe(202);
+    const executions = await executionCount(asB, hook.workflowId);
+    expect((await bearer(hook.token)).status).toBe(401);
+    expect(await executionCount(asB, hook.workflowId)).toBe(executions);
     const rotated = await a.request('POST', `/api/v1/workflows/${hook.workflowId}/webhooks/hook/rotate`);
     expect(rotated.status).toBe(200);
     expect((await bearer(hook.token)).status).toBe(401);

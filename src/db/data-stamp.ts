@@ -10,7 +10,16 @@ import { TableNotices } from './table-notices.js';
  * The stamp must be taken before the read it guards: a write that lands between the two then
  * changes the stamp after the entry was stored under the old one, so the entry is never served.
  */
-export type DataStamp = (tables: readonly string[]) => string | null | Promise<string | null>;
+export interface DataStamp {
+  (tables: readonly string[]): string | null | Promise<string | null>;
+  /**
+   * PostgreSQL only: the stamp from the change notices heard so far, at once, without making
+   * sure that every notice committed before the call has arrived (the round trip the stamp
+   * itself makes). An entry served under it may be stale: only for callers whose writes check
+   * the rows they were decided on (migration 0021), and that take a fresh look before refusing.
+   */
+  heard?: (tables: readonly string[]) => string | null;
+}
 
 /**
  * SQLite: this process's writes (TableWrites) and SQLite's `data_version`, which changes when any
@@ -23,11 +32,13 @@ export async function startDataStamp(handle: DatabaseHandle): Promise<DataStamp 
   if (external) return (tables) => `${handle.writes.version(tables)}:${external()}`;
   if (!handle.notifier) return null;
   const notices = await TableNotices.start(handle.db, handle.notifier);
-  return (tables) => {
+  const stamp: DataStamp = (tables) => {
     if (!notices.covers(tables)) return null;
     // This process's own writes count at once, before their commit is announced.
     const own = handle.writes.version(tables);
     return notices.version(tables).then((heard) => (heard === null ? null : `${own}:${heard}`));
   };
+  stamp.heard = (tables) => (notices.covers(tables) ? `${handle.writes.version(tables)}:${notices.heardVersion(tables)}` : null);
+  return stamp;
 }
 

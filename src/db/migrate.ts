@@ -19,6 +19,7 @@ import * as claimFunction from './migrations/0017-claim-function.js';
 import * as claimGenericPlans from './migrations/0018-claim-generic-plans.js';
 import * as handOff from './migrations/0019-hand-off.js';
 import * as leanQueueScans from './migrations/0020-lean-queue-scans.js';
+import * as endpointChecks from './migrations/0021-endpoint-checks.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
 
@@ -43,6 +44,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0018-claim-generic-plans': claimGenericPlans,
   '0019-hand-off': handOff,
   '0020-lean-queue-scans': leanQueueScans,
+  '0021-endpoint-checks': endpointChecks,
 };
 
 /** Applies pending migrations. Like Kysely's migrator it reports instead of throwing. */

@@ -45,6 +45,11 @@ export class TableNotices {
    */
   async version(tables: readonly string[]): Promise<string | null> {
     if (!(await this.notifier.sync())) return null;
+    return this.heardVersion(tables);
+  }
+
+  /** The tables' version from the messages that have arrived so far (others may be on their way). */
+  heardVersion(tables: readonly string[]): string {
     let sum = 0;
     for (const table of tables) sum += this.versions.get(table) ?? 0;
     return `${this.epoch}.${sum}`;

@@ -24,6 +24,8 @@ export const MAX_PARAMETERS = 60_000;
  */
 export interface GatheredWrites {
   readonly table: BufferedTable;
+  /** It only checks (a condition the commit must meet), writing nothing: not counted as a write of its table. */
+  readonly checksOnly?: boolean;
   readonly empty: boolean;
   /** Parameters its statement parts take. */
   readonly parameters: number;
@@ -156,7 +158,7 @@ export class TransactionBuffer {
       const parts = gatherer.take(`g${index}`, statement);
       ctes.push(...parts.ctes);
       if (parts.check) checks.push(parts.check);
-      written.push(gatherer.table);
+      if (!gatherer.checksOnly) written.push(gatherer.table);
     });
     const { channels, payloads } = this.takeNotifications();
     // Writes that wrote nothing need no statement (a gathered write may be its check alone: a call that writes).

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, WebhooksTable, WorkflowStatus } from '../db/schema.js';
 
 export type WebhookRow = WebhooksTable;
@@ -37,20 +37,23 @@ export interface WebhookEndpoint extends WebhookRow {
   active_snapshot_id: string | null;
   /** The live canvas (for the config of a capture while the workflow is inactive). */
   workflow_graph: string;
+  /** With `rowStamp` asked (PostgreSQL): the versions of the two rows read, `<webhook xmin>:<workflow xmin>` (migration 0021). */
+  row_stamp?: string;
 }
 
 /**
  * The endpoint behind a delivery's URL. Not scoped by workspace: the unguessable id in the URL
  * is what addresses it (like a bearer capability), and the row then names its workspace.
  */
-export function findEndpoint(db: Db, webhookId: string): Promise<WebhookEndpoint | undefined> {
-  return db
+export function findEndpoint(db: Db, webhookId: string, rowStamp = false): Promise<WebhookEndpoint | undefined> {
+  const query = db
     .selectFrom('webhooks')
     .innerJoin('workflows', (join) => join.onRef('workflows.id', '=', 'webhooks.workflow_id').onRef('workflows.workspace_id', '=', 'webhooks.workspace_id'))
     .selectAll('webhooks')
     .select(['workflows.status as workflow_status', 'workflows.active_snapshot_id', 'workflows.graph as workflow_graph'])
-    .where('webhooks.id', '=', webhookId)
-    .executeTakeFirst();
+    .where('webhooks.id', '=', webhookId);
+  if (!rowStamp) return query.executeTakeFirst();
+  return query.select(sql<string>`webhooks.xmin::text || ':' || workflows.xmin::text`.as('row_stamp')).executeTakeFirst();
 }
 
 /**

@@ -9,6 +9,7 @@ import { addMs, type Clock } from '../lib/clock.js';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS } from '../steps/webhook/index.js';
 import { findDelivery, insertDelivery, recordCapture } from '../store/webhook-repository.js';
 import { describeShape } from './describe-shape.js';
+import { checkEndpointUnchanged } from './endpoint-checks.js';
 import { buildTriggerPayload } from './trigger-payload.js';
 import { credentialHeaders, verifyDelivery } from './verify-delivery.js';
 import { sendOutput, sendStepResponse, sendWebhookNotFound } from './webhook-answers.js';
@@ -28,33 +29,54 @@ const MAX_IDEMPOTENCY_KEY = 255;
  * verification on the raw bytes (401, nothing else happens), then capture or the run, answered
  * per the node's response mode. Nothing here throws for a caller's mistake: every refusal is an
  * answer.
+ *
+ * `current` makes sure the endpoint is still the one the database holds (it throws
+ * `StaleEndpointError` if not: the route decides again on a fresh one). It is asked before
+ * anything but a run is decided on the endpoint (a refusal, a capture); a run's commit checks
+ * the endpoint's rows itself (`rowStamp`, endpoint-checks.ts).
  */
-export async function deliverWebhook(ctx: DeliveryContext, request: FastifyRequest, reply: FastifyReply, endpoint: ResolvedEndpoint): Promise<FastifyReply> {
+export async function deliverWebhook(ctx: DeliveryContext, request: FastifyRequest, reply: FastifyReply, endpoint: ResolvedEndpoint, current: () => Promise<void> = async () => {}): Promise<FastifyReply> {
   const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
   const verified = verifyDelivery(endpoint.verification, request.raw.rawHeaders, body, ctx.clock.nowMs());
   if (!verified.ok) {
+    await current();
     request.log.info({ webhook_id: endpoint.id, reason: verified.reason }, 'webhook delivery not authenticated');
     throw new AppError('unauthorized', 'the delivery is not authenticated');
   }
-  if (body.length > endpoint.maxBodyBytes) throw new AppError('payload_too_large', `the body exceeds this webhook's limit of ${endpoint.maxBodyBytes} bytes`);
+  if (body.length > endpoint.maxBodyBytes) {
+    await current();
+    throw new AppError('payload_too_large', `the body exceeds this webhook's limit of ${endpoint.maxBodyBytes} bytes`);
+  }
   const built = buildTriggerPayload({ method: request.method, headers: request.headers, removeHeaders: credentialHeaders(endpoint.verification), query: (request.query ?? {}) as Record<string, unknown>, body });
-  if (!built.ok) throw new AppError('invalid_body', built.detail);
+  if (!built.ok) {
+    await current();
+    throw new AppError('invalid_body', built.detail);
+  }
   const payload = built.payload;
 
   if (endpoint.capturing) {
+    await current();
     const now = ctx.clock.now();
     const captured = await recordCapture(ctx.db, endpoint.id, { payload: JSON.stringify(payload), shape: JSON.stringify(describeShape(payload)), at: now });
     if (captured) return reply.code(202).type('application/json').send({ ok: true, captured: true });
   }
-  if (endpoint.snapshotId === null) return sendWebhookNotFound(reply);
+  if (endpoint.snapshotId === null) {
+    await current();
+    return sendWebhookNotFound(reply);
+  }
   const plan = await ctx.engine.planOf(endpoint.snapshotId);
   const node = plan.nodes.get(endpoint.nodeId);
   // A webhook node added to the canvas after activation is not live until the next activation.
-  if (!node || node.type !== 'webhook') return sendWebhookNotFound(reply);
+  if (!node || node.type !== 'webhook') {
+    await current();
+    return sendWebhookNotFound(reply);
+  }
   const mode = (node.config.response_mode as string | undefined) ?? 'immediate';
   const timeoutMs = typeof node.config.timeout_ms === 'number' ? node.config.timeout_ms : DEFAULT_WEBHOOK_TIMEOUT_MS;
   // Completed below (observer, alsoWrite) by assignment: a spread of it would be the slow form (see step-rows.ts).
   const start: StartRun = { workspaceId: endpoint.workspaceId, workflowId: endpoint.workflowId, snapshotId: endpoint.snapshotId, userId: null, trigger: payload, firedRoots: [endpoint.nodeId] };
+  const rowStamp = endpoint.rowStamp;
+  if (rowStamp !== undefined) start.alsoWrite = (trx) => checkEndpointUnchanged(trx, endpoint.id, rowStamp);
 
   // A full engine holds the delivery back (admission control) for at most the node's timeout.
   const admission = timeoutMs;
@@ -91,7 +113,11 @@ async function runImmediate(ctx: DeliveryContext, request: FastifyRequest, reply
   const earlier = await findDelivery(ctx.db, endpoint.id, key, since);
   if (earlier) return accepted(earlier);
   try {
-    start.alsoWrite = (trx, executionId) => insertDelivery(trx, { webhook_id: endpoint.id, idempotency_key: key, execution_id: executionId, created_at: now }, since);
+    const check = start.alsoWrite;
+    start.alsoWrite = async (trx, executionId) => {
+      await check?.(trx, executionId);
+      await insertDelivery(trx, { webhook_id: endpoint.id, idempotency_key: key, execution_id: executionId, created_at: now }, since);
+    };
     const started = await admit(ctx.engine.run(start, admission));
     return accepted(started.execution_id);
   } catch (error) {

@@ -18,6 +18,12 @@ export interface ResolvedEndpoint {
   capturing: boolean;
   maxBodyBytes: number;
   verification: Verification;
+  /**
+   * PostgreSQL: the versions of the rows this was read from (migration 0021), which the commit
+   * admitting a delivery checks (endpoint-checks.ts). Absent on SQLite, where the cache is known
+   * fresh before it serves, at no cost.
+   */
+  rowStamp?: string;
 }
 
 const ENDPOINT_TABLES = ['webhooks', 'workflows'] as const;
@@ -28,29 +34,57 @@ const ENDPOINT_TABLES = ['webhooks', 'workflows'] as const;
  * commits change SQLite's data_version, or are announced by PostgreSQL), so a rotated token, a
  * capture or a deactivation applies to the very next delivery, whichever process took it; the
  * cache saves the join and opening the secret on every delivery.
+ *
+ * On PostgreSQL a delivery is served from the notices heard so far (`find`), without the round
+ * trip that makes sure every one committed has arrived: an endpoint that changed a moment ago
+ * may be served once more, but the commit admitting its execution checks that its rows are the
+ * versions it was read from (`rowStamp`), and a refusal is only ever made on an endpoint that
+ * `confirm` found current. Either way a delivery is decided on what the database held when it
+ * arrived, as on SQLite.
  */
 export class WebhookEndpoints {
   private readonly cache = new FreshCache<ResolvedEndpoint | null>(10_000);
+  /** Endpoints carry their rows' versions, and may be served before the latest notices arrive. */
+  readonly checked: boolean;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly secretKey: string,
     private readonly stamp: DataStamp | null,
     private readonly onError: (error: unknown) => void = () => {},
-  ) {}
+  ) {
+    this.checked = stamp?.heard !== undefined;
+  }
 
-  async find(webhookId: string): Promise<ResolvedEndpoint | null> {
+  /**
+   * The endpoint. `heard` (the default): from the notices heard so far; `fresh`: as of every
+   * change announced before the call (PostgreSQL: one round trip more); `database`: read from
+   * the database, whatever the cache holds (after a commit found the endpoint's rows changed,
+   * maybe by a write the database did not announce), and cached in place of what was there.
+   */
+  async find(webhookId: string, look: 'heard' | 'fresh' | 'database' = 'heard'): Promise<ResolvedEndpoint | null> {
     if (!isUuid(webhookId)) return null;
-    let stamp = this.stamp?.(ENDPOINT_TABLES) ?? null;
+    // Taken before the read it guards (data-stamp.ts); a database read needs no round trip for it.
+    let stamp = this.stamp === null ? null : look !== 'fresh' && this.stamp.heard ? this.stamp.heard(ENDPOINT_TABLES) : this.stamp(ENDPOINT_TABLES);
     if (typeof stamp === 'object' && stamp !== null) stamp = await stamp;
-    if (stamp !== null) {
+    if (stamp !== null && look !== 'database') {
       const cached = this.cache.get(webhookId, stamp);
       if (cached !== undefined) return cached;
     }
-    const row = await findEndpoint(this.db, webhookId);
+    const row = await findEndpoint(this.db, webhookId, this.checked);
     const resolved = row ? this.resolve(row) : null;
     if (stamp !== null) this.cache.set(webhookId, stamp, resolved);
     return resolved;
+  }
+
+  /**
+   * Whether what `find` served is still the endpoint (PostgreSQL: looked up fresh; its rows the
+   * same versions). Asked before a delivery is refused, or captured, on it.
+   */
+  async confirm(webhookId: string, served: ResolvedEndpoint | null): Promise<boolean> {
+    if (!this.checked) return true;
+    const fresh = await this.find(webhookId, 'fresh');
+    return fresh === null ? served === null : served !== null && fresh.rowStamp === served.rowStamp;
   }
 
   private resolve(row: WebhookEndpoint): ResolvedEndpoint {
@@ -63,6 +97,7 @@ export class WebhookEndpoints {
       capturing: Boolean(row.capturing),
       maxBodyBytes: row.max_body_bytes,
       verification: this.verificationOf(row),
+      ...(row.row_stamp === undefined ? {} : { rowStamp: row.row_stamp }),
     };
   }
 

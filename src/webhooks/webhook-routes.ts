@@ -1,9 +1,10 @@
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors/app-error.js';
 import type { SharedRateLimits } from '../api/plugins/shared-rate-limits.js';
 import { MAX_BODY_BYTES } from '../steps/webhook/index.js';
 import { deliverWebhook, type DeliveryContext } from './deliver-webhook.js';
+import { StaleEndpointError } from './endpoint-checks.js';
 import { sendWebhookNotFound } from './webhook-answers.js';
 import type { ResolvedEndpoint, WebhookEndpoints } from './webhook-endpoints.js';
 
@@ -21,6 +22,31 @@ export interface WebhookRouteContext extends DeliveryContext {
   rateLimit: number;
   /** Where the counts live when several processes share the database; null: in this process. */
   sharedRateLimits?: SharedRateLimits | null;
+}
+
+/** How many times a delivery is decided when the endpoint keeps changing under it (see the handler). */
+const MAX_DECISIONS = 3;
+
+/** Whether an endpoint lets a delivery in: not unknown or inactive (404), not declared too large (413, before the body is read). */
+function atDoor(endpoint: ResolvedEndpoint | null, request: FastifyRequest): 'in' | 'not_found' | 'too_large' {
+  // Inactive and not capturing: nothing can happen here, whoever asks.
+  if (!endpoint || (endpoint.snapshotId === null && !endpoint.capturing)) return 'not_found';
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared > endpoint.maxBodyBytes) return 'too_large';
+  return 'in';
+}
+
+/** Refuses at the door (sent, or thrown), or records the endpoint on the request and answers true. */
+function letIn(endpoint: ResolvedEndpoint | null, request: FastifyRequest, reply: FastifyReply): boolean {
+  const door = atDoor(endpoint, request);
+  if (door === 'not_found') {
+    sendWebhookNotFound(reply);
+    return false;
+  }
+  if (door === 'too_large') throw new AppError('payload_too_large', `the body exceeds this webhook's limit of ${endpoint!.maxBodyBytes} bytes`);
+  request.webhookEndpoint = endpoint!;
+  request.workspaceId = endpoint!.workspaceId;
+  return true;
 }
 
 /** Methods a sender may deliver with; the method reaches the workflow in the trigger payload. */
@@ -60,18 +86,34 @@ export async function webhookRoutes(app: FastifyInstance, ctx: WebhookRouteConte
     bodyLimit: MAX_BODY_BYTES,
     schema: { hide: true },
     onRequest: async (request, reply) => {
-      const endpoint = await ctx.endpoints.find(request.params.webhook_id);
-      // Inactive and not capturing: nothing can happen here, whoever asks.
-      if (!endpoint || (endpoint.snapshotId === null && !endpoint.capturing)) return sendWebhookNotFound(reply);
-      const declared = Number(request.headers['content-length']);
-      if (Number.isFinite(declared) && declared > endpoint.maxBodyBytes) {
-        throw new AppError('payload_too_large', `the body exceeds this webhook's limit of ${endpoint.maxBodyBytes} bytes`);
-      }
-      request.webhookEndpoint = endpoint;
-      request.workspaceId = endpoint.workspaceId;
+      const id = request.params.webhook_id;
+      let endpoint = await ctx.endpoints.find(id);
+      // Refused on a fresh look only: what was served may not have heard the latest change yet (webhook-endpoints.ts).
+      if (atDoor(endpoint, request) !== 'in' && ctx.endpoints.checked) endpoint = await ctx.endpoints.find(id, 'fresh');
+      if (!letIn(endpoint, request, reply)) return reply;
       return undefined;
     },
-    handler: (request, reply) => deliverWebhook(ctx, request, reply, request.webhookEndpoint!),
+    handler: async (request, reply) => {
+      const id = request.params.webhook_id;
+      let endpoint = request.webhookEndpoint!;
+      for (let decision = 1; ; decision += 1) {
+        const served = endpoint;
+        const current = async () => {
+          if (!(await ctx.endpoints.confirm(id, served))) throw new StaleEndpointError(id);
+        };
+        try {
+          return await deliverWebhook(ctx, request, reply, served, current);
+        } catch (error) {
+          if (!(error instanceof StaleEndpointError)) throw error;
+          // Changed again between every fresh look and its commit: the sender retries.
+          if (decision === MAX_DECISIONS) throw new AppError('service_unavailable', 'the webhook changed while this delivery was handled; retry', undefined, { headers: { 'retry-after': '1' } });
+        }
+        // Decided again, from the door, on the endpoint as the database holds it now.
+        const fresh = await ctx.endpoints.find(id, 'database');
+        if (!letIn(fresh, request, reply)) return reply;
+        endpoint = fresh!;
+      }
+    },
   });
   // Any other path under /webhooks answers like an unknown id.
   app.setNotFoundHandler((_request, reply) => sendWebhookNotFound(reply));
