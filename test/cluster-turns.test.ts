@@ -138,4 +138,28 @@ describePostgres('cluster turns [postgres]', () => {
     staying.cluster!.stopClaiming();
     await staying.idle();
   });
+
+  it('sends a worker’s announcements one at a time, in order: a `+` asked for just before a drain is dropped, so it never lands after the `-`', async () => {
+    const draining = await worker();
+    const id = draining.cluster!.processId;
+    const heard: string[] = [];
+    const stop = await t.database.notifier!.listen('sy_workers', (payload) => {
+      if (payload.slice(1).split(';')[0] === id) heard.push(payload[0]!);
+    });
+    try {
+      // Its start's `+` out of the way.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await t.database.notifier!.sync();
+      heard.length = 0;
+      // A `+` asked for (as on hearing a worker new to it), and the drain's `-` in the same tick.
+      draining.cluster!.resumeClaiming();
+      draining.cluster!.stopClaiming();
+      await until(() => heard.includes('-'));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await t.database.notifier!.sync()).toBe(true);
+      expect(heard).toEqual(['-']);
+    } finally {
+      stop();
+    }
+  });
 });

@@ -230,9 +230,20 @@ export class Cluster implements RunCoordination {
     this.settings.notifier.notify(this.db, WORK_CHANNEL, '').catch((error: unknown) => this.host.onError(error));
   }
 
+  /**
+   * One announcement at a time, in order: each is a statement on any connection of the pool, so
+   * a `+` sent just before a drain's `-` could otherwise commit after it, and the others would
+   * count a draining worker live for 2.5 heartbeats. A `+` whose turn comes after the drain is
+   * not sent.
+   */
   private announcePresence(sign: '+' | '-'): void {
-    const message = sign === '+' ? `+${this.processId};${this.host.capacity()}` : `-${this.processId}`;
-    this.announced = this.settings.notifier.notify(this.db, WORKERS_CHANNEL, message).catch((error: unknown) => this.host.onError(error));
+    this.announced = this.announced
+      .then(() => {
+        if (sign === '+' && !this.claiming) return;
+        const message = sign === '+' ? `+${this.processId};${this.host.capacity()}` : `-${this.processId}`;
+        return this.settings.notifier.notify(this.db, WORKERS_CHANNEL, message);
+      })
+      .catch((error: unknown) => this.host.onError(error));
   }
 
   private askWorkers(): void {
