@@ -2,15 +2,23 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { StatementText } from '../db/statement-text.js';
 import { transactionBuffer, type GatheredWrites } from '../db/transaction-buffer.js';
+import type { ResolvedEndpoint } from './webhook-endpoints.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
 /** What `sy_endpoints_unchanged` (migration 0021) raises: a webhook or its workflow changed since the endpoint was read. */
 const ENDPOINT_CHANGED = 'SYL02';
 
-/** The endpoint a delivery was decided on changed before its execution was committed: nothing was written. */
+/**
+ * The endpoint a delivery was decided on changed before its execution was committed, or before
+ * it was refused: nothing was written. `now`: the endpoint as a fresh look found it (null: gone);
+ * absent when the commit's check failed, and it must be read.
+ */
 export class StaleEndpointError extends Error {
-  constructor(readonly webhookId: string) {
+  constructor(
+    readonly webhookId: string,
+    readonly now?: ResolvedEndpoint | null,
+  ) {
     super(`webhook ${webhookId} changed since its endpoint was read`);
     this.name = 'StaleEndpointError';
   }

@@ -39,7 +39,7 @@ const ENDPOINT_TABLES = ['webhooks', 'workflows'] as const;
  * trip that makes sure every one committed has arrived: an endpoint that changed a moment ago
  * may be served once more, but the commit admitting its execution checks that its rows are the
  * versions it was read from (`rowStamp`), and a refusal is only ever made on an endpoint that
- * `confirm` found current. Either way a delivery is decided on what the database held when it
+ * a fresh look found unchanged (`changed`). Either way a delivery is decided on what the database held when it
  * arrived, as on SQLite.
  */
 export class WebhookEndpoints {
@@ -78,13 +78,14 @@ export class WebhookEndpoints {
   }
 
   /**
-   * Whether what `find` served is still the endpoint (PostgreSQL: looked up fresh; its rows the
-   * same versions). Asked before a delivery is refused, or captured, on it.
+   * Null while what `find` served is still the endpoint (PostgreSQL: looked up fresh, its rows
+   * the same versions), else the endpoint as it is now (null: gone). Asked before a delivery is
+   * refused, or captured, on it.
    */
-  async confirm(webhookId: string, served: ResolvedEndpoint | null): Promise<boolean> {
-    if (!this.checked) return true;
-    const fresh = await this.find(webhookId, 'fresh');
-    return fresh === null ? served === null : served !== null && fresh.rowStamp === served.rowStamp;
+  async changed(webhookId: string, served: ResolvedEndpoint): Promise<{ now: ResolvedEndpoint | null } | null> {
+    if (!this.checked) return null;
+    const now = await this.find(webhookId, 'fresh');
+    return now !== null && now.rowStamp === served.rowStamp ? null : { now };
   }
 
   private resolve(row: WebhookEndpoint): ResolvedEndpoint {

@@ -99,17 +99,21 @@ export async function webhookRoutes(app: FastifyInstance, ctx: WebhookRouteConte
       for (let decision = 1; ; decision += 1) {
         const served = endpoint;
         const current = async () => {
-          if (!(await ctx.endpoints.confirm(id, served))) throw new StaleEndpointError(id);
+          const changed = await ctx.endpoints.changed(id, served);
+          if (changed) throw new StaleEndpointError(id, changed.now);
         };
+        let stale: StaleEndpointError;
         try {
           return await deliverWebhook(ctx, request, reply, served, current);
         } catch (error) {
           if (!(error instanceof StaleEndpointError)) throw error;
           // Changed again between every fresh look and its commit: the sender retries.
           if (decision === MAX_DECISIONS) throw new AppError('service_unavailable', 'the webhook changed while this delivery was handled; retry', undefined, { headers: { 'retry-after': '1' } });
+          stale = error;
         }
-        // Decided again, from the door, on the endpoint as the database holds it now.
-        const fresh = await ctx.endpoints.find(id, 'database');
+        // Decided again, from the door, on the endpoint as it is now: the fresh look's, or read
+        // from the database when the commit found its rows changed.
+        const fresh = stale.now !== undefined ? stale.now : await ctx.endpoints.find(id, 'database');
         if (!letIn(fresh, request, reply)) return reply;
         endpoint = fresh!;
       }
