@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { serializeStepError, type SerializedStepError } from '../../engine/step-errors.js';
 import { RunCancel } from '../../lib/cancellation.js';
 import type { StepRunContext } from '../step-runtime.js';
+import { tuneInlineRuns } from './inline-runs.js';
 import { LOGS_TRUNCATED, runCode } from './run-code.js';
 import { sandboxModulesLoaded } from './sandbox-pool.js';
 import { stepContext } from '../../../test/support/step-context.js';
@@ -282,18 +283,26 @@ describe('runCode: isolation', () => {
   it('shares a warm context only among runs of one step: same workspace, workflow, node and code', async () => {
     const code = "const seen = [({}).stepMark ?? null, typeof added]; Object.prototype.stepMark = 'set'; globalThis.added = 1; return seen;";
     const step = { id: 'exec-2', workflowId: 'wf-warm', workspaceId: 'ws-warm' };
-    // Runs until the step's own context has served one (the pool has a worker per core, each with its own contexts).
-    const seenBySameStep = async () => {
-      for (let i = 0; i < 8; i++) if (((await run(code, {}, { nodeId: 'warm', execution: step })).output as unknown[])[0] === 'set') return true;
-      return false;
-    };
-    expect(await seenBySameStep()).toBe(true);
-    // The global the runs added was removed after each; the built-in change is the step's own.
-    expect((await run(code, {}, { nodeId: 'warm', execution: step })).output).toEqual(['set', 'undefined']);
-    for (const other of [{ execution: { ...step, workspaceId: 'ws-other' } }, { execution: { ...step, workflowId: 'wf-other' } }, { nodeId: 'other' }]) {
-      expect((await run(code, {}, { nodeId: 'warm', execution: step, ...other })).output).toEqual([null, 'undefined']);
+    // Every thread has its own contexts (this one and each of the pool's): the runs stay on this
+    // thread (inline-runs.ts) once its module is loaded, whatever the share of its time they take
+    // or how long a busy machine holds one up, so consecutive runs meet the same context.
+    const before = tuneInlineRuns({ sliceMs: 100, share: 1 });
+    try {
+      // Runs until the step's own context has served one (the first runs may go to the pool while this thread's module loads).
+      const seenBySameStep = async () => {
+        for (let i = 0; i < 8; i++) if (((await run(code, {}, { nodeId: 'warm', execution: step })).output as unknown[])[0] === 'set') return true;
+        return false;
+      };
+      expect(await seenBySameStep()).toBe(true);
+      // The global the runs added was removed after each; the built-in change is the step's own.
+      expect((await run(code, {}, { nodeId: 'warm', execution: step })).output).toEqual(['set', 'undefined']);
+      for (const other of [{ execution: { ...step, workspaceId: 'ws-other' } }, { execution: { ...step, workflowId: 'wf-other' } }, { nodeId: 'other' }]) {
+        expect((await run(code, {}, { nodeId: 'warm', execution: step, ...other })).output).toEqual([null, 'undefined']);
+      }
+      expect((await run(code, { reuse_context: false }, { nodeId: 'warm', execution: step })).output).toEqual([null, 'undefined']);
+    } finally {
+      tuneInlineRuns(before);
     }
-    expect((await run(code, { reuse_context: false }, { nodeId: 'warm', execution: step })).output).toEqual([null, 'undefined']);
   });
 
   it('cannot reach the host through the console or a replaced JSON', async () => {
