@@ -4,6 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/engine/engine.js';
 import { answerChannel, parseProcessMessage, workerConnectionName, type AnswerMessage } from '../src/engine/cluster-messages.js';
+import { PRESENCE_LOCK_CLASS } from '../src/db/notifier.js';
 import { newId } from '../src/lib/ids.js';
 import { TEST_DATABASE_URL } from './support/dialects.js';
 import { edge, executionRow, node, workflowWith } from './support/engine-helpers.js';
@@ -48,14 +49,15 @@ describePostgres('cluster hand-off [postgres]', () => {
   const notifier = () => t.database.notifier!;
   const api = () => t.deps.engine.cluster!;
   /**
-   * A worker that exists only as its announcement and its own listening connection, named as a
-   * worker names it: what it is handed is recorded, nothing runs. `die()` closes the connection.
+   * A worker that exists only as its announcement and its own listening connection, named and
+   * holding its presence lock as a worker's: what it is handed is recorded, nothing runs. `die()` closes the connection.
    */
   const fakeWorker = async (capacity: number) => {
     const id = newId();
     const messages: string[] = [];
     const connection = new pg.Client({ connectionString: t.database.url!, application_name: workerConnectionName(id) });
     await connection.connect();
+    await connection.query('select pg_advisory_lock($1, hashtext($2))', [PRESENCE_LOCK_CLASS, workerConnectionName(id)]);
     connection.on('notification', (message) => messages.push(message.payload ?? ''));
     await connection.query(`LISTEN ${answerChannel(id)}`);
     let open = true;

@@ -20,6 +20,7 @@ import * as claimGenericPlans from './migrations/0018-claim-generic-plans.js';
 import * as handOff from './migrations/0019-hand-off.js';
 import * as leanQueueScans from './migrations/0020-lean-queue-scans.js';
 import * as endpointChecks from './migrations/0021-endpoint-checks.js';
+import * as handOffPresenceLocks from './migrations/0022-hand-off-presence-locks.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
 
@@ -45,6 +46,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0019-hand-off': handOff,
   '0020-lean-queue-scans': leanQueueScans,
   '0021-endpoint-checks': endpointChecks,
+  '0022-hand-off-presence-locks': handOffPresenceLocks,
 };
 
 /** Applies pending migrations. Like Kysely's migrator it reports instead of throwing. */

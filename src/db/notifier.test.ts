@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DATABASE_URL, createTestDatabase, type TestDatabase } from '../../test/support/dialects.js';
-import { MAX_NOTIFY_PAYLOAD, type Notifier } from './notifier.js';
+import { MAX_NOTIFY_PAYLOAD, PgNotifier, PRESENCE_LOCK_CLASS, type Notifier } from './notifier.js';
 
 /** Resolves with the next payload on `channel`, or rejects after `ms`. */
 function nextMessage(notifier: Notifier, channel: string, ms = 5_000): Promise<string> {
@@ -51,12 +51,26 @@ describe.skipIf(!TEST_DATABASE_URL)('PgNotifier [postgres]', () => {
     expect(await again).toBe('after');
   });
 
-  it('names its listening connection, and names it again after the connection is killed and made anew', async () => {
+  /** The pid of the session holding the presence lock of `name`, if any (as the hand-off asks: pg_locks only to say who). */
+  const presenceHolder = async (name: string): Promise<number | null> => {
+    const { rows } = await sql<{ pid: number }>`select pid from pg_locks where locktype = 'advisory' and classid = ${PRESENCE_LOCK_CLASS} and objid = hashtext(${name})::oid and objsubid = 2 and mode = 'ExclusiveLock' and granted`.execute(database.db);
+    return rows[0]?.pid ?? null;
+  };
+  /** Whether an admission would count `name` live: its shared request without waiting is refused. */
+  const seenLive = async (name: string): Promise<boolean> => {
+    const { rows } = await sql<{ free: boolean }>`select pg_try_advisory_xact_lock_shared(${PRESENCE_LOCK_CLASS}, hashtext(${name})) as free`.execute(database.db);
+    return !rows[0]!.free;
+  };
+
+  it('names its listening connection and holds its presence lock, again after the connection is killed and made anew', async () => {
     const named = async () => (await sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database() and application_name = 'sy_worker_test'`.execute(database.db)).rows;
+    expect(await seenLive('sy_worker_test')).toBe(false);
     await notifier.listen('sy_test_named', () => {});
     await notifier.identify('sy_worker_test');
     const [first] = await named();
     expect(first).toBeDefined();
+    expect(await presenceHolder('sy_worker_test')).toBe(first!.pid);
+    expect(await seenLive('sy_worker_test')).toBe(true);
     let reconnects = 0;
     notifier.onReconnect(() => (reconnects += 1));
     await sql`select pg_terminate_backend(${first!.pid})`.execute(database.db);
@@ -64,7 +78,38 @@ describe.skipIf(!TEST_DATABASE_URL)('PgNotifier [postgres]', () => {
     const again = await named();
     expect(again).toHaveLength(1);
     expect(again[0]!.pid).not.toBe(first!.pid);
+    expect(await presenceHolder('sy_worker_test')).toBe(again[0]!.pid);
+    expect(await seenLive('sy_worker_test')).toBe(true);
     await expect(notifier.identify("x'; drop table y; --")).rejects.toThrow('not a valid connection name');
+  });
+
+  it('takes its presence lock once another connection of the same name lets it go, and drops it when closed', async () => {
+    const older = new PgNotifier(database.url!);
+    const newer = new PgNotifier(database.url!);
+    try {
+      await older.listen('sy_test_presence', () => {});
+      await older.identify('sy_worker_twice');
+      const olderPid = await presenceHolder('sy_worker_twice');
+      expect(olderPid).not.toBeNull();
+      // The newer connection waits a moment, is refused, and asks again each second.
+      await newer.listen('sy_test_presence', () => {});
+      await newer.identify('sy_worker_twice');
+      expect(await presenceHolder('sy_worker_twice')).toBe(olderPid);
+      await older.close();
+      let holder: number | null = null;
+      for (let i = 0; i < 60 && (holder === null || holder === olderPid); i += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        holder = await presenceHolder('sy_worker_twice');
+      }
+      expect(holder).not.toBeNull();
+      expect(holder).not.toBe(olderPid);
+      expect(await seenLive('sy_worker_twice')).toBe(true);
+    } finally {
+      await older.close();
+      await newer.close();
+    }
+    for (let i = 0; i < 40 && (await presenceHolder('sy_worker_twice')) !== null; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await seenLive('sy_worker_twice')).toBe(false);
   });
 
   it('sync resolves only after every message committed before it has reached its handler', async () => {

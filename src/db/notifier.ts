@@ -30,9 +30,10 @@ export interface Notifier {
    */
   sync(): Promise<boolean>;
   /**
-   * Names the listening connection (`application_name`, now and after every reconnection), so
-   * others can tell from `pg_stat_activity` that this process hears its notifications: an API
-   * process hands work only to workers whose listening connection is up (engine/hand-off.ts).
+   * Names the listening connection (`application_name`, now and after every reconnection) and
+   * has it hold the presence lock of that name for as long as it lives, so others can tell that
+   * this process hears its notifications: an API process hands work only to workers whose
+   * listening connection is up (engine/hand-off.ts, migration 0022).
    */
   identify(name: string): Promise<void>;
   close(): Promise<void>;
@@ -47,6 +48,25 @@ export const MAX_NOTIFY_PAYLOAD = 7_900;
  * to arrive, and every request waiting on it would wait as long again.
  */
 export const SYNC_TIMEOUT_MS = 1_000;
+
+/** SQLSTATE 55P03: a lock wait ran out of lock_timeout. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
+/**
+ * The advisory lock class of the presence locks: a listening connection named `n` holds
+ * (PRESENCE_LOCK_CLASS, hashtext(n)) exclusively, and `sy_admit_handing_off` (migration 0022,
+ * which spells the number out) asks for it in shared mode without waiting to learn whether it
+ * is held.
+ */
+export const PRESENCE_LOCK_CLASS = 1398210562;
+
+/**
+ * How long a listening connection waits for its presence lock, and how long it pauses before
+ * asking again when it did not get it: held by an older connection of the same process that the
+ * server has not seen die yet, or for a moment in shared mode by an admission checking it.
+ */
+const PRESENCE_WAIT_MS = 200;
+const PRESENCE_RETRY_MS = 1_000;
 
 /** Channel names are identifiers: ours are lower-case ASCII, digits and underscores, under 63 bytes. */
 const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -178,9 +198,31 @@ export class PgNotifier implements Notifier {
     await client?.end().catch(() => {});
   }
 
-  /** Gives the connection the name `identify` set, if any. */
+  /** Gives the connection the name `identify` set, if any, and has it take the name's presence lock. */
   private async applyName(client: pg.Client): Promise<void> {
-    if (this.name !== null) await this.command(client, `SET application_name = '${this.name}'`);
+    if (this.name === null) return;
+    await this.command(client, `SET application_name = '${this.name}'`);
+    await this.holdPresence(client, this.name);
+  }
+
+  /**
+   * Takes the presence lock of `name` on the connection, for the connection's life (a session
+   * lock). The wait is short and bounded (lock_timeout, local to the statement's transaction):
+   * while the connection waits, PostgreSQL refuses the admissions' shared requests, which then
+   * count the worker live, and a lock held elsewhere cannot stall the commands queued behind.
+   * Not granted, it asks again a second later for as long as this is the listening connection.
+   */
+  private async holdPresence(client: pg.Client, name: string): Promise<void> {
+    const text = `do $$ begin perform set_config('lock_timeout', '${PRESENCE_WAIT_MS}', true); perform pg_advisory_lock(${PRESENCE_LOCK_CLASS}, hashtext('${name}')); end $$`;
+    try {
+      await this.command(client, text);
+    } catch (error) {
+      if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw error;
+      setTimeout(() => {
+        if (this.closed || this.name !== name || this.client !== client) return;
+        this.holdPresence(client, name).catch(() => this.lost(client));
+      }, PRESENCE_RETRY_MS).unref();
+    }
   }
 
   /**

@@ -23,7 +23,7 @@ export function answerChannel(processId: string): string {
   return `sy_answer_${processId.replace(/-/g, '')}`;
 }
 
-/** The name (`application_name`) of a worker's listening connection: `sy_admit_handing_off` (migration 0019) looks it up in `pg_stat_activity`. */
+/** The name (`application_name`) of a worker's listening connection, and the key of the presence lock it holds, which `sy_admit_handing_off` (migration 0022) asks about. */
 export function workerConnectionName(processId: string): string {
   return `sy_worker_${processId.replace(/-/g, '')}`;
 }

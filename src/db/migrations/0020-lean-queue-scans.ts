@@ -32,39 +32,14 @@ const EXECUTION_VALUES: ReadonlyArray<[string, string]> = [
 ];
 
 /**
- * PostgreSQL only: the cluster's two functions stop paying for the dead versions a queue leaves.
- *
- * Every execution leaves dead row versions behind in `executions` and dead entries in its partial
- * indexes until VACUUM removes them, and both functions read those indexes on every call.
- * Measured with the cluster's respond_step load (one API process, two workers) on a server with
- * autovacuum off, as on the machines here, the database's CPU per delivery grew 1.35 -> 1.65 ->
- * 1.97 -> 2.38 ms over four 5 s rounds (with the plans each connection cached on a small table,
- * which db/dialect/prepared-statements.ts now makes again on a schedule; docs/architecture.md
- * "Cached plans on a growing queue"). Three changes here:
- *
- * - `sy_admit_handing_off` (migration 0019) decides first and inserts after, so a handed-off
- *   execution is inserted `running` under its worker's lease, not inserted `pending` and updated
- *   to `running` in the same call: no dead version and no entry in the due index (`run_at`) for
- *   it. What it decides and tells is unchanged.
- * - Its check for older due work reads the oldest due row, ordered by `run_at`, instead of
- *   asking EXISTS (whose subquery the planner strips of its order). The generic plan of the
- *   EXISTS form, made while the table was small, was a sequential scan (the planner expected a
- *   match early; there is usually none), so each hand-off read the whole table: 10,616 scans
- *   read 47.5 million rows in 20 s of load. Ordered, any plan walks the due index.
- * - Both functions plan without bitmap scans and without sequential scans of a table
- *   (`enable_bitmapscan = off`, `enable_seqscan = off`, for the functions' own statements only;
- *   every statement of the two has an index to walk). The running counts read the partial lease
- *   index over its whole range; as a bitmap scan each call visited every dead entry and its heap
- *   page again (4,279 dead entries, 1.15 ms a call), while a plain index scan marks the entries
- *   it finds dead, and later scans step over them (0.03 ms). And a plan made while the table was
- *   small (the functions' plans are generic, made once per connection until something drops
- *   them) chose a sequential scan and a sort for the oldest due row, and kept it as the table grew.
+ * The text of this migration's `sy_admit_handing_off`, which keeps the workers given for which
+ * `listening` (a condition on `x.w`, a worker's id) holds: here its listening connection is in
+ * `pg_stat_activity`; migration 0022 asks its presence lock instead.
  */
-export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {
-  if (dialect.name !== 'postgres') return;
+export function admitHandingOff(listening: string): string {
   const columns = EXECUTION_VALUES.map(([column]) => column).join(', ');
   const values = EXECUTION_VALUES.map(([, value]) => value).join(', ');
-  await sql`
+  return `
 create or replace function sy_admit_handing_off(p_executions jsonb, p_steps jsonb, p_now text, p_workers text[], p_capacities integer[], p_max_running integer, p_lease_ms integer, p_turn text)
 returns boolean language plpgsql volatile set plan_cache_mode = force_generic_plan set enable_bitmapscan = off set enable_seqscan = off as $admit$
 declare
@@ -83,10 +58,10 @@ declare
   v_payload text;
   v_older text;
 begin
-  -- Only workers whose listening connection is up (named sy_worker_<id> by each worker) can hear a hand-off.
+  -- Only workers whose listening connection is up can hear a hand-off.
   select array_agg(x.w order by x.i), array_agg(x.c order by x.i) into v_workers, v_room
   from unnest(p_workers, p_capacities) with ordinality as x(w, c, i)
-  where exists (select 1 from pg_stat_activity a where a.application_name = 'sy_worker_' || replace(x.w, '-', ''));
+  where ${listening};
   if v_workers is not null then
     perform pg_advisory_xact_lock(1398210561);
     v_db_now := to_char(clock_timestamp() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
@@ -133,13 +108,13 @@ begin
     end if;
   end if;
   v_lease := to_char((clock_timestamp() + make_interval(secs => p_lease_ms / 1000.0)) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"');
-  insert into executions (${sql.raw(columns)})
-    select ${sql.raw(values)}
+  insert into executions (${columns})
+    select ${values}
     from jsonb_populate_recordset(null::executions, p_executions) as x
     left join unnest(v_ids, v_owners) as a(id, owner) on a.id = x.id;
   if jsonb_array_length(p_steps) > 0 then
-    insert into execution_steps (${sql.raw(STEP_COLUMNS)})
-      select ${sql.raw(STEP_COLUMNS)} from jsonb_populate_recordset(null::execution_steps, p_steps);
+    insert into execution_steps (${STEP_COLUMNS})
+      select ${STEP_COLUMNS} from jsonb_populate_recordset(null::execution_steps, p_steps);
   end if;
   if cardinality(v_ids) > 0 then
     -- One notification for each worker, on its own channel.
@@ -162,7 +137,41 @@ begin
   end if;
   return true;
 end
-$admit$`.execute(db);
+$admit$`;
+}
+
+/**
+ * PostgreSQL only: the cluster's two functions stop paying for the dead versions a queue leaves.
+ *
+ * Every execution leaves dead row versions behind in `executions` and dead entries in its partial
+ * indexes until VACUUM removes them, and both functions read those indexes on every call.
+ * Measured with the cluster's respond_step load (one API process, two workers) on a server with
+ * autovacuum off, as on the machines here, the database's CPU per delivery grew 1.35 -> 1.65 ->
+ * 1.97 -> 2.38 ms over four 5 s rounds (with the plans each connection cached on a small table,
+ * which db/dialect/prepared-statements.ts now makes again on a schedule; docs/architecture.md
+ * "Cached plans on a growing queue"). Three changes here:
+ *
+ * - `sy_admit_handing_off` (migration 0019) decides first and inserts after, so a handed-off
+ *   execution is inserted `running` under its worker's lease, not inserted `pending` and updated
+ *   to `running` in the same call: no dead version and no entry in the due index (`run_at`) for
+ *   it. What it decides and tells is unchanged.
+ * - Its check for older due work reads the oldest due row, ordered by `run_at`, instead of
+ *   asking EXISTS (whose subquery the planner strips of its order). The generic plan of the
+ *   EXISTS form, made while the table was small, was a sequential scan (the planner expected a
+ *   match early; there is usually none), so each hand-off read the whole table: 10,616 scans
+ *   read 47.5 million rows in 20 s of load. Ordered, any plan walks the due index.
+ * - Both functions plan without bitmap scans and without sequential scans of a table
+ *   (`enable_bitmapscan = off`, `enable_seqscan = off`, for the functions' own statements only;
+ *   every statement of the two has an index to walk). The running counts read the partial lease
+ *   index over its whole range; as a bitmap scan each call visited every dead entry and its heap
+ *   page again (4,279 dead entries, 1.15 ms a call), while a plain index scan marks the entries
+ *   it finds dead, and later scans step over them (0.03 ms). And a plan made while the table was
+ *   small (the functions' plans are generic, made once per connection until something drops
+ *   them) chose a sequential scan and a sort for the oldest due row, and kept it as the table grew.
+ */
+export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {
+  if (dialect.name !== 'postgres') return;
+  await sql.raw(admitHandingOff(`exists (select 1 from pg_stat_activity a where a.application_name = 'sy_worker_' || replace(x.w, '-', ''))`)).execute(db);
   await sql`alter function sy_claim_executions(text, text, integer, integer, integer) set enable_bitmapscan = off`.execute(db);
   await sql`alter function sy_claim_executions(text, text, integer, integer, integer) set enable_seqscan = off`.execute(db);
 }
