@@ -4,6 +4,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/engine/engine.js';
 import { answerChannel, parseProcessMessage, workerConnectionName, type AnswerMessage } from '../src/engine/cluster-messages.js';
+import { listSteps } from '../src/engine/execution-store.js';
+import { handedRow } from '../src/engine/hand-off.js';
 import { PRESENCE_LOCK_CLASS } from '../src/db/notifier.js';
 import { newId } from '../src/lib/ids.js';
 import { TEST_DATABASE_URL } from './support/dialects.js';
@@ -97,7 +99,11 @@ describePostgres('cluster hand-off [postgres]', () => {
     const message = handed(worker.messages)[0]!;
     expect('c' in message && message.c.map((entry) => entry.row.id)).toEqual([id]);
     if (!('c' in message)) return;
-    expect(message.c[0]!.row).toMatchObject({ status: 'running', lease_owner: worker.id, inputs: row.inputs });
+    // The rows as the API process wrote them, which the worker makes exactly the rows inserted.
+    expect(message.c[0]!.row).toMatchObject({ status: 'pending', lease_owner: null, inputs: row.inputs });
+    expect(message.l).toBe(row.lease_expires_at);
+    expect(handedRow(message.c[0]!.row, worker.id, message.l, message.n)).toEqual(row);
+    expect(message.c[0]!.steps).toEqual(await listSteps(t.deps.db, id));
     expect(message.c[0]!.steps.map((step) => [step.node_id, step.status])).toEqual([['hook', 'completed']]);
     await worker.leave();
   });
@@ -112,7 +118,7 @@ describePostgres('cluster hand-off [postgres]', () => {
     await client.connect();
     try {
       await client.query('begin');
-      await client.query('select sy_admit_handing_off($1::jsonb, $2::jsonb, $3, $4::text[], $5::integer[], $6, $7, $8)', [JSON.stringify([row]), '[]', now, [worker.id], [64], 64, 5_000, null]);
+      await client.query('select sy_admit_handing_off($1::jsonb, $2::jsonb, $3::text[], $4, $5::text[], $6::integer[], $7, $8, $9)', [JSON.stringify([row]), '[]', [JSON.stringify({ row, steps: [] })], now, [worker.id], [64], 64, 5_000, null]);
       // This transaction's own counts of row versions written to executions.
       const written = await client.query(`select pg_stat_get_xact_tuples_inserted('executions'::regclass)::integer as inserted, pg_stat_get_xact_tuples_updated('executions'::regclass)::integer as updated`);
       expect(written.rows[0]).toEqual({ inserted: 1, updated: 0 });

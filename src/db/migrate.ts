@@ -21,6 +21,7 @@ import * as handOff from './migrations/0019-hand-off.js';
 import * as leanQueueScans from './migrations/0020-lean-queue-scans.js';
 import * as endpointChecks from './migrations/0021-endpoint-checks.js';
 import * as handOffPresenceLocks from './migrations/0022-hand-off-presence-locks.js';
+import * as handOffEntries from './migrations/0023-hand-off-entries.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
 
@@ -47,6 +48,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0020-lean-queue-scans': leanQueueScans,
   '0021-endpoint-checks': endpointChecks,
   '0022-hand-off-presence-locks': handOffPresenceLocks,
+  '0023-hand-off-entries': handOffEntries,
 };
 
 /** Applies pending migrations. Like Kysely's migrator it reports instead of throwing. */

@@ -26,14 +26,19 @@ describe('answer messages', () => {
   });
 
   it('tells an answer from executions handed to the process, whose rows or ids it reads', () => {
-    const row = { id: 'ex-3', status: 'running' };
-    expect(parseProcessMessage(JSON.stringify({ c: [{ row, steps: [] }], k: 'h' }))).toEqual({ handed: { c: [{ row, steps: [] }] } });
+    const row = { id: 'ex-3', status: 'pending' };
+    const lease = '2026-11-28T10:00:05.000000Z';
+    const now = '2026-11-28T10:00:00.000000Z';
+    expect(parseProcessMessage(JSON.stringify({ c: [{ row, steps: [] }], k: 'h', l: lease, n: now }))).toEqual({ handed: { c: [{ row, steps: [] }], l: lease, n: now } });
     expect(parseProcessMessage('{"i": ["ex-4", "ex-5"], "k": "h"}')).toEqual({ handed: { i: ['ex-4', 'ex-5'] } });
     expect(parseProcessMessage('{"e":"ex-1","k":"r"}')).toEqual({ answer: { e: 'ex-1', k: 'r' } });
     // A hand-off is never taken for an answer, nor a malformed one for anything.
     expect(parseAnswer('{"c": [], "k": "h"}')).toBeNull();
     expect(parseProcessMessage('{"i": [1], "k": "h"}')).toBeNull();
     expect(parseProcessMessage('{"k": "h"}')).toBeNull();
+    // Rows without the lease and time they were handed with cannot be made running.
+    expect(parseProcessMessage(JSON.stringify({ c: [{ row, steps: [] }], k: 'h', l: lease }))).toBeNull();
+    expect(parseProcessMessage(JSON.stringify({ c: [{ row, steps: [] }], k: 'h', n: now }))).toBeNull();
     expect(parseProcessMessage('[1]')).toBeNull();
   });
 });

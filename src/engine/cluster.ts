@@ -6,7 +6,7 @@ import { transactionBuffer } from '../db/transaction-buffer.js';
 import { answerChannel, answerPayload, CANCEL_CHANNEL, parseProcessMessage, WORK_CHANNEL, WORKERS_CHANNEL, workerConnectionName, type AnswerMessage } from './cluster-messages.js';
 import { claimExecutions, heldExecutions, holdsLease, nextForeignExpiry, releaseLeases, renewLeases, updateHeldExecution, type Claimed } from './cluster-store.js';
 import { insertExecution, type ExecutionRow, type StepRow } from './execution-store.js';
-import { HANDOFF_LEASE_MS, HandOff, type HandedOff } from './hand-off.js';
+import { HANDOFF_LEASE_MS, HandOff, handedRow, type HandedOff } from './hand-off.js';
 import type { RunCoordination, RunNews } from './run-coordination.js';
 import { turnToken, WorkerTurns } from './worker-turns.js';
 
@@ -448,7 +448,7 @@ export class Cluster implements RunCoordination {
    * stopped claiming gives them back at once, for the others to take.
    */
   private async received(handed: HandedOff): Promise<void> {
-    const entries = 'c' in handed ? handed.c : (await heldExecutions(this.db, this.processId, handed.i)).map((row) => ({ row, steps: null }));
+    const entries = 'c' in handed ? handed.c.map(({ row, steps }) => ({ row: handedRow(row, this.processId, handed.l, handed.n), steps })) : (await heldExecutions(this.db, this.processId, handed.i)).map((row) => ({ row, steps: null }));
     if (entries.length === 0) return;
     if (!this.claiming) {
       await this.release(entries.map((entry) => entry.row.id));

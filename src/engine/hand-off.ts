@@ -31,14 +31,16 @@ export interface HandOffTarget {
  * worker to claim. The claim was a round
  * trip of its own between every delivery's commit and its first step: ~2 of a light delivery's
  * ~4.3 ms on this 2-core machine (bench/results/cluster.md). Gathered like the other writes of a
- * group commit (transaction-buffer.ts): one call of `sy_admit_handing_off` (migration 0019)
+ * group commit (transaction-buffer.ts): one call of `sy_admit_handing_off` (migrations 0019-0023)
  * inserts the batch's executions and step rows, assigns what the limits allow to workers whose
  * listening connection is up and notifies each, inside the commit's single statement.
  */
 export class HandOff implements GatheredWrites {
   readonly table = 'executions' as const;
-  private executions: ExecutionRow[] = [];
-  private steps: StepRow[] = [];
+  /** The JSON of each new execution's row, of each of their step rows, and of each one's notification entry (`{"row": ..., "steps": [...]}`). */
+  private executions: string[] = [];
+  private steps: string[] = [];
+  private entries: string[] = [];
   private now = '';
 
   constructor(private readonly target: HandOffTarget) {}
@@ -48,13 +50,17 @@ export class HandOff implements GatheredWrites {
   }
 
   get parameters(): number {
-    return 8;
+    return 9;
   }
 
-  /** A new `pending` execution and its first step rows. */
+  /** A new `pending` execution and its first step rows: each serialised once, for its insert and its worker's notification alike. */
   add(row: ExecutionRow, steps: readonly StepRow[]): void {
-    this.executions.push(row);
-    for (const step of steps) this.steps.push(step);
+    const rowJson = JSON.stringify(row);
+    // In the order a worker reads a run's steps (execution-store.ts listSteps).
+    const stepJson = [...steps].sort(byInsertion).map((step) => JSON.stringify(step));
+    this.executions.push(rowJson);
+    for (const json of stepJson) this.steps.push(json);
+    this.entries.push(`{"row":${rowJson},"steps":[${stepJson.join(',')}]}`);
     if (row.inserted_at > this.now) this.now = row.inserted_at;
   }
 
@@ -80,12 +86,32 @@ export class HandOff implements GatheredWrites {
     const ids = workers.map((worker) => worker.id);
     const capacities = workers.map((worker) => worker.capacity);
     const p = (value: unknown, cast?: string) => statement.param(value, cast);
-    const call = `sy_admit_handing_off(${p(JSON.stringify(this.executions), 'jsonb')}, ${p(JSON.stringify(this.steps), 'jsonb')}, ${p(this.now)}, ${p(ids, 'text[]')}, ${p(capacities, 'integer[]')}, ${p(maxRunning)}, ${p(Math.min(leaseMs, HANDOFF_LEASE_MS))}, ${p(turn)})`;
+    const call = `sy_admit_handing_off(${p(`[${this.executions.join(',')}]`, 'jsonb')}, ${p(`[${this.steps.join(',')}]`, 'jsonb')}, ${p(this.entries, 'text[]')}, ${p(this.now)}, ${p(ids, 'text[]')}, ${p(capacities, 'integer[]')}, ${p(maxRunning)}, ${p(Math.min(leaseMs, HANDOFF_LEASE_MS))}, ${p(turn)})`;
     this.executions = [];
     this.steps = [];
+    this.entries = [];
     return call;
   }
 }
 
-/** What a worker is told it was handed: the executions with their step rows, or only their ids (too large for a notification). */
-export type HandedOff = { c: { row: ExecutionRow; steps: StepRow[] }[] } | { i: string[] };
+/**
+ * What a worker is told it was handed: the executions with their step rows as the API process
+ * wrote them (`pending`), with the lease (`l`) and the time (`n`) the hand-off wrote them with;
+ * or only their ids (too large for a notification), whose rows the worker reads.
+ */
+export type HandedOff = { c: { row: ExecutionRow; steps: StepRow[] }[]; l: string; n: string } | { i: string[] };
+
+/**
+ * A handed execution's row as `sy_admit_handing_off` inserted it for `owner` (migration 0020,
+ * EXECUTION_VALUES, the values for a row given to a worker), made from the row the API process
+ * wrote: the hand-off notification carries that row and the values decided for the batch.
+ */
+export function handedRow(row: ExecutionRow, owner: string, leaseExpiresAt: string, now: string): ExecutionRow {
+  return { ...row, status: 'running', started_at: row.started_at ?? now, updated_at: now, run_at: null, lease_owner: owner, lease_expires_at: leaseExpiresAt };
+}
+
+/** Step rows in the order they were written (inserted_at, then id). */
+function byInsertion(a: StepRow, b: StepRow): number {
+  if (a.inserted_at !== b.inserted_at) return a.inserted_at < b.inserted_at ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}

@@ -31,16 +31,57 @@ const EXECUTION_VALUES: ReadonlyArray<[string, string]> = [
   ['waiter', 'x.waiter'],
 ];
 
+/** The workers' notifications, of the rows read back (0019, 0020, 0022). */
+const NOTIFY_ROWS = `  if cardinality(v_ids) > 0 then
+    -- One notification for each worker, on its own channel.
+    for r in
+      select e.lease_owner as owner, array_agg(e.id order by e.inserted_at, e.id) as ids,
+        jsonb_build_object('k', 'h', 'c', jsonb_agg(jsonb_build_object('row', to_jsonb(e.*), 'steps', (
+          select coalesce(jsonb_agg(to_jsonb(s.*) order by s.inserted_at, s.id), '[]'::jsonb) from execution_steps s where s.workflow_execution_id = e.id))
+          order by e.inserted_at, e.id))::text as payload
+      from executions e where e.id = any(v_ids) group by e.lease_owner
+    loop
+      v_payload := r.payload;
+      if octet_length(v_payload) > 7900 then
+        v_payload := jsonb_build_object('k', 'h', 'i', to_jsonb(r.ids))::text;
+      end if;
+      perform pg_notify('sy_answer_' || replace(r.owner, '-', ''), v_payload);
+    end loop;
+  end if;
+`;
+
+/**
+ * The workers' notifications, of the entries the API process wrote (0023): the rows as it made
+ * them, `pending`; `l` and `n`, the lease and the time the rows were written with, let the
+ * worker make each row as inserted (engine/hand-off.ts `handedRow`).
+ */
+const NOTIFY_ENTRIES = `  if cardinality(v_ids) > 0 then
+    -- One notification for each worker, on its own channel.
+    for r in
+      select a.owner, array_agg(a.id order by a.n) as ids, string_agg(p_entries[a.place], ',' order by a.n) as entries
+      from unnest(v_ids, v_owners, v_places) with ordinality as a(id, owner, place, n) group by a.owner
+    loop
+      v_payload := '{"k":"h","l":' || to_json(v_lease)::text || ',"n":' || to_json(p_now)::text || ',"c":[' || r.entries || ']}';
+      if octet_length(v_payload) > 7900 then
+        v_payload := jsonb_build_object('k', 'h', 'i', to_jsonb(r.ids))::text;
+      end if;
+      perform pg_notify('sy_answer_' || replace(r.owner, '-', ''), v_payload);
+    end loop;
+  end if;
+`;
+
 /**
  * The text of this migration's `sy_admit_handing_off`, which keeps the workers given for which
  * `listening` (a condition on `x.w`, a worker's id) holds: here its listening connection is in
- * `pg_stat_activity`; migration 0022 asks its presence lock instead.
+ * `pg_stat_activity`; migration 0022 asks its presence lock instead. With `entries` (migration
+ * 0023) it takes a third argument, `p_entries`: each execution's notification entry as the API
+ * process wrote it, which the workers' notifications are made of instead of rows read back.
  */
-export function admitHandingOff(listening: string): string {
+export function admitHandingOff(listening: string, entries = false): string {
   const columns = EXECUTION_VALUES.map(([column]) => column).join(', ');
   const values = EXECUTION_VALUES.map(([, value]) => value).join(', ');
   return `
-create or replace function sy_admit_handing_off(p_executions jsonb, p_steps jsonb, p_now text, p_workers text[], p_capacities integer[], p_max_running integer, p_lease_ms integer, p_turn text)
+create or replace function sy_admit_handing_off(p_executions jsonb, p_steps jsonb, ${entries ? 'p_entries text[], ' : ''}p_now text, p_workers text[], p_capacities integer[], p_max_running integer, p_lease_ms integer, p_turn text)
 returns boolean language plpgsql volatile set plan_cache_mode = force_generic_plan set enable_bitmapscan = off set enable_seqscan = off as $admit$
 declare
   v_db_now text;
@@ -56,7 +97,7 @@ declare
   v_ids text[] := '{}';
   v_owners text[] := '{}';
   v_payload text;
-  v_older text;
+  v_older text;${entries ? "\n  v_places integer[] := '{}';" : ''}
 begin
   -- Only workers whose listening connection is up can hear a hand-off.
   select array_agg(x.w order by x.i), array_agg(x.c order by x.i) into v_workers, v_room
@@ -87,7 +128,7 @@ begin
       and not (workflow_id = any(v_blocked)) order by run_at limit 1;
     if v_older is null then
       for r in
-        select e ->> 'id' as id, e ->> 'workflow_id' as workflow_id, (e ->> 'concurrency_limit')::integer as lim
+        select e ->> 'id' as id, e ->> 'workflow_id' as workflow_id, (e ->> 'concurrency_limit')::integer as lim${entries ? ', x.i::integer as place' : ''}
         from jsonb_array_elements(p_executions) with ordinality as x(e, i) order by x.i
       loop
         exit when v_total >= p_max_running;
@@ -103,7 +144,7 @@ begin
         v_counts := v_counts || jsonb_build_object(r.workflow_id, v_n + 1);
         v_total := v_total + 1;
         v_ids := array_append(v_ids, r.id);
-        v_owners := array_append(v_owners, v_workers[v_best]);
+        v_owners := array_append(v_owners, v_workers[v_best]);${entries ? '\n        v_places := array_append(v_places, r.place);' : ''}
       end loop;
     end if;
   end if;
@@ -116,23 +157,7 @@ begin
     insert into execution_steps (${STEP_COLUMNS})
       select ${STEP_COLUMNS} from jsonb_populate_recordset(null::execution_steps, p_steps);
   end if;
-  if cardinality(v_ids) > 0 then
-    -- One notification for each worker, on its own channel.
-    for r in
-      select e.lease_owner as owner, array_agg(e.id order by e.inserted_at, e.id) as ids,
-        jsonb_build_object('k', 'h', 'c', jsonb_agg(jsonb_build_object('row', to_jsonb(e.*), 'steps', (
-          select coalesce(jsonb_agg(to_jsonb(s.*) order by s.inserted_at, s.id), '[]'::jsonb) from execution_steps s where s.workflow_execution_id = e.id))
-          order by e.inserted_at, e.id))::text as payload
-      from executions e where e.id = any(v_ids) group by e.lease_owner
-    loop
-      v_payload := r.payload;
-      if octet_length(v_payload) > 7900 then
-        v_payload := jsonb_build_object('k', 'h', 'i', to_jsonb(r.ids))::text;
-      end if;
-      perform pg_notify('sy_answer_' || replace(r.owner, '-', ''), v_payload);
-    end loop;
-  end if;
-  if cardinality(v_ids) < jsonb_array_length(p_executions) and p_turn is not null then
+${entries ? NOTIFY_ENTRIES : NOTIFY_ROWS}  if cardinality(v_ids) < jsonb_array_length(p_executions) and p_turn is not null then
     perform pg_notify('sy_work', p_turn);
   end if;
   return true;

@@ -2,6 +2,9 @@ import { sql, type Kysely } from 'kysely';
 import type { SqlDialect } from '../dialect/dialect.js';
 import { admitHandingOff } from './0020-lean-queue-scans.js';
 
+/** A worker (`x.w`) is listening while another session holds its presence lock (0023 keeps it). */
+export const PRESENCE_CHECK = `not pg_try_advisory_xact_lock_shared(1398210562, hashtext('sy_worker_' || replace(x.w, '-', '')))`;
+
 /**
  * PostgreSQL only: `sy_admit_handing_off` (migrations 0019, 0020) no longer reads
  * `pg_stat_activity` to learn which workers can hear a hand-off; the rest of it is 0020's.
@@ -23,5 +26,5 @@ import { admitHandingOff } from './0020-lean-queue-scans.js';
  */
 export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {
   if (dialect.name !== 'postgres') return;
-  await sql.raw(admitHandingOff(`not pg_try_advisory_xact_lock_shared(1398210562, hashtext('sy_worker_' || replace(x.w, '-', '')))`)).execute(db);
+  await sql.raw(admitHandingOff(PRESENCE_CHECK)).execute(db);
 }
