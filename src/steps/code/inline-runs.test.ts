@@ -46,9 +46,11 @@ beforeAll(async () => {
 // A slice far above a small run's time, so that no run meant to finish here is stopped by a slow
 // machine (a cold first run, a preempted thread); the runs meant to overrun it loop longer. The
 // whole second is theirs, so the slices the tests use up never send a run to the pool by share.
+// Every stop counts as a busy run's (interruptsPerMs 0): the loops here call Date.now, which
+// does less work a ms than the calibration counts on, however long they hold the thread.
 const SLICE_MS = 100;
 beforeEach(() => {
-  tuneInlineRuns({ sliceMs: SLICE_MS, share: 1 });
+  tuneInlineRuns({ sliceMs: SLICE_MS, share: 1, interruptsPerMs: 0 });
 });
 
 afterEach(() => {
@@ -95,6 +97,23 @@ describe('code runs on the calling thread first', () => {
     expect(await counted(() => run('return 2;', { reuseKey: 'slower-step' }))).toEqual({ inline: 1, handedOver: 0 });
     // Other steps still run here.
     expect(await counted(() => run('return 3;'))).toEqual({ inline: 1, handedOver: 0 });
+  });
+
+  it('does not send a step to the pool for stops of runs that had not done the slice’s work (a held-up thread), unless five come in a row', async () => {
+    // Counted as held up: whatever these loops do, it is less than half the slice's worth.
+    tuneInlineRuns({ sliceMs: SLICE_MS, share: 1, interruptsPerMs: 1e9 });
+    const code = `const t = Date.now(); while (input.slow && Date.now() - t < ${SLICE_MS * 2}) {} return input.slow ? 'slow' : 'quick';`;
+    for (let stop = 1; stop <= 4; stop += 1) {
+      expect(await counted(() => run(code, { reuseKey: 'held-up-step', input: { slow: true } }))).toEqual({ inline: 0, handedOver: 1 });
+    }
+    // A success clears the count: four more are still tried here.
+    expect(await counted(() => run(code, { reuseKey: 'held-up-step', input: { slow: false } }))).toEqual({ inline: 1, handedOver: 0 });
+    for (let stop = 1; stop <= 4; stop += 1) {
+      expect(await counted(() => run(code, { reuseKey: 'held-up-step', input: { slow: true } }))).toEqual({ inline: 0, handedOver: 1 });
+    }
+    // The fifth in a row sends the step to the pool.
+    expect(await counted(() => run(code, { reuseKey: 'held-up-step', input: { slow: true } }))).toEqual({ inline: 0, handedOver: 1 });
+    expect(await counted(() => run(code, { reuseKey: 'held-up-step', input: { slow: false } }))).toEqual({ inline: 0, handedOver: 0 });
   });
 
   it('gives a run that needs more memory than the slice allows the step own limit on the pool; the step own limit is final here', async () => {

@@ -24,8 +24,8 @@ import { currentSlot, type ModuleSlot } from './wasm-module.js';
  * What keeps the event loop free, as the pool did: runs here take turns, at most MAX_QUEUED
  * waiting (the rest go to the pool); large code or input goes to the pool at once (parsing
  * them is not interruptible); a step whose runs overran goes to the pool for the next
- * `slowForMs` (after two stops by the slice's time in a row, or one by its memory, its stack
- * or a host failure); and inline runs may take at most `share` of the thread's time over the
+ * `slowForMs` (after two stops in a row by the slice's time of runs that had done the slice's
+ * work, five of any, or one by its memory, its stack or a host failure); and inline runs may take at most `share` of the thread's time over the
  * last second, past which every run goes to the pool until it falls again.
  */
 
@@ -41,18 +41,29 @@ const settings = {
   share: 0.2,
   /** How long a step whose run overran goes straight to the pool. */
   slowForMs: 60_000,
+  /**
+   * The work a run does in a ms of its own time, counted in calls of the sandbox's interrupt
+   * handler (~2 per ms of busy code on this machine, sandbox.ts). A run stopped by the slice's
+   * time after less than half the slice's worth was held up (its thread preempted), not busy.
+   */
+  interruptsPerMs: 2,
 };
 
 /** Steps (reuse key and code, or the code alone without a key) that overran, with when they may run here again; oldest first. */
 const slow = new Map<string, number>();
 const MAX_SLOW_KEYS = 1_000;
 /**
- * Steps whose last run here was stopped by the slice's time: a second stop in a row sends the
- * step to the pool. A small run is stopped now and then only because the thread was held up (a
- * preempted process, a GC pause: 11 of 2,000 warm runs of `return { seen: input.body }` here);
- * code that needs more than the slice is stopped every time.
+ * Steps whose last runs here were stopped by the slice's time, in a row: how many, and how many
+ * of those had done the slice's work. Two that had send the step to the pool: code that needs
+ * more than the slice is stopped every time. A small run is stopped now and then only because
+ * the thread was held up (a preempted process, a GC pause: 11 of 2,000 warm runs of
+ * `return { seen: input.body }` here on an idle machine, far more when the processes on it want
+ * more CPU than it has); such stops send a step to the pool only MAX_HELD_UP_STOPS in a row. The
+ * slice is wall time (it keeps the event loop free), so counting every stop alike sent steps to
+ * the pool for a minute at a time on a loaded machine, which then paid two postMessages a run.
  */
-const struck = new Set<string>();
+const struck = new Map<string, { stops: number; busy: number }>();
+const MAX_HELD_UP_STOPS = 5;
 /** Runs waiting for their turn here or running; past MAX_QUEUED the next goes to the pool. */
 let queued = 0;
 const MAX_QUEUED = 8;
@@ -90,8 +101,7 @@ export async function runSandboxed(options: PooledSandboxOptions): Promise<Sandb
   }
   if (outcome === null) return runInSandboxPool(options);
   if (overran(outcome, options)) {
-    if (outcome.ok || outcome.failure.kind !== 'timeout' || struck.has(key)) markSlow(key);
-    else strike(key);
+    if (outcome.ok || outcome.failure.kind !== 'timeout' || strike(key, outcome.interrupts >= (settings.sliceMs * settings.interruptsPerMs) / 2)) markSlow(key);
     counts.handedOver++;
     return runInSandboxPool(options);
   }
@@ -183,9 +193,15 @@ function roll(now: number): void {
   windowStart = now;
 }
 
-function strike(key: string): void {
-  struck.add(key);
-  if (struck.size > MAX_SLOW_KEYS) struck.delete(struck.values().next().value as string);
+/** Counts a stop by the slice's time (`busy`: it had done the slice's work); true when the step should go to the pool. */
+function strike(key: string, busy: boolean): boolean {
+  const stops = struck.get(key) ?? { stops: 0, busy: 0 };
+  stops.stops++;
+  if (busy) stops.busy++;
+  if (stops.busy >= 2 || stops.stops >= MAX_HELD_UP_STOPS) return true;
+  struck.set(key, stops);
+  if (struck.size > MAX_SLOW_KEYS) struck.delete(struck.keys().next().value as string);
+  return false;
 }
 
 function markSlow(key: string): void {
