@@ -31,6 +31,15 @@ const EXECUTION_VALUES: ReadonlyArray<[string, string]> = [
   ['waiter', 'x.waiter'],
 ];
 
+/** Sends each worker its payload, or only the ids when the payload would not fit a notification. */
+const SEND_PAYLOAD = `      if octet_length(v_payload) > 7900 then
+        v_payload := jsonb_build_object('k', 'h', 'i', to_jsonb(r.ids))::text;
+      end if;
+      perform pg_notify('sy_answer_' || replace(r.owner, '-', ''), v_payload);
+    end loop;
+  end if;
+`;
+
 /** The workers' notifications, of the rows read back (0019, 0020, 0022). */
 const NOTIFY_ROWS = `  if cardinality(v_ids) > 0 then
     -- One notification for each worker, on its own channel.
@@ -42,13 +51,7 @@ const NOTIFY_ROWS = `  if cardinality(v_ids) > 0 then
       from executions e where e.id = any(v_ids) group by e.lease_owner
     loop
       v_payload := r.payload;
-      if octet_length(v_payload) > 7900 then
-        v_payload := jsonb_build_object('k', 'h', 'i', to_jsonb(r.ids))::text;
-      end if;
-      perform pg_notify('sy_answer_' || replace(r.owner, '-', ''), v_payload);
-    end loop;
-  end if;
-`;
+${SEND_PAYLOAD}`;
 
 /**
  * The workers' notifications, of the entries the API process wrote (0023): the rows as it made
@@ -62,13 +65,7 @@ const NOTIFY_ENTRIES = `  if cardinality(v_ids) > 0 then
       from unnest(v_ids, v_owners, v_places) with ordinality as a(id, owner, place, n) group by a.owner
     loop
       v_payload := '{"k":"h","l":' || to_json(v_lease)::text || ',"n":' || to_json(p_now)::text || ',"c":[' || r.entries || ']}';
-      if octet_length(v_payload) > 7900 then
-        v_payload := jsonb_build_object('k', 'h', 'i', to_jsonb(r.ids))::text;
-      end if;
-      perform pg_notify('sy_answer_' || replace(r.owner, '-', ''), v_payload);
-    end loop;
-  end if;
-`;
+${SEND_PAYLOAD}`;
 
 /**
  * The text of this migration's `sy_admit_handing_off`, which keeps the workers given for which
