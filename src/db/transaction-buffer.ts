@@ -42,6 +42,15 @@ export interface GatheredWrites {
 }
 
 /**
+ * The detail of a database error raised with SQLSTATE `sqlState` (a gathered write's check: the
+ * id it failed on), else undefined: what `translate` reads.
+ */
+export function raisedDetail(error: unknown, sqlState: string): string | undefined {
+  const { code, detail } = (error ?? {}) as { code?: string; detail?: string };
+  return code === sqlState && detail ? detail : undefined;
+}
+
+/**
  * Rows and notifications that a group commit on PostgreSQL gathers from all its writers and
  * sends at its end in a few statements: one multi-row INSERT per table and one `pg_notify` over
  * arrays, instead of a statement (a round trip to the server, a wake-up of its backend) for each

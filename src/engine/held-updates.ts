@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { quoteIdent, StatementText } from '../db/statement-text.js';
 import { countWrite } from '../db/table-writes.js';
-import { MAX_PARAMETERS, type GatheredWrites } from '../db/transaction-buffer.js';
+import { MAX_PARAMETERS, raisedDetail, type GatheredWrites } from '../db/transaction-buffer.js';
 import type { ExecutionRow } from './execution-store.js';
 import { LeaseLostError } from './run-coordination.js';
 
@@ -88,8 +88,8 @@ export class HeldUpdates implements GatheredWrites {
 
   /** The check's error (migration 0017's `sy_held_check`, SQLSTATE SYL01, the execution in its detail) as `LeaseLostError`. */
   translate(error: unknown): unknown {
-    const { code, detail } = (error ?? {}) as { code?: string; detail?: string };
-    return code === HELD_CHECK_FAILED && detail ? new LeaseLostError(detail) : undefined;
+    const id = raisedDetail(error, HELD_CHECK_FAILED);
+    return id === undefined ? undefined : new LeaseLostError(id);
   }
 
   /** The updates gathered, one statement per set of changed columns (and per parameter limit); forgets them. */

@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { StatementText } from '../db/statement-text.js';
-import { transactionBuffer, type GatheredWrites } from '../db/transaction-buffer.js';
+import { raisedDetail, transactionBuffer, type GatheredWrites } from '../db/transaction-buffer.js';
 import type { ResolvedEndpoint } from './webhook-endpoints.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -77,8 +77,8 @@ class EndpointChecks implements GatheredWrites {
 
   /** The check's error (SQLSTATE SYL02, the webhook in its detail) as `StaleEndpointError`. */
   translate(error: unknown): unknown {
-    const { code, detail } = (error ?? {}) as { code?: string; detail?: string };
-    return code === ENDPOINT_CHANGED && detail ? new StaleEndpointError(detail) : undefined;
+    const id = raisedDetail(error, ENDPOINT_CHANGED);
+    return id === undefined ? undefined : new StaleEndpointError(id);
   }
 
   /** The call over everything gathered; forgets it. */

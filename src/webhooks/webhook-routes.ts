@@ -37,8 +37,7 @@ function atDoor(endpoint: ResolvedEndpoint | null, request: FastifyRequest): 'in
 }
 
 /** Refuses at the door (sent, or thrown), or records the endpoint on the request and answers true. */
-function letIn(endpoint: ResolvedEndpoint | null, request: FastifyRequest, reply: FastifyReply): boolean {
-  const door = atDoor(endpoint, request);
+function letIn(endpoint: ResolvedEndpoint | null, request: FastifyRequest, reply: FastifyReply, door = atDoor(endpoint, request)): boolean {
   if (door === 'not_found') {
     sendWebhookNotFound(reply);
     return false;
@@ -87,11 +86,11 @@ export async function webhookRoutes(app: FastifyInstance, ctx: WebhookRouteConte
     schema: { hide: true },
     onRequest: async (request, reply) => {
       const id = request.params.webhook_id;
-      let endpoint = await ctx.endpoints.find(id);
+      const served = await ctx.endpoints.find(id);
+      const door = atDoor(served, request);
       // Refused on a fresh look only: what was served may not have heard the latest change yet (webhook-endpoints.ts).
-      if (atDoor(endpoint, request) !== 'in' && ctx.endpoints.checked) endpoint = await ctx.endpoints.find(id, 'fresh');
-      if (!letIn(endpoint, request, reply)) return reply;
-      return undefined;
+      const admitted = door !== 'in' && ctx.endpoints.checked ? letIn(await ctx.endpoints.find(id, 'fresh'), request, reply) : letIn(served, request, reply, door);
+      return admitted ? undefined : reply;
     },
     handler: async (request, reply) => {
       const id = request.params.webhook_id;
