@@ -201,7 +201,7 @@ export class TransactionBuffer {
 
 /** The notifications as rows `n(c, p, i)` of `statement`, ordered as queued (`with ordinality ... order by`), for a `from` clause. */
 function notificationRows(statement: StatementText, channels: string[], payloads: string[]): string {
-  return `unnest(${statement.param(channels, 'text[]')}, ${statement.param(payloads, 'text[]')}) with ordinality as n(c, p, i) order by n.i`;
+  return `unnest(${statement.textList(channels)}, ${statement.textList(payloads)}) with ordinality as n(c, p, i) order by n.i`;
 }
 
 function columnCount(rows: Record<string, unknown>[]): number {

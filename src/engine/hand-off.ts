@@ -86,7 +86,7 @@ export class HandOff implements GatheredWrites {
     const ids = workers.map((worker) => worker.id);
     const capacities = workers.map((worker) => worker.capacity);
     const p = (value: unknown, cast?: string) => statement.param(value, cast);
-    const call = `sy_admit_handing_off(${p(`[${this.executions.join(',')}]`, 'jsonb')}, ${p(`[${this.steps.join(',')}]`, 'jsonb')}, ${p(this.entries, 'text[]')}, ${p(this.now)}, ${p(ids, 'text[]')}, ${p(capacities, 'integer[]')}, ${p(maxRunning)}, ${p(Math.min(leaseMs, HANDOFF_LEASE_MS))}, ${p(turn)})`;
+    const call = `sy_admit_handing_off(${p(`[${this.executions.join(',')}]`, 'jsonb')}, ${p(`[${this.steps.join(',')}]`, 'jsonb')}, ${statement.textList(this.entries)}, ${p(this.now)}, ${statement.textList(ids)}, ${p(capacities, 'integer[]')}, ${p(maxRunning)}, ${p(Math.min(leaseMs, HANDOFF_LEASE_MS))}, ${p(turn)})`;
     this.executions = [];
     this.steps = [];
     this.entries = [];

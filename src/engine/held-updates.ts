@@ -83,7 +83,7 @@ export class HeldUpdates implements GatheredWrites {
     const ctes = groups.map((group, index) => `${names[index]} as (${this.update(statement, group)})`);
     const updated = names.map((name) => `select id from ${name}`).join(' union all ');
     const ids = groups.flatMap(({ entries }) => entries.map(([id]) => id));
-    return { ctes, check: `sy_held_check(array(${updated}), ${statement.param(ids, 'text[]')})` };
+    return { ctes, check: `sy_held_check(array(${updated}), ${statement.textList(ids)})` };
   }
 
   /** The check's error (migration 0017's `sy_held_check`, SQLSTATE SYL01, the execution in its detail) as `LeaseLostError`. */

@@ -83,7 +83,7 @@ class EndpointChecks implements GatheredWrites {
 
   /** The call over everything gathered; forgets it. */
   private call(statement: StatementText): string {
-    const text = `sy_endpoints_unchanged(${statement.param(this.ids, 'text[]')}, ${statement.param(this.stamps, 'text[]')})`;
+    const text = `sy_endpoints_unchanged(${statement.textList(this.ids)}, ${statement.textList(this.stamps)})`;
     this.ids = [];
     this.stamps = [];
     return text;
