@@ -185,6 +185,44 @@ describePostgres('cluster hand-off [postgres]', () => {
     await worker.leave();
   });
 
+  it('sends a worker what one commit hands it in as many notifications as its entries need, in order, naming by id only an entry too large alone (migration 0024)', async () => {
+    const worker = await fakeWorker(64);
+    const template = await executionRow(t, await run(await flow()));
+    await until(() => handed(worker.messages).length === 1);
+    worker.messages.length = 0;
+    const now = new Date().toISOString();
+    // Seven entries of a few KB (a notification holds two or three) and one of ~9 KB, in this order.
+    const sizes = [2_000, 2_000, 2_000, 9_000, 2_000, 2_000, 2_000, 2_000];
+    const rows = sizes.map((size) => ({ ...template, id: newId(), status: 'pending', run_at: now, lease_owner: null, lease_expires_at: null, started_at: null, inserted_at: now, updated_at: now, inputs: { body: 'z'.repeat(size) } }));
+    const entries = rows.map((row) => JSON.stringify({ row, steps: [] }));
+    const client = new pg.Client({ connectionString: t.database.url! });
+    await client.connect();
+    try {
+      await client.query('select sy_admit_handing_off($1::jsonb, $2::jsonb, $3::text[], $4, $5::text[], $6::integer[], $7, $8, $9)', [JSON.stringify(rows), '[]', entries, now, [worker.id], [64], 64, 5_000, null]);
+    } finally {
+      await client.end();
+    }
+    const large = rows[3]!.id;
+    const small = rows.filter((row) => row.id !== large).map((row) => row.id);
+    await until(() => handed(worker.messages).flatMap((message) => ('c' in message ? message.c.map((entry) => entry.row.id) : message.i)).length === rows.length);
+    const messages = handed(worker.messages);
+    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', 'in', [template.id, ...rows.map((row) => row.id)]).execute();
+    await worker.leave();
+    // Every notification within the limit; the small entries in their order, each notification
+    // as full as the next entry allows (with it, the notification would pass the limit).
+    const carried = worker.messages.filter((payload) => payload.includes('"c":['));
+    expect(carried.length).toBeGreaterThan(1);
+    expect(worker.messages.every((payload) => Buffer.byteLength(payload) <= 7_900)).toBe(true);
+    const chunks = messages.flatMap((message) => ('c' in message ? [message.c.map((entry) => entry.row.id)] : []));
+    expect(chunks.flat()).toEqual(small);
+    chunks.slice(0, -1).forEach((chunk, index) => {
+      const next = entries[rows.findIndex((row) => row.id === chunks[index + 1]![0])]!;
+      expect(Buffer.byteLength(carried[index]!) + 1 + Buffer.byteLength(next)).toBeGreaterThan(7_900);
+    });
+    expect(messages.every((message) => 'i' in message || (message.l !== undefined && message.n === now))).toBe(true);
+    expect(messages.filter((message) => 'i' in message)).toEqual([{ i: [large] }]);
+  });
+
   it('hands nothing to a worker whose listening connection is gone (killed, cut off), though it is still announced', async () => {
     const quick = await flow();
     const dead = await fakeWorker(64);

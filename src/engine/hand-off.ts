@@ -31,7 +31,7 @@ export interface HandOffTarget {
  * worker to claim. The claim was a round
  * trip of its own between every delivery's commit and its first step: ~2 of a light delivery's
  * ~4.3 ms on this 2-core machine (bench/results/cluster.md). Gathered like the other writes of a
- * group commit (transaction-buffer.ts): one call of `sy_admit_handing_off` (migrations 0019-0023)
+ * group commit (transaction-buffer.ts): one call of `sy_admit_handing_off` (migrations 0019-0024)
  * inserts the batch's executions and step rows, assigns what the limits allow to workers whose
  * listening connection is up and notifies each, inside the commit's single statement.
  */
@@ -97,7 +97,8 @@ export class HandOff implements GatheredWrites {
 /**
  * What a worker is told it was handed: the executions with their step rows as the API process
  * wrote them (`pending`), with the lease (`l`) and the time (`n`) the hand-off wrote them with;
- * or only their ids (too large for a notification), whose rows the worker reads.
+ * or only the ids of executions each too large for a notification, whose rows the worker reads.
+ * A commit sends a worker as many of these as its executions need (migration 0024).
  */
 export type HandedOff = { c: { row: ExecutionRow; steps: StepRow[] }[]; l: string; n: string } | { i: string[] };
 

@@ -74,7 +74,7 @@ ${SEND_PAYLOAD}`;
  * 0023) it takes a third argument, `p_entries`: each execution's notification entry as the API
  * process wrote it, which the workers' notifications are made of instead of rows read back.
  */
-export function admitHandingOff(listening: string, entries = false): string {
+export function admitHandingOff(listening: string, entries = false, notify: { declarations: string; block: string } = { declarations: '', block: entries ? NOTIFY_ENTRIES : NOTIFY_ROWS }): string {
   const columns = EXECUTION_VALUES.map(([column]) => column).join(', ');
   const values = EXECUTION_VALUES.map(([, value]) => value).join(', ');
   return `
@@ -94,7 +94,7 @@ declare
   v_ids text[] := '{}';
   v_owners text[] := '{}';
   v_payload text;
-  v_older text;${entries ? "\n  v_places integer[] := '{}';" : ''}
+  v_older text;${entries ? "\n  v_places integer[] := '{}';" : ''}${notify.declarations}
 begin
   -- Only workers whose listening connection is up can hear a hand-off.
   select array_agg(x.w order by x.i), array_agg(x.c order by x.i) into v_workers, v_room
@@ -154,7 +154,7 @@ begin
     insert into execution_steps (${STEP_COLUMNS})
       select ${STEP_COLUMNS} from jsonb_populate_recordset(null::execution_steps, p_steps);
   end if;
-${entries ? NOTIFY_ENTRIES : NOTIFY_ROWS}  if cardinality(v_ids) < jsonb_array_length(p_executions) and p_turn is not null then
+${notify.block}  if cardinality(v_ids) < jsonb_array_length(p_executions) and p_turn is not null then
     perform pg_notify('sy_work', p_turn);
   end if;
   return true;
