@@ -154,10 +154,10 @@ describe('code runs on the calling thread first', () => {
 
   it('lets runs started in one tick take turns here, up to the queue, and gives the rest to the pool', async () => {
     let results: Awaited<ReturnType<typeof run>>[] = [];
-    const counts = await counted(async () => (results = await Promise.all(Array.from({ length: 20 }, (_, i) => run(`return ${i} * 2;`)))));
-    expect(results.map(json)).toEqual(Array.from({ length: 20 }, (_, i) => i * 2));
-    // Eight took their turn here; the other twelve went to the pool at once.
-    expect(counts).toEqual({ inline: 8, handedOver: 0 });
+    const counts = await counted(async () => (results = await Promise.all(Array.from({ length: 40 }, (_, i) => run(`return ${i} * 2;`)))));
+    expect(results.map(json)).toEqual(Array.from({ length: 40 }, (_, i) => i * 2));
+    // Thirty-two took their turn here; the other eight went to the pool at once.
+    expect(counts).toEqual({ inline: 32, handedOver: 0 });
   });
 
   it('sends every run to the pool once inline runs have used their share of the last second, and every run when the slice is 0', async () => {
