@@ -7,6 +7,7 @@ import { answerChannel, parseProcessMessage, workerConnectionName, type AnswerMe
 import { listSteps } from '../src/engine/execution-store.js';
 import { handedRow } from '../src/engine/hand-off.js';
 import { PRESENCE_LOCK_CLASS } from '../src/db/notifier.js';
+import { HAND_OFF_IDS_PER_NOTIFICATION, HAND_OFF_PAYLOAD_BYTES } from '../src/db/migrations/0024-hand-off-chunks.js';
 import { newId } from '../src/lib/ids.js';
 import { TEST_DATABASE_URL } from './support/dialects.js';
 import { edge, executionRow, node, workflowWith } from './support/engine-helpers.js';
@@ -212,15 +213,36 @@ describePostgres('cluster hand-off [postgres]', () => {
     // as full as the next entry allows (with it, the notification would pass the limit).
     const carried = worker.messages.filter((payload) => payload.includes('"c":['));
     expect(carried.length).toBeGreaterThan(1);
-    expect(worker.messages.every((payload) => Buffer.byteLength(payload) <= 7_900)).toBe(true);
+    expect(worker.messages.every((payload) => Buffer.byteLength(payload) <= HAND_OFF_PAYLOAD_BYTES)).toBe(true);
     const chunks = messages.flatMap((message) => ('c' in message ? [message.c.map((entry) => entry.row.id)] : []));
     expect(chunks.flat()).toEqual(small);
     chunks.slice(0, -1).forEach((chunk, index) => {
       const next = entries[rows.findIndex((row) => row.id === chunks[index + 1]![0])]!;
-      expect(Buffer.byteLength(carried[index]!) + 1 + Buffer.byteLength(next)).toBeGreaterThan(7_900);
+      expect(Buffer.byteLength(carried[index]!) + 1 + Buffer.byteLength(next)).toBeGreaterThan(HAND_OFF_PAYLOAD_BYTES);
     });
     expect(messages.every((message) => 'i' in message || (message.l !== undefined && message.n === now))).toBe(true);
     expect(messages.filter((message) => 'i' in message)).toEqual([{ i: [large] }]);
+  });
+
+  it('names executions too large for a notification at most 150 to a notification', async () => {
+    const worker = await fakeWorker(1_000);
+    const template = await executionRow(t, await run(await flow()));
+    await until(() => handed(worker.messages).length === 1);
+    worker.messages.length = 0;
+    const now = new Date().toISOString();
+    const rows = Array.from({ length: HAND_OFF_IDS_PER_NOTIFICATION + 1 }, () => ({ ...template, id: newId(), status: 'pending', run_at: now, lease_owner: null, lease_expires_at: null, started_at: null, inserted_at: now, updated_at: now, inputs: { body: 'w'.repeat(HAND_OFF_PAYLOAD_BYTES) } }));
+    const client = new pg.Client({ connectionString: t.database.url! });
+    await client.connect();
+    try {
+      await client.query('select sy_admit_handing_off($1::jsonb, $2::jsonb, $3::text[], $4, $5::text[], $6::integer[], $7, $8, $9)', [JSON.stringify(rows), '[]', rows.map((row) => JSON.stringify({ row, steps: [] })), now, [worker.id], [1_000], 1_000, 5_000, null]);
+    } finally {
+      await client.end();
+    }
+    await until(() => handed(worker.messages).length === 2);
+    const ids = rows.map((row) => row.id);
+    expect(handed(worker.messages)).toEqual([{ i: ids.slice(0, HAND_OFF_IDS_PER_NOTIFICATION) }, { i: ids.slice(HAND_OFF_IDS_PER_NOTIFICATION) }]);
+    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', 'in', [template.id, ...ids]).execute();
+    await worker.leave();
   });
 
   it('hands nothing to a worker whose listening connection is gone (killed, cut off), though it is still announced', async () => {

@@ -69,8 +69,9 @@ const MAX_HELD_UP_STOPS = 5;
  * batch of executions a worker is handed starts its code steps in one tick: under the cluster's
  * 32-connection load a hand-off brought a worker ~8-16 at once, and with room for 8 the rest
  * paid the pool's two postMessages (the workers' CPU per delivery, alternating rounds, 0.50-0.65
- * ms with 8, 0.33-0.51 with 32). Small runs take ~0.1-0.3 ms each, so a full queue holds the
- * event loop for a few ms; a run that needs its whole slice is sent to the pool after two.
+ * ms with 8, 0.33-0.51 with 32). Small runs take ~0.1-0.3 ms each, so a full queue of them
+ * holds the event loop for 3-10 ms; runs that each need the whole slice could hold it for 64 ms
+ * once, after which their steps go to the pool (two busy stops in a row).
  */
 let queued = 0;
 const MAX_QUEUED = 32;
