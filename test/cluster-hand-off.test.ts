@@ -207,6 +207,7 @@ describePostgres('cluster hand-off [postgres]', () => {
     const small = rows.filter((row) => row.id !== large).map((row) => row.id);
     await until(() => handed(worker.messages).flatMap((message) => ('c' in message ? message.c.map((entry) => entry.row.id) : message.i)).length === rows.length);
     const messages = handed(worker.messages);
+    // Cleared before the assertions: a worker left announced would be handed the next tests' work.
     await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', 'in', [template.id, ...rows.map((row) => row.id)]).execute();
     await worker.leave();
     // Every notification within the limit; the small entries in their order, each notification
@@ -240,9 +241,10 @@ describePostgres('cluster hand-off [postgres]', () => {
     }
     await until(() => handed(worker.messages).length === 2);
     const ids = rows.map((row) => row.id);
-    expect(handed(worker.messages)).toEqual([{ i: ids.slice(0, HAND_OFF_IDS_PER_NOTIFICATION) }, { i: ids.slice(HAND_OFF_IDS_PER_NOTIFICATION) }]);
+    // Cleared before the assertions: a worker left announced would be handed the next tests' work.
     await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', 'in', [template.id, ...ids]).execute();
     await worker.leave();
+    expect(handed(worker.messages)).toEqual([{ i: ids.slice(0, HAND_OFF_IDS_PER_NOTIFICATION) }, { i: ids.slice(HAND_OFF_IDS_PER_NOTIFICATION) }]);
   });
 
   it('hands nothing to a worker whose listening connection is gone (killed, cut off), though it is still announced', async () => {
