@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/engine/engine.js';
 import { answerChannel, parseProcessMessage, workerConnectionName, type AnswerMessage } from '../src/engine/cluster-messages.js';
-import { listSteps } from '../src/engine/execution-store.js';
+import { listSteps, type ExecutionRow } from '../src/engine/execution-store.js';
 import { handedRow } from '../src/engine/hand-off.js';
 import { PRESENCE_LOCK_CLASS } from '../src/db/notifier.js';
 import { HAND_OFF_IDS_PER_NOTIFICATION, HAND_OFF_PAYLOAD_BYTES } from '../src/db/migrations/0024-hand-off-chunks.js';
@@ -86,6 +86,22 @@ describePostgres('cluster hand-off [postgres]', () => {
   const flow = (settings: Record<string, unknown> = {}) =>
     workflowWith(t, `Flow ${newId()}`, { nodes: [node('hook', 'webhook'), node('call', 'http', { url: gateUrl })], edges: [edge('hook', 'call')], settings } as never, { activate: true });
   const handed = (messages: string[]) => messages.map((payload) => parseProcessMessage(payload)?.handed).filter((message) => message !== undefined);
+  /** A new `pending` execution as an API process writes it, copied from `template` with its own id. */
+  const pendingCopy = (template: ExecutionRow, now: string, inputs: unknown = template.inputs): ExecutionRow =>
+    Object.assign({}, template, { id: newId(), status: 'pending' as const, run_at: now, lease_owner: null, lease_expires_at: null, started_at: null, inserted_at: now, updated_at: now, inputs });
+  /** The arguments of `sy_admit_handing_off` for `rows` (no step rows) handed to one worker of `capacity`, the cluster's limit the same. */
+  const admitArguments = (rows: ExecutionRow[], now: string, workerId: string, capacity: number) => [JSON.stringify(rows), '[]', rows.map((row) => JSON.stringify({ row, steps: [] })), now, [workerId], [capacity], capacity, 5_000, null];
+  const ADMIT = 'select sy_admit_handing_off($1::jsonb, $2::jsonb, $3::text[], $4, $5::text[], $6::integer[], $7, $8, $9)';
+  /** Calls `sy_admit_handing_off` in a transaction of its own, committed, so its notifications are sent. */
+  const admitCommitted = async (rows: ExecutionRow[], now: string, workerId: string, capacity: number) => {
+    const client = new pg.Client({ connectionString: t.database.url! });
+    await client.connect();
+    try {
+      await client.query(ADMIT, admitArguments(rows, now, workerId, capacity));
+    } finally {
+      await client.end();
+    }
+  };
 
   it('hands a new execution to the worker in the commit that creates it: running under its short lease, with its row and step rows in the notification', async () => {
     const worker = await fakeWorker(64);
@@ -114,12 +130,12 @@ describePostgres('cluster hand-off [postgres]', () => {
     const template = await executionRow(t, await run(await flow()));
     const id = newId();
     const now = new Date().toISOString();
-    const row = { ...template, id, status: 'pending', run_at: now, lease_owner: null, lease_expires_at: null, started_at: null, inserted_at: now, updated_at: now };
+    const row = Object.assign(pendingCopy(template, now), { id });
     const client = new pg.Client({ connectionString: t.database.url! });
     await client.connect();
     try {
       await client.query('begin');
-      await client.query('select sy_admit_handing_off($1::jsonb, $2::jsonb, $3::text[], $4, $5::text[], $6::integer[], $7, $8, $9)', [JSON.stringify([row]), '[]', [JSON.stringify({ row, steps: [] })], now, [worker.id], [64], 64, 5_000, null]);
+      await client.query(ADMIT, admitArguments([row], now, worker.id, 64));
       // This transaction's own counts of row versions written to executions.
       const written = await client.query(`select pg_stat_get_xact_tuples_inserted('executions'::regclass)::integer as inserted, pg_stat_get_xact_tuples_updated('executions'::regclass)::integer as updated`);
       expect(written.rows[0]).toEqual({ inserted: 1, updated: 0 });
@@ -194,15 +210,9 @@ describePostgres('cluster hand-off [postgres]', () => {
     const now = new Date().toISOString();
     // Seven entries of a few KB (a notification holds two or three) and one of ~9 KB, in this order.
     const sizes = [2_000, 2_000, 2_000, 9_000, 2_000, 2_000, 2_000, 2_000];
-    const rows = sizes.map((size) => ({ ...template, id: newId(), status: 'pending', run_at: now, lease_owner: null, lease_expires_at: null, started_at: null, inserted_at: now, updated_at: now, inputs: { body: 'z'.repeat(size) } }));
+    const rows = sizes.map((size) => pendingCopy(template, now, { body: 'z'.repeat(size) }));
     const entries = rows.map((row) => JSON.stringify({ row, steps: [] }));
-    const client = new pg.Client({ connectionString: t.database.url! });
-    await client.connect();
-    try {
-      await client.query('select sy_admit_handing_off($1::jsonb, $2::jsonb, $3::text[], $4, $5::text[], $6::integer[], $7, $8, $9)', [JSON.stringify(rows), '[]', entries, now, [worker.id], [64], 64, 5_000, null]);
-    } finally {
-      await client.end();
-    }
+    await admitCommitted(rows, now, worker.id, 64);
     const large = rows[3]!.id;
     const small = rows.filter((row) => row.id !== large).map((row) => row.id);
     await until(() => handed(worker.messages).flatMap((message) => ('c' in message ? message.c.map((entry) => entry.row.id) : message.i)).length === rows.length);
@@ -231,14 +241,8 @@ describePostgres('cluster hand-off [postgres]', () => {
     await until(() => handed(worker.messages).length === 1);
     worker.messages.length = 0;
     const now = new Date().toISOString();
-    const rows = Array.from({ length: HAND_OFF_IDS_PER_NOTIFICATION + 1 }, () => ({ ...template, id: newId(), status: 'pending', run_at: now, lease_owner: null, lease_expires_at: null, started_at: null, inserted_at: now, updated_at: now, inputs: { body: 'w'.repeat(HAND_OFF_PAYLOAD_BYTES) } }));
-    const client = new pg.Client({ connectionString: t.database.url! });
-    await client.connect();
-    try {
-      await client.query('select sy_admit_handing_off($1::jsonb, $2::jsonb, $3::text[], $4, $5::text[], $6::integer[], $7, $8, $9)', [JSON.stringify(rows), '[]', rows.map((row) => JSON.stringify({ row, steps: [] })), now, [worker.id], [1_000], 1_000, 5_000, null]);
-    } finally {
-      await client.end();
-    }
+    const rows = Array.from({ length: HAND_OFF_IDS_PER_NOTIFICATION + 1 }, () => pendingCopy(template, now, { body: 'w'.repeat(HAND_OFF_PAYLOAD_BYTES) }));
+    await admitCommitted(rows, now, worker.id, 1_000);
     await until(() => handed(worker.messages).length === 2);
     const ids = rows.map((row) => row.id);
     // Cleared before the assertions: a worker left announced would be handed the next tests' work.

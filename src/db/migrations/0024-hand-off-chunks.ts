@@ -3,7 +3,11 @@ import type { SqlDialect } from '../dialect/dialect.js';
 import { admitHandingOff } from './0020-lean-queue-scans.js';
 import { PRESENCE_CHECK } from './0022-hand-off-presence-locks.js';
 
-/** The most a hand-off notification's payload holds, in bytes (PostgreSQL refuses 8,000 and more). */
+/**
+ * The most a hand-off notification's payload holds, in bytes (PostgreSQL refuses 8,000 and more):
+ * db/notifier.ts MAX_NOTIFY_PAYLOAD's value, spelled out here so this migration's text stays
+ * what it was when it ran, whatever the code's limit becomes.
+ */
 export const HAND_OFF_PAYLOAD_BYTES = 7_900;
 /** Ids in one notification naming executions too large to carry (36-character ids: under 6 KB). */
 export const HAND_OFF_IDS_PER_NOTIFICATION = 150;
