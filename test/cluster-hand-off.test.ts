@@ -91,6 +91,13 @@ describePostgres('cluster hand-off [postgres]', () => {
     Object.assign({}, template, { id: newId(), status: 'pending' as const, run_at: now, lease_owner: null, lease_expires_at: null, started_at: null, inserted_at: now, updated_at: now, inputs });
   /** The arguments of `sy_admit_handing_off` for `rows` (no step rows) handed to one worker of `capacity`, the cluster's limit the same. */
   const admitArguments = (rows: ExecutionRow[], now: string, workerId: string, capacity: number) => [JSON.stringify(rows), '[]', rows.map((row) => JSON.stringify({ row, steps: [] })), now, [workerId], [capacity], capacity, 5_000, null];
+  /** An execution run and handed to `worker`, whose row the direct calls copy; the worker's messages are cleared after it. */
+  const handedTemplate = async (worker: { messages: string[] }): Promise<ExecutionRow> => {
+    const template = await executionRow(t, await run(await flow()));
+    await until(() => handed(worker.messages).length === 1);
+    worker.messages.length = 0;
+    return template;
+  };
   const ADMIT = 'select sy_admit_handing_off($1::jsonb, $2::jsonb, $3::text[], $4, $5::text[], $6::integer[], $7, $8, $9)';
   /** Calls `sy_admit_handing_off` in a transaction of its own, committed, so its notifications are sent. */
   const admitCommitted = async (rows: ExecutionRow[], now: string, workerId: string, capacity: number) => {
@@ -204,9 +211,7 @@ describePostgres('cluster hand-off [postgres]', () => {
 
   it('sends a worker what one commit hands it in as many notifications as its entries need, in order, naming by id only an entry too large alone (migration 0024)', async () => {
     const worker = await fakeWorker(64);
-    const template = await executionRow(t, await run(await flow()));
-    await until(() => handed(worker.messages).length === 1);
-    worker.messages.length = 0;
+    const template = await handedTemplate(worker);
     const now = new Date().toISOString();
     // Seven entries of a few KB (a notification holds two or three) and one of ~9 KB, in this order.
     const sizes = [2_000, 2_000, 2_000, 9_000, 2_000, 2_000, 2_000, 2_000];
@@ -237,9 +242,7 @@ describePostgres('cluster hand-off [postgres]', () => {
 
   it('names executions too large for a notification at most 150 to a notification', async () => {
     const worker = await fakeWorker(1_000);
-    const template = await executionRow(t, await run(await flow()));
-    await until(() => handed(worker.messages).length === 1);
-    worker.messages.length = 0;
+    const template = await handedTemplate(worker);
     const now = new Date().toISOString();
     const rows = Array.from({ length: HAND_OFF_IDS_PER_NOTIFICATION + 1 }, () => pendingCopy(template, now, { body: 'w'.repeat(HAND_OFF_PAYLOAD_BYTES) }));
     await admitCommitted(rows, now, worker.id, 1_000);
