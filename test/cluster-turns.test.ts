@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Cluster } from '../src/engine/cluster.js';
+import { ClaimPasses, type ClaimSettings } from '../src/engine/claim-passes.js';
 import type { Engine } from '../src/engine/engine.js';
 import { newId } from '../src/lib/ids.js';
 import { TEST_DATABASE_URL } from './support/dialects.js';
@@ -55,18 +55,22 @@ describePostgres('cluster turns [postgres]', () => {
     const second = await worker();
     await knowEachOther(first, second);
     const flow = await quick();
-    const passes = vi.spyOn(Cluster.prototype as unknown as { claimWhileRoom: () => Promise<void> }, 'claimWhileRoom');
+    // A pass's `this` is its worker's ClaimPasses, which claims for the worker's process id.
+    const passes = vi.spyOn(ClaimPasses.prototype as unknown as { claimWhileRoom: () => Promise<void> }, 'claimWhileRoom');
     try {
-      const runsBy = new Map<Cluster, number>();
+      const runsBy = new Map<string, number>();
       for (let i = 0; i < 20; i++) {
         const id = await run(flow);
         await until(() => completed(id));
       }
-      for (const call of passes.mock.contexts) runsBy.set(call as Cluster, (runsBy.get(call as Cluster) ?? 0) + 1);
+      for (const call of passes.mock.contexts) {
+        const owner = (call as unknown as { settings: ClaimSettings }).settings.processId;
+        runsBy.set(owner, (runsBy.get(owner) ?? 0) + 1);
+      }
       // Every worker claiming for every delivery made 40 passes (two per delivery); one per delivery makes 20.
       expect(passes.mock.calls.length).toBeLessThanOrEqual(24);
-      expect(runsBy.get(first.cluster!) ?? 0).toBeGreaterThan(0);
-      expect(runsBy.get(second.cluster!) ?? 0).toBeGreaterThan(0);
+      expect(runsBy.get(first.cluster!.processId) ?? 0).toBeGreaterThan(0);
+      expect(runsBy.get(second.cluster!.processId) ?? 0).toBeGreaterThan(0);
     } finally {
       passes.mockRestore();
       first.cluster!.stopClaiming();

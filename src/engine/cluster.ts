@@ -4,7 +4,8 @@ import type { Notifier } from '../db/notifier.js';
 import type { Clock } from '../lib/clock.js';
 import { transactionBuffer } from '../db/transaction-buffer.js';
 import { answerChannel, answerPayload, CANCEL_CHANNEL, parseProcessMessage, WORK_CHANNEL, WORKERS_CHANNEL, workerConnectionName, type AnswerMessage } from './cluster-messages.js';
-import { claimExecutions, heldExecutions, holdsLease, nextForeignExpiry, releaseLeases, renewLeases, updateHeldExecution, type Claimed } from './cluster-store.js';
+import { ClaimPasses } from './claim-passes.js';
+import { heldExecutions, holdsLease, releaseLeases, renewLeases, updateHeldExecution, type Claimed } from './cluster-store.js';
 import { insertExecution, type ExecutionRow, type StepRow } from './execution-store.js';
 import { HANDOFF_LEASE_MS, HandOff, handedRow, type HandedOff } from './hand-off.js';
 import type { RunCoordination, RunNews } from './run-coordination.js';
@@ -46,29 +47,19 @@ export interface ClusterHost {
 
 /**
  * One process's part in running executions with others on one PostgreSQL (DESIGN.md principle
- * 1). Workers claim runnable executions in batches under a lease (cluster-store.ts), renew the
- * leases of what they run every heartbeat, and check theirs in every commit of a run; what is
- * new reaches the others by notification (work, cancellations, answers for the process holding
- * a delivery), with a jittered poll as the backstop for anything missed.
+ * 1). Workers claim runnable executions in batches under a lease (claim-passes.ts,
+ * cluster-store.ts), renew the leases of what they run every heartbeat, and check theirs in
+ * every commit of a run; what is new reaches the others by notification (work, cancellations,
+ * answers for the process holding a delivery), with a jittered poll as the backstop for
+ * anything missed.
  */
 export class Cluster implements RunCoordination {
   readonly releaseColumns: Partial<ExecutionRow> = { lease_owner: null, lease_expires_at: null };
-  private pass: Promise<void> | null = null;
-  private again = false;
-  /** Bumped by every announcement of work: a pass that ran meanwhile may have missed it. */
-  private workEpoch = 0;
-  /** Whether a claim pass may find anything (false after a pass found less than it could take, and no work was announced since). */
-  private mayHaveWork = true;
   /** Claims are made from construction (an engine that is never started still runs what it admits) until the drain. */
-  private claiming: boolean;
-  private poll: NodeJS.Timeout | null = null;
+  private readonly claims: ClaimPasses;
   private heartbeat: NodeJS.Timeout | null = null;
-  /** Set for the moment another worker's earliest lease expires (see `watchLeases`). */
-  private expiry: NodeJS.Timeout | null = null;
   private readonly unlisten: (() => void)[] = [];
   private readonly turns: WorkerTurns;
-  /** A turn of this worker came: a pass that fills this worker up must hand the rest on (see claimWhileRoom). */
-  private turnPending = false;
   /** A turn token per transaction that announces work, so a group commit of many executions sends one notification. */
   private readonly tokens = new WeakMap<object, string>();
   /** The hand-off of each group commit of an API process (null: it found no worker). */
@@ -84,8 +75,9 @@ export class Cluster implements RunCoordination {
     readonly settings: ClusterSettings,
     private readonly host: ClusterHost,
   ) {
-    this.claiming = settings.runsSteps;
     this.turns = new WorkerTurns(settings.processId, settings.heartbeatMs * 2.5);
+    const claimHost = { freeSlots: () => host.freeSlots(), dispatchClaimed: (claimed: Claimed[]) => host.dispatchClaimed(claimed), passTurn: () => this.passTurn(), onError: (error: unknown) => host.onError(error) };
+    this.claims = new ClaimPasses(db, clock, settings, claimHost, settings.runsSteps);
   }
 
   get processId(): string {
@@ -105,10 +97,10 @@ export class Cluster implements RunCoordination {
     const { notifier } = this.settings;
     this.unlisten.push(await notifier.listen(answerChannel(this.processId), (payload) => this.onMessage(payload)));
     notifier.onReconnect(() => {
-      this.mayHaveWork = true;
       this.host.reconnected();
-      this.requestClaim();
-      if (this.claiming) this.announcePresence('+');
+      // Work announced while the connection was down went unheard.
+      this.claims.arrived();
+      if (this.claims.active) this.announcePresence('+');
       if (!this.settings.runsSteps) this.askWorkers();
     });
     if (!this.settings.runsSteps) {
@@ -123,45 +115,40 @@ export class Cluster implements RunCoordination {
       await notifier.listen(WORK_CHANNEL, (payload) => {
         if (payload.startsWith('~')) return this.turnArrived(payload);
         if (payload) this.host.dueAt(payload);
-        this.workArrived();
+        this.claims.arrived();
       }),
     );
     this.unlisten.push(
       await notifier.listen(WORKERS_CHANNEL, (payload) => {
         // A worker (or API process) new to this one learns of it at once: it hears this one's answer.
-        if ((payload.startsWith('?') || this.turns.heard(payload)) && this.claiming) this.announcePresence('+');
+        if ((payload.startsWith('?') || this.turns.heard(payload)) && this.claims.active) this.announcePresence('+');
       }),
     );
     this.announcePresence('+');
     this.unlisten.push(await notifier.listen(CANCEL_CHANNEL, (payload) => this.host.cancelled(payload)));
     if (timers) {
-      this.schedulePoll();
+      this.claims.startPolling();
       this.heartbeat = setInterval(() => {
-        if (this.claiming) this.announcePresence('+');
+        if (this.claims.active) this.announcePresence('+');
         void this.renew();
-        void this.watchLeases();
+        void this.claims.watchLeases();
       }, this.settings.heartbeatMs);
       this.heartbeat.unref();
     }
-    this.requestClaim();
+    void this.requestClaim();
   }
 
   /** Stops claiming and listening (the drain); leases already held stay until released or finished. */
   stopClaiming(): void {
-    if (this.claiming) this.announcePresence('-');
-    this.claiming = false;
-    if (this.poll) clearTimeout(this.poll);
-    this.poll = null;
-    if (this.expiry) clearTimeout(this.expiry);
-    this.expiry = null;
+    if (this.claims.active) this.announcePresence('-');
+    this.claims.stop();
   }
 
   /** Claims again after `stopClaiming` (a test that runs a second engine on the same database). */
   resumeClaiming(): void {
     if (!this.settings.runsSteps) return;
-    this.claiming = true;
+    this.claims.resume();
     this.announcePresence('+');
-    void this.requestClaim(true);
   }
 
   async stop(): Promise<void> {
@@ -172,57 +159,30 @@ export class Cluster implements RunCoordination {
     if (this.accepting) clearTimeout(this.accepting);
     this.accepting = null;
     for (const unlisten of this.unlisten.splice(0)) unlisten();
-    await this.pass;
+    await this.claims.passing;
     await this.announced;
   }
 
-  /** Work may exist (local admission, a finished run freeing a slot): claim what fits, once per burst. */
+  /** Work may exist (local admission, a finished run freeing a slot): claim what fits, once per burst (claim-passes.ts). */
   requestClaim(force = false): Promise<void> {
-    if (!this.claiming) return Promise.resolve();
-    if (force) {
-      // A pass under way may have read before this work existed: it must not conclude there is none.
-      this.workEpoch += 1;
-      this.mayHaveWork = true;
-    }
-    if (!this.mayHaveWork) return Promise.resolve();
-    if (this.pass) {
-      this.again = true;
-      return this.pass;
-    }
-    this.pass = this.claimWhileRoom()
-      .catch((error: unknown) => this.host.onError(error))
-      .finally(() => {
-        this.pass = null;
-        if (this.again) {
-          this.again = false;
-          void this.requestClaim();
-        }
-      });
-    return this.pass;
+    return this.claims.request(force);
   }
 
   /** The claim pass under way, if any (for `idle()`). */
   get passing(): Promise<void> | null {
-    return this.pass;
-  }
-
-  private workArrived(): void {
-    this.workEpoch += 1;
-    this.mayHaveWork = true;
-    void this.requestClaim();
+    return this.claims.passing;
   }
 
   /**
    * New work announced as a turn: only the worker whose turn it is claims (worker-turns.ts). The
    * others do not even note that work may exist (a run of theirs that ends would then claim in
-   * vain): the worker whose turn it was hands on what it cannot take (claimWhileRoom).
+   * vain): the worker whose turn it was hands on what it cannot take (claim-passes.ts).
    */
   private turnArrived(token: string): void {
     if (!this.turns.mine(token)) return;
     // A worker that stopped claiming (draining) hands its turn to the others.
-    if (!this.claiming) return void this.passTurn();
-    this.turnPending = true;
-    this.workArrived();
+    if (!this.claims.active) return void this.passTurn();
+    this.claims.turn();
   }
 
   /** Work this worker cannot take may be left: every worker with room looks. */
@@ -239,7 +199,7 @@ export class Cluster implements RunCoordination {
   private announcePresence(sign: '+' | '-'): void {
     this.announced = this.announced
       .then(() => {
-        if (sign === '+' && !this.claiming) return;
+        if (sign === '+' && !this.claims.active) return;
         const message = sign === '+' ? `+${this.processId};${this.host.capacity()}` : `-${this.processId}`;
         return this.settings.notifier.notify(this.db, WORKERS_CHANNEL, message);
       })
@@ -248,76 +208,6 @@ export class Cluster implements RunCoordination {
 
   private askWorkers(): void {
     this.settings.notifier.notify(this.db, WORKERS_CHANNEL, `?${this.processId}`).catch((error: unknown) => this.host.onError(error));
-  }
-
-  private async claimWhileRoom(): Promise<void> {
-    const turn = this.turnPending;
-    this.turnPending = false;
-    // On its turn, work it leaves (it is full, or a limit held some back) goes to every worker.
-    let left = false;
-    try {
-      while (this.claiming) {
-        const capacity = this.host.freeSlots();
-        if (capacity <= 0) {
-          left = true;
-          return;
-        }
-        const epoch = this.workEpoch;
-        const { claimed, heldBack } = await claimExecutions(this.db, { owner: this.processId, nowIso: this.clock.now(), capacity, maxRunning: this.settings.maxRunning, leaseMs: this.settings.leaseMs });
-        if (claimed.length > 0) this.host.dispatchClaimed(claimed);
-        if (claimed.length < capacity) {
-          // A claim says work was held back whenever the cluster's running count leaves it less
-          // room than it has slots (it cannot tell whether any was waiting): handing on for that
-          // would send every other worker claiming after most turns. One that claimed nothing
-          // hands on; one that claimed some claims again when those runs end.
-          left = heldBack && claimed.length === 0;
-          // Nothing left to claim (and nothing held back by a limit a finishing run may lift)
-          // until work is announced: finishing runs then cost no claim query.
-          if (epoch === this.workEpoch && !heldBack) this.mayHaveWork = false;
-          return;
-        }
-      }
-    } finally {
-      if (turn && left) this.passTurn();
-    }
-  }
-
-  private schedulePoll(): void {
-    // Jittered, so workers started together do not poll in step.
-    const delay = this.settings.pollMs * (0.8 + Math.random() * 0.4);
-    this.poll = setTimeout(() => {
-      this.poll = null;
-      if (!this.claiming) return;
-      void this.requestClaim(true).finally(() => {
-        if (this.claiming) this.schedulePoll();
-      });
-    }, delay);
-    this.poll.unref();
-  }
-
-  /**
-   * Every heartbeat: when does the earliest lease of another worker expire? A timer claims at
-   * that moment, so the executions of a worker that died are taken over when its lease runs out
-   * rather than at the next poll (bench/results/cluster.md: the takeover ran 4 s past the
-   * lease's expiry at the default poll on a loaded machine). The delay is counted on the
-   * database's clock, as the leases are. A live worker's renewal moves its expiry on, and the
-   * claim then finds nothing: one claim query per expiry watched, at most one a heartbeat.
-   */
-  async watchLeases(): Promise<void> {
-    try {
-      if (!this.claiming) return;
-      const inMs = await nextForeignExpiry(this.db, this.processId);
-      if (this.expiry) clearTimeout(this.expiry);
-      this.expiry = null;
-      if (inMs === null || !this.claiming) return;
-      this.expiry = setTimeout(() => {
-        this.expiry = null;
-        void this.requestClaim(true);
-      }, Math.max(0, Math.ceil(inMs)) + 1);
-      this.expiry.unref();
-    } catch (error) {
-      this.host.onError(error);
-    }
   }
 
   /** Renews every lease this worker holds; a run whose lease another worker took is stopped. */
@@ -373,7 +263,7 @@ export class Cluster implements RunCoordination {
     // This process hears its own notifications too, but a claim now saves their round trip.
     // So does a wait committed already due (a child ended while its parent was committing it):
     // nothing else announces it in this process, where the parent's lease was just released.
-    if (news.wokeParent || (news.dueAt !== null && news.dueAt <= this.clock.now())) this.workArrived();
+    if (news.wokeParent || (news.dueAt !== null && news.dueAt <= this.clock.now())) this.claims.arrived();
   }
 
   /** In the commit that creates runnable work (an execution, a retry, a child): one worker's turn. */
@@ -450,7 +340,7 @@ export class Cluster implements RunCoordination {
   private async received(handed: HandedOff): Promise<void> {
     const entries = 'c' in handed ? handed.c.map(({ row, steps }) => ({ row: handedRow(row, this.processId, handed.l, handed.n), steps })) : (await heldExecutions(this.db, this.processId, handed.i)).map((row) => ({ row, steps: null }));
     if (entries.length === 0) return;
-    if (!this.claiming) {
+    if (!this.claims.active) {
       await this.release(entries.map((entry) => entry.row.id));
       return;
     }

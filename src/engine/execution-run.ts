@@ -3,7 +3,6 @@ import { formatMicros } from '../lib/clock.js';
 import type { GraphNode } from '../graph/graph-types.js';
 import { findStepDefinition } from '../steps/registry.js';
 import type { ExecutionRow, StepRow } from './execution-store.js';
-import { clearStepPayloads, insertStep, listEndedChildren, updateExecution, updateStep, wakeParent } from './execution-store.js';
 import type { ExpressionScope } from './expression-scope.js';
 import { childOutcome, startCall } from './call-runner.js';
 import { runLoop } from './loop-runner.js';
@@ -15,12 +14,12 @@ import { serializeStepError, StepError, type SerializedStepError } from './step-
 import { nextRetryDelay } from './retry-policy.js';
 import type { StepEffect } from '../steps/step-runtime.js';
 import { json, stepRow, type StepOwner, type StepRecord } from './step-rows.js';
+import { endsRun, writeRunCommit, type RunCommit, type StepWrite } from './run-commit.js';
 import type { RunNews } from './run-coordination.js';
-import { wakeParentHeld, writeHeldExecution } from './held-commit.js';
 import type { ChildResult, FrameEnd, Outcome, RunControl, RunDeps, RunEnd } from './run-types.js';
-import { awaitedChildren, elapsedMs, recordFailure } from './run-frames.js';
+import { elapsedMs, recordFailure } from './run-frames.js';
+import { awaitedChildren, earliestDue, nextDue } from './run-waits.js';
 
-type Write = { insert: StepRow } | { update: string; row: StepRow };
 
 
 function hasEffects(slug: string): boolean {
@@ -50,9 +49,6 @@ const IDLE_CONTROL: RunControl = { cancel: new RunCancel(), cancelled: () => tru
 /** How long a queued or parked run may run before its `running` status is committed on its own. */
 const OPENING_DELAY_MS = 20;
 
-/** An execution's row is updated only while it has not ended: a cancel wins over a run still finishing. */
-const LIVE_STATUSES = ['pending', 'running', 'waiting'] as const;
-
 /**
  * Runs one execution from its current state until it finishes or has to wait. Each step's
  * result is made durable (group commit) before the steps after it start, so a crash re-runs at
@@ -64,7 +60,7 @@ export class ExecutionRun implements RunHost {
   private readonly savePayloads: boolean;
   private stepCount: number;
   /** Row writes waiting for the next commit: new rows, or updates of a waiting row resumed. */
-  private pending: Write[] = [];
+  private pending: StepWrite[] = [];
   private executionChanges: Partial<ExecutionRow> = {};
   /** Changes that go with the next commit but do not call for one (see `advance`). */
   private openingChanges: Partial<ExecutionRow> = {};
@@ -152,7 +148,7 @@ export class ExecutionRun implements RunHost {
 
   /** Writes the `waiting` status (with `run_at`, null when only children are awaited). */
   async commitWait(root: FrameState, runAt: string | null = null): Promise<void> {
-    await this.persist({ status: 'waiting', run_at: runAt, updated_at: this.deps.clock.now() }, awaitedChildren(root, this.loops));
+    await this.persist({ status: 'waiting', run_at: runAt, updated_at: this.deps.clock.now() }, awaitedChildren(this, root));
   }
 
   private async finish(final: Partial<ExecutionRow>, end: RunEnd): Promise<RunEnd> {
@@ -190,7 +186,7 @@ export class ExecutionRun implements RunHost {
 
   /** Whether a waiting node of this run is due now (a child handed over, a timer passed). */
   hasDue(root: FrameState): boolean {
-    return this.nextDue(root, this.deps.clock.now()) !== undefined;
+    return nextDue(this, root, this.deps.clock.now()) !== undefined;
   }
 
   /** Runs a frame's ready and due nodes one at a time, in graph order, until none is left. */
@@ -206,9 +202,9 @@ export class ExecutionRun implements RunHost {
       const now = clock.now();
       for (const nodeId of flow.drainSkipped()) this.record(this.row(frame, { nodeId, status: 'skipped', attempt: 1, startedAt: null, finishedAt: null, durationMs: null, kind: frame.plan.nodes.get(nodeId)!.type, now }));
       // Waiting nodes that are due run now, ahead of newly ready ones.
-      const nodeId = this.nextDue(frame, now)?.nodeId ?? flow.takeReady();
+      const nodeId = nextDue(this, frame, now)?.nodeId ?? flow.takeReady();
       if (nodeId === undefined) {
-        if (frame.waiting.size > 0) return { status: 'waiting', runAt: this.earliest(frame) };
+        if (frame.waiting.size > 0) return { status: 'waiting', runAt: earliestDue(this, frame) };
         // Every way out from here writes the run's state, the respond step's answer with it.
         if (flow.isSettled()) return { status: 'settled' };
         return { status: 'failed', nodeId: '', error: { name: 'Error', code: 'stalled', message: 'no node can run and the graph is not finished', retryable: false, retry_after_ms: null } };
@@ -404,29 +400,6 @@ export class ExecutionRun implements RunHost {
     frame.flow.markWaiting(waiting.nodeId);
   }
 
-  private nextDue(frame: FrameState, now: string): WaitingNode | undefined {
-    for (const waiting of frame.waiting.values()) if (this.isDue(waiting, now)) return waiting;
-    return undefined;
-  }
-
-  private isDue(waiting: WaitingNode, now: string): boolean {
-    const current = waiting.loop ? this.loops.get(waiting.nodeId)?.current : undefined;
-    if (current) return this.nextDue(current, now) !== undefined;
-    if (waiting.awaiting !== null) return this.children.has(waiting.awaiting);
-    return waiting.resumeAt !== null && waiting.resumeAt <= now;
-  }
-
-  /** When the frame is next due by time (null: it only waits for child executions). */
-  private earliest(frame: FrameState): string | null {
-    let best: string | null = null;
-    for (const waiting of frame.waiting.values()) {
-      const current = waiting.loop ? this.loops.get(waiting.nodeId)?.current : undefined;
-      const at = current ? this.earliest(current) : waiting.resumeAt;
-      if (at !== null && (best === null || at < best)) best = at;
-    }
-    return best;
-  }
-
   /**
    * Writes the queued rows (and maybe the execution's new state) in the next group commit. A
    * run that ends also clears kept outputs (payload saving off) and wakes a waiting parent; a
@@ -442,56 +415,21 @@ export class ExecutionRun implements RunHost {
     this.executionChanges = {};
     this.openingChanges = {};
     this.stepCount += writes.filter((w) => 'insert' in w).length;
-    const stepCount = this.stepCount;
     const { execution } = this;
     const { coordination } = this.deps;
-    const ends = changes.status === 'completed' || changes.status === 'failed';
     if (coordination && changes.status === 'waiting') Object.assign(changes, coordination.releaseColumns);
-    let current = true;
-    let news: RunNews | null = null;
-    return this.deps.batcher.write(async (trx) => {
-      if (coordination) {
-        // First the execution, conditional on this worker's lease: if another worker took it
-        // over (this one paused past its lease) or it was cancelled, nothing of this commit may
-        // land, or a step would be recorded twice.
-        await writeHeldExecution(trx, coordination, execution.id, Object.keys(changes).length > 0 ? Object.assign(changes, { step_count: stepCount }) : changes, awaited);
-      }
-      if (effect) {
-        // Before the rows: the effect's result is the output its completed row records.
-        effect.output = await effect.run(trx);
-        effect.row.output = json(effect.output === undefined ? null : effect.output);
-        effect.row.output_bytes = effect.row.output === null ? null : Buffer.byteLength(effect.row.output);
-      }
-      for (const write of writes) {
-        if ('insert' in write) {
-          await insertStep(trx, write.insert);
-        } else {
-          const { id: _id, inserted_at: _inserted, ...fields } = write.row;
-          await updateStep(trx, write.update, fields);
-        }
-      }
-      if (!coordination) {
-        if (changes.status === 'waiting' && changes.run_at === null && (await listEndedChildren(trx, awaited)).length > 0) changes.run_at = changes.updated_at!;
-        if (Object.keys(changes).length > 0) current = await updateExecution(trx, execution.id, Object.assign(changes, { step_count: stepCount }), LIVE_STATUSES);
-        if (!current) return;
-      }
-      if (ends && !this.savePayloads) await clearStepPayloads(trx, execution.id);
-      const wokeParent = ends && execution.parent_execution_id !== null;
-      if (wokeParent) await (coordination ? wakeParentHeld : wakeParent)(trx, execution.parent_execution_id!, execution.id, changes.updated_at!);
-      if (coordination) {
-        news = {
-          execution,
-          wokeParent,
-          dueAt: changes.status === 'waiting' ? (changes.run_at ?? null) : null,
-          response: changes.response ?? null,
-          ended: ends ? { status: changes.status as 'completed' | 'failed', output: changes.output ?? null, error: changes.error ?? null } : null,
-        };
-        await coordination.announce(trx, news);
-      }
-    }, ends && execution.parent_execution_id !== null ? [execution.id, execution.parent_execution_id] : [execution.id]).then(() => {
-      if (news) coordination?.committed(news);
-      if (current && changes.response) this.control.responded?.(JSON.parse(changes.response));
-      return current;
-    });
+    const commit: RunCommit = { execution, coordination, writes, changes, stepCount: this.stepCount, awaited, effect, savePayloads: this.savePayloads };
+    let written: { current: boolean; news: RunNews | null } = { current: true, news: null };
+    const locks = endsRun(changes) && execution.parent_execution_id !== null ? [execution.id, execution.parent_execution_id] : [execution.id];
+    return this.deps.batcher
+      .write(async (trx) => {
+        written = await writeRunCommit(trx, commit);
+      }, locks)
+      .then(() => {
+        const { current, news } = written;
+        if (news) coordination?.committed(news);
+        if (current && changes.response) this.control.responded?.(JSON.parse(changes.response));
+        return current;
+      });
   }
 }

@@ -1,6 +1,6 @@
 import type { GraphNode } from '../graph/graph-types.js';
 import { formatMicros, parseTimestampMicros } from '../lib/clock.js';
-import type { LoopProgress, RunHost } from './run-host.js';
+import type { RunHost } from './run-host.js';
 import type { FrameState } from './restore-state.js';
 import type { StepRecord } from './step-rows.js';
 import type { FrameEnd } from './run-types.js';
@@ -43,15 +43,4 @@ export function recordFailure(run: RunHost, frame: FrameState, node: GraphNode, 
 /** Milliseconds between two canonical timestamps, to the microsecond. */
 export function elapsedMs(from: string, to: string): number {
   return ((parseTimestampMicros(to) ?? 0) - (parseTimestampMicros(from) ?? 0)) / 1000;
-}
-
-/** Ids of the child executions this run's waiting call steps await (its loops' current iterations included). */
-export function awaitedChildren(frame: FrameState, loops: Map<string, LoopProgress>): string[] {
-  const ids: string[] = [];
-  for (const waiting of frame.waiting.values()) {
-    if (waiting.awaiting !== null) ids.push(waiting.awaiting);
-    const current = waiting.loop ? loops.get(waiting.nodeId)?.current : undefined;
-    if (current) ids.push(...awaitedChildren(current, loops));
-  }
-  return ids;
 }
