@@ -20,8 +20,6 @@ import type { ChildResult, FrameEnd, Outcome, RunControl, RunDeps, RunEnd } from
 import { elapsedMs, recordFailure } from './run-frames.js';
 import { awaitedChildren, earliestDue, nextDue } from './run-waits.js';
 
-
-
 function hasEffects(slug: string): boolean {
   return findStepDefinition(slug)?.effects === true;
 }

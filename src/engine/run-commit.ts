@@ -37,9 +37,10 @@ export function endsRun(changes: Partial<ExecutionRow>): boolean {
  * Writes one commit of a run in the group commit's transaction (write-batcher.ts), which may run
  * it more than once (a buffered attempt, then a transaction): the step rows, the execution's
  * changes, a step's effect, and at the end the kept outputs cleared (payload saving off) and a
- * waiting parent woken. `current` is false when the execution had already ended (cancelled
- * meanwhile): its row is left as it is and nothing after it is written. `news`: in a cluster,
- * what the commit announced to the other processes.
+ * waiting parent woken. Alone (SQLite), `current` is false when the execution had already
+ * ended (cancelled meanwhile): its row is left as it is and nothing after it is written; in a
+ * cluster such a commit fails instead (LeaseLostError, held-commit.ts), and `news` is what it
+ * announced to the other processes.
  */
 export async function writeRunCommit(trx: Transaction<Database>, commit: RunCommit): Promise<{ current: boolean; news: RunNews | null }> {
   const { execution, coordination, changes, stepCount, effect } = commit;
