@@ -98,6 +98,14 @@ describePostgres('cluster hand-off [postgres]', () => {
     worker.messages.length = 0;
     return template;
   };
+  /**
+   * Ends the executions a direct call handed `worker` and takes the worker away, before a test's
+   * assertions: a worker left announced would be handed the next tests' work.
+   */
+  const clearHanded = async (worker: { leave: () => Promise<void> }, ids: string[]) => {
+    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', 'in', ids).execute();
+    await worker.leave();
+  };
   const ADMIT = 'select sy_admit_handing_off($1::jsonb, $2::jsonb, $3::text[], $4, $5::text[], $6::integer[], $7, $8, $9)';
   /** Calls `sy_admit_handing_off` in a transaction of its own, committed, so its notifications are sent. */
   const admitCommitted = async (rows: ExecutionRow[], now: string, workerId: string, capacity: number) => {
@@ -222,9 +230,7 @@ describePostgres('cluster hand-off [postgres]', () => {
     const small = rows.filter((row) => row.id !== large).map((row) => row.id);
     await until(() => handed(worker.messages).flatMap((message) => ('c' in message ? message.c.map((entry) => entry.row.id) : message.i)).length === rows.length);
     const messages = handed(worker.messages);
-    // Cleared before the assertions: a worker left announced would be handed the next tests' work.
-    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', 'in', [template.id, ...rows.map((row) => row.id)]).execute();
-    await worker.leave();
+    await clearHanded(worker, [template.id, ...rows.map((row) => row.id)]);
     // Every notification within the limit; the small entries in their order, each notification
     // as full as the next entry allows (with it, the notification would pass the limit).
     const carried = worker.messages.filter((payload) => payload.includes('"c":['));
@@ -248,9 +254,7 @@ describePostgres('cluster hand-off [postgres]', () => {
     await admitCommitted(rows, now, worker.id, 1_000);
     await until(() => handed(worker.messages).length === 2);
     const ids = rows.map((row) => row.id);
-    // Cleared before the assertions: a worker left announced would be handed the next tests' work.
-    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', 'in', [template.id, ...ids]).execute();
-    await worker.leave();
+    await clearHanded(worker, [template.id, ...ids]);
     expect(handed(worker.messages)).toEqual([{ i: ids.slice(0, HAND_OFF_IDS_PER_NOTIFICATION) }, { i: ids.slice(HAND_OFF_IDS_PER_NOTIFICATION) }]);
   });
 

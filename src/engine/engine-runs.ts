@@ -18,6 +18,7 @@ import { lockExecutions, type Claimed } from './cluster-store.js';
 import { LeaseLostError } from './run-coordination.js';
 import { RunRecovery, type Recovered } from './run-recovery.js';
 import { noEngineMetrics, type EngineMetrics } from '../observability/engine-metrics.js';
+import { isRunEnd } from './statuses.js';
 
 /** How long a run waiting only for children stays `running` in the database before `waiting` is written. */
 const DEFERRED_WAIT_MS = 20;
@@ -157,7 +158,7 @@ export abstract class EngineRuns {
     const responded = (response: unknown) => this.answers.responded(row.id, response);
     const end = await run.advance(root, { cancel: flight.cancel, cancelled: () => flight.cancelled || this.stopped, ending, responded }, opening, lazy, true);
     if (end.status !== 'waiting') this.answers.ended(row.id, end);
-    if (end.status === 'completed' || end.status === 'failed') this.metrics.executionFinished(end.status);
+    if (isRunEnd(end.status)) this.metrics.executionFinished(end.status);
     // In a cluster only a run that still holds its lease (its wait not written) stays in memory:
     // once written, another worker may continue it, and this copy would be stale.
     if (end.status === 'waiting' && this.cluster && !end.deferred) return;

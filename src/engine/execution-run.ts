@@ -14,7 +14,8 @@ import { serializeStepError, StepError, type SerializedStepError } from './step-
 import { nextRetryDelay } from './retry-policy.js';
 import type { StepEffect } from '../steps/step-runtime.js';
 import { json, stepRow, type StepOwner, type StepRecord } from './step-rows.js';
-import { endsRun, writeRunCommit, type RunCommit, type StepWrite } from './run-commit.js';
+import { writeRunCommit, type RunCommit, type StepWrite } from './run-commit.js';
+import { isRunEnd } from './statuses.js';
 import type { RunNews } from './run-coordination.js';
 import type { ChildResult, FrameEnd, Outcome, RunControl, RunDeps, RunEnd } from './run-types.js';
 import { elapsedMs, recordFailure } from './run-frames.js';
@@ -418,7 +419,7 @@ export class ExecutionRun implements RunHost {
     if (coordination && changes.status === 'waiting') Object.assign(changes, coordination.releaseColumns);
     const commit: RunCommit = { execution, coordination, writes, changes, stepCount: this.stepCount, awaited, effect, savePayloads: this.savePayloads };
     let written: { current: boolean; news: RunNews | null } = { current: true, news: null };
-    const locks = endsRun(changes) && execution.parent_execution_id !== null ? [execution.id, execution.parent_execution_id] : [execution.id];
+    const locks = isRunEnd(changes.status) && execution.parent_execution_id !== null ? [execution.id, execution.parent_execution_id] : [execution.id];
     return this.deps.batcher
       .write(async (trx) => {
         written = await writeRunCommit(trx, commit);

@@ -5,6 +5,7 @@ import { clearStepPayloads, insertStep, listEndedChildren, updateExecution, upda
 import { wakeParentHeld, writeHeldExecution } from './held-commit.js';
 import type { RunCoordination, RunNews } from './run-coordination.js';
 import type { EffectWrite } from './run-host.js';
+import { isRunEnd } from './statuses.js';
 import { json } from './step-rows.js';
 
 /** A step row a commit of a run writes: new, or replacing the waiting row of a resumed attempt. */
@@ -28,11 +29,6 @@ export interface RunCommit {
   savePayloads: boolean;
 }
 
-/** Whether these changes end the execution. */
-export function endsRun(changes: Partial<ExecutionRow>): boolean {
-  return changes.status === 'completed' || changes.status === 'failed';
-}
-
 /**
  * Writes one commit of a run in the group commit's transaction (write-batcher.ts), which may run
  * it more than once (a buffered attempt, then a transaction): the step rows, the execution's
@@ -44,7 +40,7 @@ export function endsRun(changes: Partial<ExecutionRow>): boolean {
  */
 export async function writeRunCommit(trx: Transaction<Database>, commit: RunCommit): Promise<{ current: boolean; news: RunNews | null }> {
   const { execution, coordination, changes, stepCount, effect } = commit;
-  const ends = endsRun(changes);
+  const ends = isRunEnd(changes.status);
   if (coordination) {
     // First the execution, conditional on this worker's lease: if another worker took it
     // over (this one paused past its lease) or it was cancelled, nothing of this commit may

@@ -6,3 +6,8 @@ export const TERMINAL_EXECUTION_STATUSES: readonly ExecutionStatus[] = ['complet
 export function isTerminal(status: ExecutionStatus): boolean {
   return TERMINAL_EXECUTION_STATUSES.includes(status);
 }
+
+/** A status a run ends on by itself: completed or failed (a cancel ends it from outside). */
+export function isRunEnd(status: ExecutionStatus | undefined): status is 'completed' | 'failed' {
+  return status === 'completed' || status === 'failed';
+}
