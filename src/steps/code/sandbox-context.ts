@@ -95,16 +95,27 @@ const HELPERS = `(function (stringify, NonRetriableError, RetryAfterError) {
  * Made once per context, after the console and the error classes and before any user code: a
  * function that deletes every global property added since, and answers whether all went (1)
  * or not (0: one was made non-configurable, and the context must not serve another run). The
- * built-ins it calls are taken now, so code that replaces `Reflect` later cannot stop it, and the
- * baseline is a null-prototype object read with `in` (no call: about 16 µs for the ~60 globals,
- * against 35 µs through `Set.prototype.has`).
+ * built-ins it calls are taken now, so code that replaces `Reflect` later cannot stop it.
+ * The globals present now become non-configurable (still writable), but for the two error
+ * classes, whose accessors must turn into data properties: none can be deleted, so a run that
+ * leaves as many globals as there were, the error classes among them, added none, and the
+ * common case costs one count (4 µs here, against 10-13 µs for the walk over the ~60 names
+ * against a null-prototype baseline, which the other case still makes).
  */
 const GLOBALS_SWEEP = `(() => {
-  const ownKeys = Reflect.ownKeys, remove = Reflect.deleteProperty, g = globalThis, baseline = Object.create(null);
-  for (const key of ownKeys(g)) baseline[key] = true;
+  const ownKeys = Reflect.ownKeys, remove = Reflect.deleteProperty, describe = Reflect.getOwnPropertyDescriptor, define = Reflect.defineProperty;
+  const g = globalThis, baseline = Object.create(null), names = ${JSON.stringify(ERROR_CLASS_NAMES)};
+  const keys = ownKeys(g);
+  for (const key of keys) {
+    baseline[key] = true;
+    const property = describe(g, key);
+    if (property.configurable && !names.includes(key)) define(g, key, { configurable: false });
+  }
+  const count = keys.length;
   return () => {
-    let clean = true;
     const keys = ownKeys(g);
+    if (keys.length === count && names[0] in g && names[1] in g) return 1;
+    let clean = true;
     for (let i = 0; i < keys.length; i++) if (!(keys[i] in baseline) && !remove(g, keys[i])) clean = false;
     return clean ? 1 : 0;
   };
@@ -154,6 +165,8 @@ export class SandboxContext {
     readonly runtime: QuickJSRuntime,
     readonly context: QuickJSContext,
   ) {
+    // The runtime makes its memory report in this context; unset, it would make a context of its own for it.
+    runtime.context = context;
     // Called every ~10,000 interpreter steps (about twice per ms of busy code).
     runtime.setInterruptHandler(() => (this.current === null ? false : this.current.interrupted()) || this.fatal !== undefined);
     const ctx = context;
@@ -212,10 +225,23 @@ export class SandboxContext {
     return this.helpers;
   }
 
-  /** `memory used` from QuickJS's report (it walks the heap, so unlike its limit it counts real bytes). */
+  /**
+   * `memory_used_size` of QuickJS's memory report (it walks the heap, so unlike its limit it
+   * counts real bytes), read from the report's object: 7 µs here, against 12 µs for its text
+   * (`dumpMemoryUsage`), with the same figure. The object is made in this context (see the
+   * constructor), so reading it allocates nothing that outlives the call.
+   */
   memoryUsed(): number {
-    const match = /^memory used\s+\d+\s+(\d+)/m.exec(this.runtime.dumpMemoryUsage());
-    return match ? Number(match[1]) : 0;
+    const ctx = this.context;
+    const report = this.runtime.computeMemoryUsage();
+    try {
+      const used = ctx.getProp(report, 'memory_used_size');
+      const bytes = ctx.typeof(used) === 'number' ? ctx.getNumber(used) : 0;
+      used.dispose();
+      return bytes;
+    } finally {
+      report.dispose();
+    }
   }
 
   /** Every handle goes before the runtime, or QuickJS aborts on objects still alive; a failure marks the module suspect. */

@@ -71,6 +71,18 @@ describe('warm sandbox contexts', () => {
     expect(await sandboxRun(key, `${code}\n// edited`, { input: { n: 4 } })).toMatchObject({ reused: false, value: { mark: null } });
   });
 
+  // The sweep counts the globals first: a run must not be able to delete one and add another unseen.
+  it('keeps built-in globals from being deleted, and removes a global added beside a deleted error class', async () => {
+    const key = freshKey();
+    const code = `const seen = { added: typeof globalThis.added, math: typeof Math, retry: typeof RetryAfterError };
+      seen.deleted = delete globalThis[input.remove];
+      globalThis.added = input.n;
+      return seen;`;
+    expect(await sandboxRun(key, code, { input: { n: 1, remove: 'Math' } })).toMatchObject({ reused: false, value: { added: 'undefined', math: 'object', deleted: false } });
+    expect(await sandboxRun(key, code, { input: { n: 2, remove: 'RetryAfterError' } })).toMatchObject({ reused: true, value: { added: 'undefined', math: 'object', retry: 'function', deleted: true } });
+    expect(await sandboxRun(key, code, { input: { n: 3, remove: 'nothing' } })).toMatchObject({ reused: true, value: { added: 'undefined', math: 'object', retry: 'undefined' } });
+  });
+
   it('never reuses a context for a run without a key', async () => {
     const code = 'const seen = ({}).keyless ?? null; Object.prototype.keyless = 1; return seen;';
     expect(await sandboxRun(null, code)).toMatchObject({ reused: false, value: null });
