@@ -258,7 +258,7 @@ function report({ date, machine, load, durationSeconds, respondSettleSeconds, ba
   return `# Cluster benchmark (issue 13)
 
 \`npm run bench:cluster\` (bench/cluster.mjs), ${date}. ${machine.cores} cores (${machine.cpu}), Node ${machine.node}.
-Load average ${load.before.join(' / ')} before, ${load.afterCluster.join(' / ')} after the cluster's loads, ${load.after.join(' / ')} at the end (1 / 5 / 15 min): this VM's own processes (the benchmark's, and what ran just before it). Other tenants of the host do not show in it, only in slower runs: read every figure beside the bare rows of the same run (the same bare node:http server has answered 17,000-65,000 requests/s here from one session to the next).
+Load average ${load.before.join(' / ')} before, ${load.afterCluster.join(' / ')} after the cluster's loads, ${load.after.join(' / ')} at the end (1 / 5 / 15 min): this VM's own processes (the benchmark's, and what ran just before it). Other tenants of the host do not show in it, only in slower runs: read every figure beside the bare rows of the same run.
 
 | measure | target | PostgreSQL: 1 api + 2 workers | SQLite: 1 \`serve --role all\` | bare PostgreSQL handoff (no Switchyard code) | result (cluster) |
 | --- | --- | --- | --- | --- | --- |

@@ -242,7 +242,7 @@ function report({ date, machine, loadAverageAtEnd, settings, figures }) {
   return `# Crash campaign (issue 13)
 
 \`npm run bench:crash\` (bench/crash-campaign.mjs), ${date}. ${machine.cores} cores (${machine.cpu}), Node ${machine.node}.
-Load average at the end ${loadAverageAtEnd.join(" / ")} (1 / 5 / 15 min; this VM's own processes, the campaign's among them).
+Load average at the end ${loadAverageAtEnd.join(' / ')} (1 / 5 / 15 min; this VM's own processes, the campaign's among them).
 
 ## How
 
