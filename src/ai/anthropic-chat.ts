@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { withCallSignal } from './call-signal.js';
 import type { ResolvedConnection } from './connection-resolver.js';
 import { guardedFetch } from './guarded-fetch.js';
 import { ProviderError } from './provider-error.js';
@@ -50,19 +51,17 @@ export async function anthropicChat(connection: ResolvedConnection, request: Cha
     : request.system;
   let answer: Anthropic.Messages.Message;
   try {
-    answer = await client.messages.create(
-      {
-        model: request.model,
-        max_tokens: request.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
-        messages: toAnthropicMessages(request.messages),
-        ...(system ? { system } : {}),
-        ...(request.tools && request.tools.length > 0
-          ? { tools: request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.inputSchema as Anthropic.Messages.Tool.InputSchema })) }
-          : {}),
-        ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-      },
-      options.signal ? { signal: options.signal } : undefined,
-    );
+    const params: Anthropic.Messages.MessageCreateParamsNonStreaming = {
+      model: request.model,
+      max_tokens: request.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
+      messages: toAnthropicMessages(request.messages),
+      ...(system ? { system } : {}),
+      ...(request.tools && request.tools.length > 0
+        ? { tools: request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.inputSchema as Anthropic.Messages.Tool.InputSchema })) }
+        : {}),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    };
+    answer = await withCallSignal(options.signal, (signal) => client.messages.create(params, signal ? { signal } : undefined));
   } catch (error) {
     throw classifySdkError(error, connection.provider, [connection.apiKey], nowMs());
   }

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { anthropicMessage, openAiCompletion, startFakeProvider, type FakeProvider } from '../../test/support/fake-provider.js';
 import { NonRetriableError, RetryAfterError, StepError } from '../engine/step-errors.js';
@@ -26,6 +27,21 @@ describe('provider layer through the official SDKs', () => {
     expect(error).toBeInstanceOf(ProviderError);
     return error as ProviderError;
   };
+
+  // The SDKs add an abort listener to the signal of each call and never remove it: one signal
+  // shared by an embedding job's batches or an agent's turns must not gather them.
+  it('leaves no listener of its calls on a signal that many calls share', async () => {
+    const shared = new AbortController();
+    for (let i = 0; i < 12; i++) {
+      await chat(openai, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] }, { httpAllow: ALLOW, signal: shared.signal });
+      await chat(anthropic, { model: 'claude-test', messages: [{ role: 'user', content: 'hi' }] }, { httpAllow: ALLOW, signal: shared.signal });
+      await embedTexts(openai, 'embed-test', ['a', 'b'], { httpAllow: ALLOW, signal: shared.signal });
+    }
+    expect(provider.received('chat')).toHaveLength(12);
+    expect(provider.received('messages')).toHaveLength(12);
+    expect(provider.received('embeddings')).toHaveLength(12);
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+  });
 
   describe('OpenAI Chat Completions', () => {
     it('sends system, messages, tools and tool results, and normalizes text, tool calls, usage, model and stop reason', async () => {

@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { withCallSignal } from './call-signal.js';
 import { guardedFetch } from './guarded-fetch.js';
 import type { ResolvedConnection } from './connection-resolver.js';
 import { ProviderError } from './provider-error.js';
@@ -37,7 +38,7 @@ export async function embedTexts(connection: ResolvedConnection, model: string, 
   });
   let response: OpenAI.Embeddings.CreateEmbeddingResponse;
   try {
-    response = await client.embeddings.create({ model, input: texts, encoding_format: 'float' }, options.signal ? { signal: options.signal } : undefined);
+    response = await withCallSignal(options.signal, (signal) => client.embeddings.create({ model, input: texts, encoding_format: 'float' }, signal ? { signal } : undefined));
   } catch (error) {
     throw classifySdkError(error, connection.provider, [connection.apiKey], nowMs());
   }

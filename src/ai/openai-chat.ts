@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { withCallSignal } from './call-signal.js';
 import type { ResolvedConnection } from './connection-resolver.js';
 import { OPENAI_BASE_URL } from './embeddings-client.js';
 import { guardedFetch } from './guarded-fetch.js';
@@ -64,7 +65,7 @@ export async function openAiChat(connection: ResolvedConnection, request: ChatRe
   };
   let completion: OpenAI.Chat.Completions.ChatCompletion;
   try {
-    completion = await client.chat.completions.create(params, options.signal ? { signal: options.signal } : undefined);
+    completion = await withCallSignal(options.signal, (signal) => client.chat.completions.create(params, signal ? { signal } : undefined));
   } catch (error) {
     throw classifySdkError(error, connection.provider, [connection.apiKey], nowMs());
   }
