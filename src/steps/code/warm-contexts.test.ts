@@ -71,16 +71,22 @@ describe('warm sandbox contexts', () => {
     expect(await sandboxRun(key, `${code}\n// edited`, { input: { n: 4 } })).toMatchObject({ reused: false, value: { mark: null } });
   });
 
-  // The sweep counts the globals first: a run must not be able to delete one and add another unseen.
-  it('keeps built-in globals from being deleted, and removes a global added beside a deleted error class', async () => {
+  // A sweep that looked only at how many globals there are would miss these: a run that deletes
+  // built-ins and adds as many globals, of any kind of key (sandbox-context.ts GLOBALS_SWEEP).
+  it.each([
+    ['a string', "delete globalThis.Math; globalThis.added = 1;"],
+    ['an integer', 'delete globalThis.Math; globalThis[7] = 1;'],
+    ['a symbol', "delete globalThis.Math; globalThis[Symbol.for('added')] = 1;"],
+    ['a string in place of the symbol', 'delete globalThis[Symbol.toStringTag]; globalThis.added = 1;'],
+    ['a string and a symbol', "delete globalThis.Math; delete globalThis.JSON; globalThis.added = 1; globalThis[Symbol.for('added')] = 1;"],
+    ['an error class', 'delete globalThis.RetryAfterError; globalThis.added = 1;'],
+  ])('removes %s added beside as many deleted globals', async (_, change) => {
     const key = freshKey();
-    const code = `const seen = { added: typeof globalThis.added, math: typeof Math, retry: typeof RetryAfterError };
-      seen.deleted = delete globalThis[input.remove];
-      globalThis.added = input.n;
+    const code = `const seen = [typeof globalThis.added, typeof globalThis[7], typeof globalThis[Symbol.for('added')]];
+      if (input.change) { ${change} }
       return seen;`;
-    expect(await sandboxRun(key, code, { input: { n: 1, remove: 'Math' } })).toMatchObject({ reused: false, value: { added: 'undefined', math: 'object', deleted: false } });
-    expect(await sandboxRun(key, code, { input: { n: 2, remove: 'RetryAfterError' } })).toMatchObject({ reused: true, value: { added: 'undefined', math: 'object', retry: 'function', deleted: true } });
-    expect(await sandboxRun(key, code, { input: { n: 3, remove: 'nothing' } })).toMatchObject({ reused: true, value: { added: 'undefined', math: 'object', retry: 'undefined' } });
+    expect(await sandboxRun(key, code, { input: { change: true } })).toMatchObject({ reused: false, value: ['undefined', 'undefined', 'undefined'] });
+    expect(await sandboxRun(key, code)).toMatchObject({ reused: true, value: ['undefined', 'undefined', 'undefined'] });
   });
 
   it('never reuses a context for a run without a key', async () => {
