@@ -41,11 +41,14 @@ export interface RunCommit {
 export async function writeRunCommit(trx: Transaction<Database>, commit: RunCommit): Promise<{ current: boolean; news: RunNews | null }> {
   const { execution, coordination, changes, stepCount, effect } = commit;
   const ends = isRunEnd(changes.status);
+  // A commit that changes the execution also records its step count.
+  const changesRow = Object.keys(changes).length > 0;
+  if (changesRow) changes.step_count = stepCount;
   if (coordination) {
     // First the execution, conditional on this worker's lease: if another worker took it
     // over (this one paused past its lease) or it was cancelled, nothing of this commit may
     // land, or a step would be recorded twice.
-    await writeHeldExecution(trx, coordination, execution.id, Object.keys(changes).length > 0 ? Object.assign(changes, { step_count: stepCount }) : changes, commit.awaited);
+    await writeHeldExecution(trx, coordination, execution.id, changes, commit.awaited);
   }
   if (effect) {
     // Before the rows: the effect's result is the output its completed row records.
@@ -63,7 +66,7 @@ export async function writeRunCommit(trx: Transaction<Database>, commit: RunComm
   }
   if (!coordination) {
     if (changes.status === 'waiting' && changes.run_at === null && (await listEndedChildren(trx, commit.awaited)).length > 0) changes.run_at = changes.updated_at!;
-    if (Object.keys(changes).length > 0 && !(await updateExecution(trx, execution.id, Object.assign(changes, { step_count: stepCount }), LIVE_STATUSES))) return { current: false, news: null };
+    if (changesRow && !(await updateExecution(trx, execution.id, changes, LIVE_STATUSES))) return { current: false, news: null };
   }
   if (ends && !commit.savePayloads) await clearStepPayloads(trx, execution.id);
   const wokeParent = ends && execution.parent_execution_id !== null;
