@@ -55,7 +55,9 @@ async function main() {
     const loadAfter = load();
     const run = { loadBefore, loadAfterServe, loadAfter, serve, inProcess, providerRequests: { ...provider.requests } };
     if (PROFILED) {
-      log(`Results not written (the serve child ran with ${PROFILE_DIR ? 'BENCH_CPU_PROF=1' : `BENCH_NODE_FLAGS=${process.env.BENCH_NODE_FLAGS}`}).`);
+      log(
+        `Results not written (the serve child ran with ${PROFILE_DIR ? 'BENCH_CPU_PROF=1' : `BENCH_NODE_FLAGS=${process.env.BENCH_NODE_FLAGS}`}).`,
+      );
       for (const file of serve.server.profiles) log(`profile: ${file} (summary beside it, .txt)`);
       return;
     }
@@ -83,7 +85,20 @@ function report({ loadBefore, loadAfterServe, loadAfter, serve, inProcess, provi
     loadAverageBefore: loadBefore,
     loadAverageAfterServe: loadAfterServe,
     loadAverageAfter: loadAfter,
-    serve: { command: serve.server.command, env: serve.server.env, deliveries: serve.deliveries, extraStepReads: serve.extraReads, log: { bytes: serve.server.log.bytes, lines: serve.server.log.lines, byLevel: serve.server.log.byLevel, errors: serve.server.log.errors }, shutdownMs: serve.server.shutdownMs, results: serve.results },
+    serve: {
+      command: serve.server.command,
+      env: serve.server.env,
+      deliveries: serve.deliveries,
+      extraStepReads: serve.extraReads,
+      log: {
+        bytes: serve.server.log.bytes,
+        lines: serve.server.log.lines,
+        byLevel: serve.server.log.byLevel,
+        errors: serve.server.log.errors,
+      },
+      shutdownMs: serve.server.shutdownMs,
+      results: serve.results,
+    },
     inProcess: inProcess ? { results: inProcess } : null,
     providerRequests,
     pass,
@@ -107,9 +122,13 @@ function report({ loadBefore, loadAfterServe, loadAfter, serve, inProcess, provi
     const slowModel = r.worstRuns.reduce((sum, run) => sum + run.modelMs, 0) / r.worstRuns.length;
     return `${turns} turn${turns > 1 ? 's' : ''}: ${(slowModel / r.modelCallMs.p50).toFixed(1)}x`;
   });
-  const env = Object.entries(serve.server.env).map(([name, value]) => `\`${name}=${value}\``).join(', ');
+  const env = Object.entries(serve.server.env)
+    .map(([name, value]) => `\`${name}=${value}\``)
+    .join(', ');
   const serveLog = serve.server.log;
-  const levels = Object.entries(serveLog.byLevel).map(([level, n]) => `${n.toLocaleString('en')} ${level}`).join(', ');
+  const levels = Object.entries(serveLog.byLevel)
+    .map(([level, n]) => `${n.toLocaleString('en')} ${level}`)
+    .join(', ');
   const busy = Math.max(loadBefore[0], loadAfterServe[0]) > machine.cores;
   const md = `# Agent step overhead per model turn
 
@@ -141,9 +160,13 @@ agent.json (\`worstRuns\`).
 
 **Target**, judged on the serve rows: p99 of the overhead per model turn at most ${TARGET_P99_MS} ms: **${pass ? 'PASS' : 'FAIL'}** (worst p99 ${ms(worst)}).
 
-${busy ? `**Reading these figures:** the 1-minute load average (${Math.max(loadBefore[0], loadAfterServe[0]).toFixed(1)}) was above the core count (${machine.cores}) around the serve rows: runnable processes waited for a core, and those waits land in whichever span they interrupt, so the p99 partly measures the scheduler. Re-run on a quiet machine before deciding on it.
+${
+  busy
+    ? `**Reading these figures:** the 1-minute load average (${Math.max(loadBefore[0], loadAfterServe[0]).toFixed(1)}) was above the core count (${machine.cores}) around the serve rows: runnable processes waited for a core, and those waits land in whichever span they interrupt, so the p99 partly measures the scheduler. Re-run on a quiet machine before deciding on it.
 
-` : ''}## How it was measured
+`
+    : ''
+}## How it was measured
 
 **Serve (the main rows):** \`${serve.server.command}\` (bench/lib/spawn-serve.mjs) on a fresh data dir (embedded SQLite, generated
 secret key), log level \`info\` (one access line per request), with only ${env} set beyond
@@ -158,11 +181,11 @@ provider's \`/v1\`, an API key), \`POST /workflows\`, \`PUT /workflows/:id/graph
 bearer verification -> agent with one HTTP tool \`ping\`), \`POST /workflows/:id/activate\`. Each run is one \`POST /webhooks/<webhook_id>\` with the
 bearer token and \`{"text":"turns=N"}\` (fetch, keep-alive), which answers 200 with the agent's output once the run ended; a user who wants
 the agent's answer calls it this way (\`POST /workflows/:id/run\` answers only the execution id). The parent then reads the agent node's
-rows through \`GET /api/v1/executions/<X-Execution-Id>/steps?filter[node_id]=agent\` (${serve.extraReads === 0 ? 'every run\'s agent step was completed at the first read' : `${serve.extraReads} extra reads, 5 ms apart, until the agent step showed completed`}), as a user would,
+rows through \`GET /api/v1/executions/<X-Execution-Id>/steps?filter[node_id]=agent\` (${serve.extraReads === 0 ? "every run's agent step was completed at the first read" : `${serve.extraReads} extra reads, 5 ms apart, until the agent step showed completed`}), as a user would,
 before it sends the next run; the reads are not timed. It does not read the server's SQLite file: a second process on the database
 slowed the server's one-turn figure (bench/agent/serve-runs.mjs has the comparison).
 
-**In-process (INFO rows, not what users run):** ${inProcess ? 'buildDeps over a SQLite file in this script\'s process, no HTTP layer and so no logger, the same graph run as a draft through the service call behind `POST /run`, each awaited with `engine.idle()`.' : 'left out (`BENCH_IN_PROCESS=0`).'}
+**In-process (INFO rows, not what users run):** ${inProcess ? "buildDeps over a SQLite file in this script's process, no HTTP layer and so no logger, the same graph run as a draft through the service call behind `POST /run`, each awaited with `engine.idle()`." : 'left out (`BENCH_IN_PROCESS=0`).'}
 
 **Both:** a local HTTP server in the bench's process answers the OpenAI Chat Completions protocol at once (and the tool at \`POST /tool\`);
 the agent step reaches it through the official \`openai\` SDK as in production. Two shapes: one turn (the model answers at once), and three

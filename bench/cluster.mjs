@@ -38,15 +38,28 @@ const TAKEOVER_EXECUTIONS = 10;
 const RESPOND_SETTLE_S = Number(process.env.BENCH_RESPOND_SETTLE || 20);
 const DEFAULT_LEASE_MS = 30_000;
 const round = (value, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
-const ms = (from, to) => (Date.parse(to) - Date.parse(from)) + (Number(to.slice(23, 26) || 0) - Number(from.slice(23, 26) || 0)) / 1000;
+const ms = (from, to) => Date.parse(to) - Date.parse(from) + (Number(to.slice(23, 26) || 0) - Number(from.slice(23, 26) || 0)) / 1000;
 
-const immediateGraph = { nodes: [node('hook', 'webhook', { response_mode: 'immediate' }), node('shape', 'code', { code: 'return { seen: input.body };' })], edges: [edge('hook', 'shape')] };
+const immediateGraph = {
+  nodes: [node('hook', 'webhook', { response_mode: 'immediate' }), node('shape', 'code', { code: 'return { seen: input.body };' })],
+  edges: [edge('hook', 'shape')],
+};
 const respondGraph = {
-  nodes: [node('hook', 'webhook', { response_mode: 'respond_step' }), node('shape', 'code', { code: 'return { seen: input.body };' }), node('respond', 'respond_to_webhook', { status: 200, body: '{{ nodes.shape }}' })],
+  nodes: [
+    node('hook', 'webhook', { response_mode: 'respond_step' }),
+    node('shape', 'code', { code: 'return { seen: input.body };' }),
+    node('respond', 'respond_to_webhook', { status: 200, body: '{{ nodes.shape }}' }),
+  ],
   edges: [edge('hook', 'shape'), edge('shape', 'respond')],
 };
 // The respond step alone (no code step, so no sandbox): the respond path across processes itself.
-const respondOnlyGraph = { nodes: [node('hook', 'webhook', { response_mode: 'respond_step' }), node('respond', 'respond_to_webhook', { status: 200, body: '{{ input.body }}' })], edges: [edge('hook', 'respond')] };
+const respondOnlyGraph = {
+  nodes: [
+    node('hook', 'webhook', { response_mode: 'respond_step' }),
+    node('respond', 'respond_to_webhook', { status: 200, body: '{{ input.body }}' }),
+  ],
+  edges: [edge('hook', 'respond')],
+};
 const DELIVERY = JSON.stringify({ order: 42, items: ['a', 'b'] });
 
 /** The rows the measurements read: PostgreSQL through Kysely, SQLite through a read-only connection. */
@@ -54,19 +67,42 @@ function reader(target) {
   if (target.db) {
     return {
       counts: async (workflowId) => {
-        const rows = await target.db.selectFrom('executions').select(['status']).select((eb) => eb.fn.countAll().as('n')).where('workflow_id', '=', workflowId).groupBy('status').execute();
+        const rows = await target.db
+          .selectFrom('executions')
+          .select(['status'])
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('workflow_id', '=', workflowId)
+          .groupBy('status')
+          .execute();
         return Object.fromEntries(rows.map((row) => [row.status, Number(row.n)]));
       },
       firstStepDelays: async (workflowId) => {
-        const rows = await target.db.selectFrom('executions').innerJoin('execution_steps', 'execution_steps.workflow_execution_id', 'executions.id').select(['executions.inserted_at as committed', 'execution_steps.started_at as started', 'executions.finished_at as finished']).where('executions.workflow_id', '=', workflowId).where('execution_steps.node_id', '=', 'shape').execute();
+        const rows = await target.db
+          .selectFrom('executions')
+          .innerJoin('execution_steps', 'execution_steps.workflow_execution_id', 'executions.id')
+          .select(['executions.inserted_at as committed', 'execution_steps.started_at as started', 'executions.finished_at as finished'])
+          .where('executions.workflow_id', '=', workflowId)
+          .where('execution_steps.node_id', '=', 'shape')
+          .execute();
         return rows;
       },
     };
   }
   const sqlite = new Database(path.join(target.server.dataDir, 'switchyard.db'), { readonly: true, fileMustExist: true });
   return {
-    counts: async (workflowId) => Object.fromEntries(sqlite.prepare('select status, count(*) as n from executions where workflow_id = ? group by status').all(workflowId).map((row) => [row.status, row.n])),
-    firstStepDelays: async (workflowId) => sqlite.prepare("select e.inserted_at as committed, s.started_at as started, e.finished_at as finished from executions e join execution_steps s on s.workflow_execution_id = e.id where e.workflow_id = ? and s.node_id = 'shape'").all(workflowId),
+    counts: async (workflowId) =>
+      Object.fromEntries(
+        sqlite
+          .prepare('select status, count(*) as n from executions where workflow_id = ? group by status')
+          .all(workflowId)
+          .map((row) => [row.status, row.n]),
+      ),
+    firstStepDelays: async (workflowId) =>
+      sqlite
+        .prepare(
+          "select e.inserted_at as committed, s.started_at as started, e.finished_at as finished from executions e join execution_steps s on s.workflow_execution_id = e.id where e.workflow_id = ? and s.node_id = 'shape'",
+        )
+        .all(workflowId),
     close: () => sqlite.close(),
   };
 }
@@ -77,7 +113,16 @@ const total = (counts) => Object.values(counts).reduce((a, b) => a + b, 0);
 async function immediateThroughput(target, flow, rows) {
   const url = new URL(flow.hookUrl);
   const startedAt = Date.now();
-  const loop = await latencyLoop({ origin: url.origin, path: url.pathname, method: 'POST', headers: { authorization: `Bearer ${flow.hookToken}`, 'content-type': 'application/json' }, body: DELIVERY, connections: 32, duration: DURATION_S, expectStatus: 202 });
+  const loop = await latencyLoop({
+    origin: url.origin,
+    path: url.pathname,
+    method: 'POST',
+    headers: { authorization: `Bearer ${flow.hookToken}`, 'content-type': 'application/json' },
+    body: DELIVERY,
+    connections: 32,
+    duration: DURATION_S,
+    expectStatus: 202,
+  });
   const loadEnd = Date.now();
   let counts = await rows.counts(flow.id);
   while (terminal(counts) < total(counts) && Date.now() - loadEnd < 120_000) {
@@ -105,7 +150,11 @@ async function immediateThroughput(target, flow, rows) {
 /** One delivery at a time (each after the previous one's 202 and a 10 ms pause): the latency from commit to the first step's start. */
 async function claimLatency(flow, rows) {
   for (let i = 0; i < LIGHT_DELIVERIES; i += 1) {
-    const response = await fetch(flow.hookUrl, { method: 'POST', headers: { authorization: `Bearer ${flow.hookToken}`, 'content-type': 'application/json' }, body: DELIVERY });
+    const response = await fetch(flow.hookUrl, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${flow.hookToken}`, 'content-type': 'application/json' },
+      body: DELIVERY,
+    });
     if (response.status !== 202) throw new Error(`delivery answered ${response.status}: ${await response.text()}`);
     await response.text();
     await sleep(10);
@@ -116,12 +165,27 @@ async function claimLatency(flow, rows) {
     counts = await rows.counts(flow.id);
   }
   const delays = (await rows.firstStepDelays(flow.id)).map((row) => ms(row.committed, row.started));
-  return { deliveries: LIGHT_DELIVERIES, p50: round(quantile(delays, 0.5)), p99: round(quantile(delays, 0.99)), max: round(Math.max(...delays)) };
+  return {
+    deliveries: LIGHT_DELIVERIES,
+    p50: round(quantile(delays, 0.5)),
+    p99: round(quantile(delays, 0.99)),
+    max: round(Math.max(...delays)),
+  };
 }
 
 async function respondLatency(flow, cpuParts, settleS = RESPOND_SETTLE_S) {
   const url = new URL(flow.hookUrl);
-  const load = (duration) => latencyLoop({ origin: url.origin, path: url.pathname, method: 'POST', headers: { authorization: `Bearer ${flow.hookToken}`, 'content-type': 'application/json' }, body: DELIVERY, connections: 8, duration, expectStatus: 200 });
+  const load = (duration) =>
+    latencyLoop({
+      origin: url.origin,
+      path: url.pathname,
+      method: 'POST',
+      headers: { authorization: `Bearer ${flow.hookToken}`, 'content-type': 'application/json' },
+      body: DELIVERY,
+      connections: 8,
+      duration,
+      expectStatus: 200,
+    });
   return settledRespond(load, DURATION_S, settleS, cpuParts);
 }
 
@@ -131,9 +195,27 @@ async function measureTarget(name, target) {
   const result = {};
   // A short warm-up of both graphs (JIT, caches, the code step's worker threads): 2 s each on 8 connections.
   const warmImmediate = await client.activeWorkflow(`${name} warm-up`, immediateGraph);
-  await latencyLoop({ origin: new URL(warmImmediate.hookUrl).origin, path: new URL(warmImmediate.hookUrl).pathname, method: 'POST', headers: { authorization: `Bearer ${warmImmediate.hookToken}`, 'content-type': 'application/json' }, body: DELIVERY, connections: 8, duration: 2, expectStatus: 202 });
+  await latencyLoop({
+    origin: new URL(warmImmediate.hookUrl).origin,
+    path: new URL(warmImmediate.hookUrl).pathname,
+    method: 'POST',
+    headers: { authorization: `Bearer ${warmImmediate.hookToken}`, 'content-type': 'application/json' },
+    body: DELIVERY,
+    connections: 8,
+    duration: 2,
+    expectStatus: 202,
+  });
   const warmRespond = await client.activeWorkflow(`${name} respond warm-up`, respondGraph);
-  await latencyLoop({ origin: new URL(warmRespond.hookUrl).origin, path: new URL(warmRespond.hookUrl).pathname, method: 'POST', headers: { authorization: `Bearer ${warmRespond.hookToken}`, 'content-type': 'application/json' }, body: DELIVERY, connections: 8, duration: 2, expectStatus: 200 });
+  await latencyLoop({
+    origin: new URL(warmRespond.hookUrl).origin,
+    path: new URL(warmRespond.hookUrl).pathname,
+    method: 'POST',
+    headers: { authorization: `Bearer ${warmRespond.hookToken}`, 'content-type': 'application/json' },
+    body: DELIVERY,
+    connections: 8,
+    duration: 2,
+    expectStatus: 200,
+  });
   result.claimLight = await claimLatency(await client.activeWorkflow(`${name} light`, immediateGraph), rows);
   console.log(name, 'claim latency (light)', result.claimLight);
   result.immediate = await immediateThroughput(target, await client.activeWorkflow(`${name} immediate`, immediateGraph), rows);
@@ -141,7 +223,11 @@ async function measureTarget(name, target) {
   result.respond8 = await respondLatency(await client.activeWorkflow(`${name} respond`, respondGraph), target.cpuParts);
   console.log(name, 'respond_step at 8', result.respond8);
   // The process is warm by now: 5 s on the new workflow, then the measured window.
-  result.respondOnly8 = await respondLatency(await client.activeWorkflow(`${name} respond only`, respondOnlyGraph), target.cpuParts, DURATION_S);
+  result.respondOnly8 = await respondLatency(
+    await client.activeWorkflow(`${name} respond only`, respondOnlyGraph),
+    target.cpuParts,
+    DURATION_S,
+  );
   console.log(name, 'respond_step without a code step at 8', result.respondOnly8);
   rows.close?.();
   return result;
@@ -168,16 +254,32 @@ async function takeover(cluster, workers) {
     else res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
   });
   const client = apiClient(cluster.api.address, cluster.token);
-  const flow = await client.activeWorkflow('takeover', { nodes: [node('hook', 'webhook', { response_mode: 'immediate' }), node('call', 'http', { url: `${base}/hold` }), node('done', 'set', { values: { ok: true } })], edges: [edge('hook', 'call'), edge('call', 'done')] });
+  const flow = await client.activeWorkflow('takeover', {
+    nodes: [
+      node('hook', 'webhook', { response_mode: 'immediate' }),
+      node('call', 'http', { url: `${base}/hold` }),
+      node('done', 'set', { values: { ok: true } }),
+    ],
+    edges: [edge('hook', 'call'), edge('call', 'done')],
+  });
   await workers[1].stop();
   for (let i = 0; i < TAKEOVER_EXECUTIONS; i += 1) {
-    const response = await fetch(flow.hookUrl, { method: 'POST', headers: { authorization: `Bearer ${flow.hookToken}`, 'content-type': 'application/json' }, body: '{}' });
+    const response = await fetch(flow.hookUrl, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${flow.hookToken}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     if (response.status !== 202) throw new Error(`delivery answered ${response.status}`);
   }
   while (held.length < TAKEOVER_EXECUTIONS) await sleep(20);
   const survivor = await startRole('worker', cluster.url);
   workers[1] = survivor;
-  const leases = await cluster.db.selectFrom('executions').select(['lease_expires_at']).where('workflow_id', '=', flow.id).where('status', '=', 'running').execute();
+  const leases = await cluster.db
+    .selectFrom('executions')
+    .select(['lease_expires_at'])
+    .where('workflow_id', '=', flow.id)
+    .where('status', '=', 'running')
+    .execute();
   await workers[0].kill();
   const killedAt = Date.now();
   holding = false;
@@ -185,15 +287,38 @@ async function takeover(cluster, workers) {
   let completed = 0;
   while (completed < TAKEOVER_EXECUTIONS && Date.now() - killedAt < 120_000) {
     await sleep(20);
-    completed = Number((await cluster.db.selectFrom('executions').select((eb) => eb.fn.countAll().as('n')).where('workflow_id', '=', flow.id).where('status', '=', 'completed').executeTakeFirst()).n);
+    completed = Number(
+      (
+        await cluster.db
+          .selectFrom('executions')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('workflow_id', '=', flow.id)
+          .where('status', '=', 'completed')
+          .executeTakeFirst()
+      ).n,
+    );
   }
   const doneMs = Date.now() - killedAt;
-  const interrupted = await cluster.db.selectFrom('execution_steps').innerJoin('executions', 'executions.id', 'execution_steps.workflow_execution_id').select((eb) => eb.fn.countAll().as('n')).where('executions.workflow_id', '=', flow.id).where('execution_steps.node_id', '=', 'call').where('execution_steps.status', '=', 'failed').executeTakeFirst();
+  const interrupted = await cluster.db
+    .selectFrom('execution_steps')
+    .innerJoin('executions', 'executions.id', 'execution_steps.workflow_execution_id')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('executions.workflow_id', '=', flow.id)
+    .where('execution_steps.node_id', '=', 'call')
+    .where('execution_steps.status', '=', 'failed')
+    .executeTakeFirst();
   for (const res of held) res.destroy();
   holder.closeAllConnections();
   holder.close();
   workers[0] = await startRole('worker', cluster.url);
-  return { executions: TAKEOVER_EXECUTIONS, completed, killToAllCompletedMs: doneMs, leaseLeftAtKillMs: leaseLeftMs, leaseMs: DEFAULT_LEASE_MS, interruptedAttemptsRecorded: Number(interrupted.n) };
+  return {
+    executions: TAKEOVER_EXECUTIONS,
+    completed,
+    killToAllCompletedMs: doneMs,
+    leaseLeftAtKillMs: leaseLeftMs,
+    leaseMs: DEFAULT_LEASE_MS,
+    interruptedAttemptsRecorded: Number(interrupted.n),
+  };
 }
 
 async function bare(script, label) {
@@ -206,14 +331,25 @@ async function bare(script, label) {
 
 async function main() {
   const loadBefore = machineFacts().loadAverage;
-  const baselines = [await bare('bare-node-http.mjs', 'Bare node:http `GET /` (hello world JSON)'), await bare('bare-fastify.mjs', 'Bare Fastify 5 `GET /` (hello world)')];
+  const baselines = [
+    await bare('bare-node-http.mjs', 'Bare node:http `GET /` (hello world JSON)'),
+    await bare('bare-fastify.mjs', 'Bare Fastify 5 `GET /` (hello world)'),
+  ];
   console.log('baselines', baselines);
 
-  const bareHandoff = await measureBareHandoff({ durationS: DURATION_S, settleS: RESPOND_SETTLE_S, lightDeliveries: LIGHT_DELIVERIES, delivery: DELIVERY });
+  const bareHandoff = await measureBareHandoff({
+    durationS: DURATION_S,
+    settleS: RESPOND_SETTLE_S,
+    lightDeliveries: LIGHT_DELIVERIES,
+    delivery: DELIVERY,
+  });
 
   const database = await clusterDatabase(`sy_bench_cluster_${process.pid}`);
   const api = await startRole('api', database.url, { SWITCHYARD_LOG_LEVEL: 'info' });
-  const workers = [await startRole('worker', database.url, { SWITCHYARD_LOG_LEVEL: 'info' }), await startRole('worker', database.url, { SWITCHYARD_LOG_LEVEL: 'info' })];
+  const workers = [
+    await startRole('worker', database.url, { SWITCHYARD_LOG_LEVEL: 'info' }),
+    await startRole('worker', database.url, { SWITCHYARD_LOG_LEVEL: 'info' }),
+  ];
   const cpuParts = { api: () => processCpuMs(api.pid), workers: () => sumCpu(workers.map((w) => w.pid)), postgres: postgresCpuMs };
   const cluster = { server: api, api, token: database.token, db: database.db, url: database.url, cpuParts };
   const clusterFigures = await measureTarget('cluster', cluster);
@@ -224,11 +360,25 @@ async function main() {
   await database.drop();
 
   const all = await startRole('all', null, { SWITCHYARD_LOG_LEVEL: 'info' });
-  const sqliteFigures = await measureTarget('sqlite-all', { server: all, token: all.token, cpuParts: { all: () => processCpuMs(all.pid) } });
+  const sqliteFigures = await measureTarget('sqlite-all', {
+    server: all,
+    token: all.token,
+    cpuParts: { all: () => processCpuMs(all.pid) },
+  });
   await all.stop();
   const loadAfter = machineFacts().loadAverage;
 
-  const result = { date: new Date().toISOString(), machine: machineFacts(), load: { before: loadBefore, afterCluster: loadAfterCluster, after: loadAfter }, durationSeconds: DURATION_S, respondSettleSeconds: RESPOND_SETTLE_S, baselines, bareHandoff, cluster: clusterFigures, sqliteAll: sqliteFigures };
+  const result = {
+    date: new Date().toISOString(),
+    machine: machineFacts(),
+    load: { before: loadBefore, afterCluster: loadAfterCluster, after: loadAfter },
+    durationSeconds: DURATION_S,
+    respondSettleSeconds: RESPOND_SETTLE_S,
+    baselines,
+    bareHandoff,
+    cluster: clusterFigures,
+    sqliteAll: sqliteFigures,
+  };
   fs.mkdirSync(path.join(here, 'results'), { recursive: true });
   fs.writeFileSync(path.join(here, 'results', 'cluster.json'), JSON.stringify(result, null, 2) + '\n');
   fs.writeFileSync(path.join(here, 'results', 'cluster.md'), report(result));
@@ -238,22 +388,98 @@ async function main() {
 const verdict = (ok) => (ok ? 'PASS' : 'FAIL');
 const coldOf = ({ respond8: { cold } }) => `${cold.p99} ms (${cold.p50} ms), ${cold.requestsPerSecond}/s`;
 const onlyOf = ({ respondOnly8: only }) => `${only.p99} ms (${only.p50} ms), ${only.requestsPerSecond}/s`;
-const cpuOf = ({ cpuPerDeliveryMs: cpu }) => Object.entries(cpu).map(([part, ms]) => `${part} ${ms}`).join(', ') || 'n/a';
+const cpuOf = ({ cpuPerDeliveryMs: cpu }) =>
+  Object.entries(cpu)
+    .map(([part, ms]) => `${part} ${ms}`)
+    .join(', ') || 'n/a';
 
 function report({ date, machine, load, durationSeconds, respondSettleSeconds, baselines, bareHandoff: bare, cluster, sqliteAll }) {
   const rows = [
-    ['immediate webhook -> code: completed executions/s, 32 connections (in the load window; with the drain)', '>= 1,000/s', `${cluster.immediate.completedPerSecondInWindow}/s; ${cluster.immediate.completedPerSecondWithDrain}/s`, `${sqliteAll.immediate.completedPerSecondInWindow}/s; ${sqliteAll.immediate.completedPerSecondWithDrain}/s`, `${bare.immediate.completedPerSecondInWindow}/s; ${bare.immediate.completedPerSecondWithDrain}/s`, verdict(cluster.immediate.completedPerSecondInWindow >= 1000)],
-    ['  202 answers/s (same load)', '', `${cluster.immediate.answersPerSecond}/s`, `${sqliteAll.immediate.answersPerSecond}/s`, `${bare.immediate.answersPerSecond}/s`, 'INFO'],
-    ['claim latency, commit -> first step start, one delivery at a time: p50', '<= 3 ms', `${cluster.claimLight.p50} ms`, `${sqliteAll.claimLight.p50} ms`, `${bare.claimLight.p50} ms`, verdict(cluster.claimLight.p50 <= 3)],
-    ['  p99', '<= 20 ms', `${cluster.claimLight.p99} ms`, `${sqliteAll.claimLight.p99} ms`, `${bare.claimLight.p99} ms`, verdict(cluster.claimLight.p99 <= 20)],
-    ['claim latency under the throughput load: p50 / p99', '', `${cluster.immediate.claimUnderLoadMs.p50} / ${cluster.immediate.claimUnderLoadMs.p99} ms`, `${sqliteAll.immediate.claimUnderLoadMs.p50} / ${sqliteAll.immediate.claimUnderLoadMs.p99} ms`, `${bare.immediate.claimUnderLoadMs.p50} / ${bare.immediate.claimUnderLoadMs.p99} ms`, 'INFO'],
-    ['respond_step webhook -> code -> respond at 8 connections: p99 (p50)', '<= 15 ms', `${cluster.respond8.p99} ms (${cluster.respond8.p50} ms)`, `${sqliteAll.respond8.p99} ms (${sqliteAll.respond8.p50} ms)`, `${bare.respond8.p99} ms (${bare.respond8.p50} ms)`, verdict(cluster.respond8.p99 <= 15)],
-    ['  answers/s', '', `${cluster.respond8.requestsPerSecond}/s`, `${sqliteAll.respond8.requestsPerSecond}/s`, `${bare.respond8.requestsPerSecond}/s`, 'INFO'],
-    [`  cold: the first ${durationSeconds} s of the same load: p99 (p50), answers/s`, '', coldOf(cluster), coldOf(sqliteAll), coldOf(bare), 'INFO'],
+    [
+      'immediate webhook -> code: completed executions/s, 32 connections (in the load window; with the drain)',
+      '>= 1,000/s',
+      `${cluster.immediate.completedPerSecondInWindow}/s; ${cluster.immediate.completedPerSecondWithDrain}/s`,
+      `${sqliteAll.immediate.completedPerSecondInWindow}/s; ${sqliteAll.immediate.completedPerSecondWithDrain}/s`,
+      `${bare.immediate.completedPerSecondInWindow}/s; ${bare.immediate.completedPerSecondWithDrain}/s`,
+      verdict(cluster.immediate.completedPerSecondInWindow >= 1000),
+    ],
+    [
+      '  202 answers/s (same load)',
+      '',
+      `${cluster.immediate.answersPerSecond}/s`,
+      `${sqliteAll.immediate.answersPerSecond}/s`,
+      `${bare.immediate.answersPerSecond}/s`,
+      'INFO',
+    ],
+    [
+      'claim latency, commit -> first step start, one delivery at a time: p50',
+      '<= 3 ms',
+      `${cluster.claimLight.p50} ms`,
+      `${sqliteAll.claimLight.p50} ms`,
+      `${bare.claimLight.p50} ms`,
+      verdict(cluster.claimLight.p50 <= 3),
+    ],
+    [
+      '  p99',
+      '<= 20 ms',
+      `${cluster.claimLight.p99} ms`,
+      `${sqliteAll.claimLight.p99} ms`,
+      `${bare.claimLight.p99} ms`,
+      verdict(cluster.claimLight.p99 <= 20),
+    ],
+    [
+      'claim latency under the throughput load: p50 / p99',
+      '',
+      `${cluster.immediate.claimUnderLoadMs.p50} / ${cluster.immediate.claimUnderLoadMs.p99} ms`,
+      `${sqliteAll.immediate.claimUnderLoadMs.p50} / ${sqliteAll.immediate.claimUnderLoadMs.p99} ms`,
+      `${bare.immediate.claimUnderLoadMs.p50} / ${bare.immediate.claimUnderLoadMs.p99} ms`,
+      'INFO',
+    ],
+    [
+      'respond_step webhook -> code -> respond at 8 connections: p99 (p50)',
+      '<= 15 ms',
+      `${cluster.respond8.p99} ms (${cluster.respond8.p50} ms)`,
+      `${sqliteAll.respond8.p99} ms (${sqliteAll.respond8.p50} ms)`,
+      `${bare.respond8.p99} ms (${bare.respond8.p50} ms)`,
+      verdict(cluster.respond8.p99 <= 15),
+    ],
+    [
+      '  answers/s',
+      '',
+      `${cluster.respond8.requestsPerSecond}/s`,
+      `${sqliteAll.respond8.requestsPerSecond}/s`,
+      `${bare.respond8.requestsPerSecond}/s`,
+      'INFO',
+    ],
+    [
+      `  cold: the first ${durationSeconds} s of the same load: p99 (p50), answers/s`,
+      '',
+      coldOf(cluster),
+      coldOf(sqliteAll),
+      coldOf(bare),
+      'INFO',
+    ],
     ['  CPU per answer (ms), measured window', '', cpuOf(cluster.respond8), cpuOf(sqliteAll.respond8), cpuOf(bare.respond8), 'INFO'],
-    ['respond_step webhook -> respond (no code step) at 8 connections: p99 (p50), answers/s', '', onlyOf(cluster), onlyOf(sqliteAll), 'n/a (the row above has none)', 'INFO'],
+    [
+      'respond_step webhook -> respond (no code step) at 8 connections: p99 (p50), answers/s',
+      '',
+      onlyOf(cluster),
+      onlyOf(sqliteAll),
+      'n/a (the row above has none)',
+      'INFO',
+    ],
     ['  CPU per answer (ms)', '', cpuOf(cluster.respondOnly8), cpuOf(sqliteAll.respondOnly8), '', 'INFO'],
-    [`survivor finishes a SIGKILLed worker's ${cluster.takeover.executions} executions (default lease ${cluster.takeover.leaseMs / 1000} s), from the kill`, `<= lease + 2 s (${(cluster.takeover.leaseMs + 2000) / 1000} s)`, `${round(cluster.takeover.killToAllCompletedMs / 1000)} s (lease left at the kill: ${round(cluster.takeover.leaseLeftAtKillMs / 1000)} s)`, 'n/a', 'n/a', verdict(cluster.takeover.completed === cluster.takeover.executions && cluster.takeover.killToAllCompletedMs <= cluster.takeover.leaseMs + 2000)],
+    [
+      `survivor finishes a SIGKILLed worker's ${cluster.takeover.executions} executions (default lease ${cluster.takeover.leaseMs / 1000} s), from the kill`,
+      `<= lease + 2 s (${(cluster.takeover.leaseMs + 2000) / 1000} s)`,
+      `${round(cluster.takeover.killToAllCompletedMs / 1000)} s (lease left at the kill: ${round(cluster.takeover.leaseLeftAtKillMs / 1000)} s)`,
+      'n/a',
+      'n/a',
+      verdict(
+        cluster.takeover.completed === cluster.takeover.executions &&
+          cluster.takeover.killToAllCompletedMs <= cluster.takeover.leaseMs + 2000,
+      ),
+    ],
   ];
   return `# Cluster benchmark (issue 13)
 

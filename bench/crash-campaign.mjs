@@ -31,7 +31,12 @@ const LEASE_MS = Number(process.env.CRASH_LEASE_MS || 2000);
 /** Deliveries per second while the campaign runs. */
 const RATE = Number(process.env.CRASH_RATE || 6);
 const SETTLE_TIMEOUT_MS = Number(process.env.CRASH_SETTLE_S || 900) * 1000;
-const WORKER_ENV = { SWITCHYARD_LEASE_MS: String(LEASE_MS), SWITCHYARD_HEARTBEAT_MS: String(Math.round(LEASE_MS / 4)), SWITCHYARD_POLL_MS: '500', SWITCHYARD_SHUTDOWN_GRACE_MS: '1000' };
+const WORKER_ENV = {
+  SWITCHYARD_LEASE_MS: String(LEASE_MS),
+  SWITCHYARD_HEARTBEAT_MS: String(Math.round(LEASE_MS / 4)),
+  SWITCHYARD_POLL_MS: '500',
+  SWITCHYARD_SHUTDOWN_GRACE_MS: '1000',
+};
 const random = (from, to) => from + Math.random() * (to - from);
 
 /** The side-effect counter: /hit/<execution>/<node>/<iteration> counts; /flaky/... fails the first call of each key with 500. */
@@ -49,21 +54,50 @@ function counterServer() {
       else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ key, n }));
     }, delay);
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, hits, base: `http://127.0.0.1:${server.address().port}` })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ server, hits, base: `http://127.0.0.1:${server.address().port}` })),
+  );
 }
 
 function graphs(base, childId) {
   const hook = node('hook', 'webhook', { response_mode: 'immediate' });
   const hit = (id, iteration = '-') => node(id, 'http', { url: `${base}/hit/{{ execution.id }}/${id}/${iteration}` });
   return {
-    chain: { nodes: [hook, hit('a'), node('shape', 'code', { code: 'return { n: (input.body && input.body.n) || 0 };' }), hit('b'), node('done', 'set', { values: { ok: true } })], edges: [edge('hook', 'a'), edge('a', 'shape'), edge('shape', 'b'), edge('b', 'done')] },
-    waits: { nodes: [hook, hit('a'), node('pause', 'wait', { duration_ms: 400 }), hit('b')], edges: [edge('hook', 'a'), edge('a', 'pause'), edge('pause', 'b')] },
+    chain: {
+      nodes: [
+        hook,
+        hit('a'),
+        node('shape', 'code', { code: 'return { n: (input.body && input.body.n) || 0 };' }),
+        hit('b'),
+        node('done', 'set', { values: { ok: true } }),
+      ],
+      edges: [edge('hook', 'a'), edge('a', 'shape'), edge('shape', 'b'), edge('b', 'done')],
+    },
+    waits: {
+      nodes: [hook, hit('a'), node('pause', 'wait', { duration_ms: 400 }), hit('b')],
+      edges: [edge('hook', 'a'), edge('a', 'pause'), edge('pause', 'b')],
+    },
     retries: {
-      nodes: [hook, node('f', 'http', { url: `${base}/flaky/{{ execution.id }}/f/-` }, { retry: { max_attempts: 4, backoff_ms: 150, backoff: 'fixed' } }), hit('b')],
+      nodes: [
+        hook,
+        node(
+          'f',
+          'http',
+          { url: `${base}/flaky/{{ execution.id }}/f/-` },
+          { retry: { max_attempts: 4, backoff_ms: 150, backoff: 'fixed' } },
+        ),
+        hit('b'),
+      ],
       edges: [edge('hook', 'f'), edge('f', 'b')],
     },
-    calls: { nodes: [hook, node('call', 'call_workflow', { workflow_id: childId, input: { n: 1 } }), hit('b')], edges: [edge('hook', 'call'), edge('call', 'b')] },
-    loops: { nodes: [hook, node('each', 'loop', { items: [1, 2, 3] }), hit('a', '{{ index }}'), hit('b')], edges: [edge('hook', 'each'), edge('each', 'a', 'body'), edge('each', 'b', 'done')] },
+    calls: {
+      nodes: [hook, node('call', 'call_workflow', { workflow_id: childId, input: { n: 1 } }), hit('b')],
+      edges: [edge('hook', 'call'), edge('call', 'b')],
+    },
+    loops: {
+      nodes: [hook, node('each', 'loop', { items: [1, 2, 3] }), hit('a', '{{ index }}'), hit('b')],
+      edges: [edge('hook', 'each'), edge('each', 'a', 'body'), edge('each', 'b', 'done')],
+    },
   };
 }
 
@@ -74,7 +108,14 @@ async function main() {
   const api = await startRole('api', database.url, WORKER_ENV);
   const workers = [await startRole('worker', database.url, WORKER_ENV), await startRole('worker', database.url, WORKER_ENV)];
   const client = apiClient(api.address, database.token);
-  const child = await client.activeWorkflow('Child', { nodes: [node('hook', 'webhook'), node('ca', 'http', { url: `${counter.base}/hit/{{ execution.id }}/ca/-` }), node('done', 'set', { values: { child: true } })], edges: [edge('hook', 'ca'), edge('ca', 'done')] });
+  const child = await client.activeWorkflow('Child', {
+    nodes: [
+      node('hook', 'webhook'),
+      node('ca', 'http', { url: `${counter.base}/hit/{{ execution.id }}/ca/-` }),
+      node('done', 'set', { values: { child: true } }),
+    ],
+    edges: [edge('hook', 'ca'), edge('ca', 'done')],
+  });
   const flows = {};
   for (const [name, graph] of Object.entries(graphs(counter.base, child.id))) flows[name] = await client.activeWorkflow(name, graph);
   const names = Object.keys(flows);
@@ -90,7 +131,11 @@ async function main() {
       const name = names[sent % names.length];
       sent += 1;
       const flow = flows[name];
-      const delivery = fetch(flow.hookUrl, { method: 'POST', headers: { authorization: `Bearer ${flow.hookToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ n: sent }) })
+      const delivery = fetch(flow.hookUrl, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${flow.hookToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ n: sent }),
+      })
         .then(async (response) => {
           const text = await response.text();
           if (response.status === 202) acknowledged.set(JSON.parse(text).execution_id, name);
@@ -136,7 +181,8 @@ async function main() {
       }
       if (!replacement) throw new Error('could not restart a worker three times in a row');
       workers[index] = replacement;
-      if (kills.length % 20 === 0) console.log(`${kills.length} kills, ${acknowledged.size} executions acknowledged, load ${machineFacts().loadAverage.join(' ')}`);
+      if (kills.length % 20 === 0)
+        console.log(`${kills.length} kills, ${acknowledged.size} executions acknowledged, load ${machineFacts().loadAverage.join(' ')}`);
     }
   };
   await Promise.all([slot(0), slot(1)]);
@@ -147,7 +193,16 @@ async function main() {
 
   // Survivors finish everything.
   const settleStarted = Date.now();
-  const nonTerminal = async () => Number((await database.db.selectFrom('executions').select((eb) => eb.fn.countAll().as('n')).where('status', 'in', ['pending', 'running', 'waiting']).executeTakeFirst()).n);
+  const nonTerminal = async () =>
+    Number(
+      (
+        await database.db
+          .selectFrom('executions')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('status', 'in', ['pending', 'running', 'waiting'])
+          .executeTakeFirst()
+      ).n,
+    );
   let left = await nonTerminal();
   while (left > 0 && Date.now() - settleStarted < SETTLE_TIMEOUT_MS) {
     await sleep(500);
@@ -159,18 +214,47 @@ async function main() {
   // (a request made after the rows were read would otherwise count as an effect beyond them).
   await Promise.allSettled([api.stop(), ...workers.map((w) => w.stop())]);
   const figures = await check(database.db, acknowledged, counter.hits);
-  Object.assign(figures, { kills: kills.length, restartFailures, deliveriesSent: sent, refused, campaignSeconds: Math.round(campaignMs / 1000), settleSeconds: Math.round(settleMs / 10) / 100, unfinishedAtEnd: left });
+  Object.assign(figures, {
+    kills: kills.length,
+    restartFailures,
+    deliveriesSent: sent,
+    refused,
+    campaignSeconds: Math.round(campaignMs / 1000),
+    settleSeconds: Math.round(settleMs / 10) / 100,
+    unfinishedAtEnd: left,
+  });
   const load = machineFacts().loadAverage;
   counter.server.closeAllConnections();
   counter.server.close();
   await database.drop();
 
-  const result = { date: new Date().toISOString(), machine: machineFacts(), loadAverageAtEnd: load, settings: { kills: KILLS, budgetMinutes: BUDGET_MIN, leaseMs: LEASE_MS, heartbeatMs: Number(WORKER_ENV.SWITCHYARD_HEARTBEAT_MS), pollMs: 500, deliveriesPerSecond: RATE, workflows: names, processes: '1 api + 2 workers (node dist/main.js serve --role ...)' }, figures };
+  const result = {
+    date: new Date().toISOString(),
+    machine: machineFacts(),
+    loadAverageAtEnd: load,
+    settings: {
+      kills: KILLS,
+      budgetMinutes: BUDGET_MIN,
+      leaseMs: LEASE_MS,
+      heartbeatMs: Number(WORKER_ENV.SWITCHYARD_HEARTBEAT_MS),
+      pollMs: 500,
+      deliveriesPerSecond: RATE,
+      workflows: names,
+      processes: '1 api + 2 workers (node dist/main.js serve --role ...)',
+    },
+    figures,
+  };
   fs.mkdirSync(path.join(here, 'results'), { recursive: true });
   fs.writeFileSync(path.join(here, 'results', 'crash-campaign.json'), JSON.stringify(result, null, 2) + '\n');
   fs.writeFileSync(path.join(here, 'results', 'crash-campaign.md'), report(result));
   console.log(JSON.stringify(figures, null, 2));
-  const ok = figures.lost === 0 && figures.unfinished === 0 && figures.completedRowsTwice === 0 && figures.effectsBeyondAttempts === 0 && figures.duplicateAttempts === 0 && figures.interruptedWithoutNextAttempt === 0;
+  const ok =
+    figures.lost === 0 &&
+    figures.unfinished === 0 &&
+    figures.completedRowsTwice === 0 &&
+    figures.effectsBeyondAttempts === 0 &&
+    figures.duplicateAttempts === 0 &&
+    figures.interruptedWithoutNextAttempt === 0;
   if (!ok) {
     console.error('CRASH CAMPAIGN FAILED: see the figures above');
     process.exitCode = 1;
@@ -185,7 +269,10 @@ async function check(db, acknowledged, hits) {
   const unfinished = executions.filter((row) => !['completed', 'failed', 'cancelled'].includes(row.status));
   const statuses = {};
   for (const row of executions) statuses[row.status] = (statuses[row.status] ?? 0) + 1;
-  const steps = await db.selectFrom('execution_steps').select(['workflow_execution_id', 'node_id', 'iter_index', 'attempt', 'status', 'error', 'kind']).execute();
+  const steps = await db
+    .selectFrom('execution_steps')
+    .select(['workflow_execution_id', 'node_id', 'iter_index', 'attempt', 'status', 'error', 'kind'])
+    .execute();
   const byKey = new Map();
   for (const step of steps) {
     const key = `${step.workflow_execution_id}/${step.node_id}/${step.iter_index ?? '-'}`;

@@ -44,14 +44,38 @@ const machine = machineFacts();
 const log = (line) => console.log(line);
 
 const BENCHMARKS = [
-  [1, 'Per-step orchestration overhead', ({ session }) => measureStepOverhead(session, { runs: settings.overheadRuns, warmup: settings.overheadWarmup, log })],
-  [2, 'Flatness over 1,000 steps', ({ session }) => measureFlatness(session, { runs: settings.flatnessRuns, warmup: settings.flatnessWarmup, log })],
-  [3, 'Database commits per execution', ({ session }) => measureCommits(session, { executions: settings.commitRuns, warmup: settings.commitWarmup, log })],
-  [4, 'call_workflow overhead', ({ session }) => measureCallWorkflow(session, { runs: settings.callRuns, warmup: settings.callWarmup, log })],
+  [
+    1,
+    'Per-step orchestration overhead',
+    ({ session }) => measureStepOverhead(session, { runs: settings.overheadRuns, warmup: settings.overheadWarmup, log }),
+  ],
+  [
+    2,
+    'Flatness over 1,000 steps',
+    ({ session }) => measureFlatness(session, { runs: settings.flatnessRuns, warmup: settings.flatnessWarmup, log }),
+  ],
+  [
+    3,
+    'Database commits per execution',
+    ({ session }) => measureCommits(session, { executions: settings.commitRuns, warmup: settings.commitWarmup, log }),
+  ],
+  [
+    4,
+    'call_workflow overhead',
+    ({ session }) => measureCallWorkflow(session, { runs: settings.callRuns, warmup: settings.callWarmup, log }),
+  ],
   [
     5,
     'Throughput',
-    ({ session, baselines }) => measureThroughput(session, { rounds: settings.rounds, warmup: settings.warmupSeconds, duration: settings.durationSeconds, connections: settings.connections, baselines, log }),
+    ({ session, baselines }) =>
+      measureThroughput(session, {
+        rounds: settings.rounds,
+        warmup: settings.warmupSeconds,
+        duration: settings.durationSeconds,
+        connections: settings.connections,
+        baselines,
+        log,
+      }),
   ],
 ];
 
@@ -75,19 +99,36 @@ if (stopped.errors > 0) bench.failed = true;
 
 // The table: each benchmark's rows in order, the commits-under-load row beside the sequential one.
 const throughputOf = (process) => bench.sections.find((s) => s.number === 5 && s.process === process);
-const rows = bench.sections.flatMap((s) => (s.number === 3 && throughputOf(s.process)?.commitsRow ? [...s.rows, throughputOf(s.process).commitsRow] : s.rows));
+const rows = bench.sections.flatMap((s) =>
+  s.number === 3 && throughputOf(s.process)?.commitsRow ? [...s.rows, throughputOf(s.process).commitsRow] : s.rows,
+);
 console.log('');
-for (const row of rows) console.log(`${row.verdict.padEnd(7)} [${row.process}] ${row.benchmark ? `${row.benchmark}: ` : ''}${row.goal ? `${row.goal} ` : ''}(measured ${row.measured})`);
-console.log(`\nswitchyard serve logged ${stopped.serve.log.lines.toLocaleString('en-US')} lines (${(stopped.serve.log.bytes / 1e6).toFixed(1)} MB) and exited 0 on SIGTERM after ${stopped.serve.shutdownMs} ms`);
+for (const row of rows)
+  console.log(
+    `${row.verdict.padEnd(7)} [${row.process}] ${row.benchmark ? `${row.benchmark}: ` : ''}${row.goal ? `${row.goal} ` : ''}(measured ${row.measured})`,
+  );
+console.log(
+  `\nswitchyard serve logged ${stopped.serve.log.lines.toLocaleString('en-US')} lines (${(stopped.serve.log.bytes / 1e6).toFixed(1)} MB) and exited 0 on SIGTERM after ${stopped.serve.shutdownMs} ms`,
+);
 
 if (PROFILE_DIR || bench.only) {
   // A profiled server is slower, and a partial run is not the whole report: keep both out of the
   // results, but show the details the report would have held.
-  for (const s of bench.sections) console.log(`\n${s.number}. ${s.title} [${s.process}]\n${s.details.map((line) => `- ${line}`).join('\n')}`);
-  if (PROFILE_DIR) console.log(`\nCPU profiles and their summaries (.txt) in ${path.relative(process.cwd(), PROFILE_DIR)}: ${stopped.profiles.map((file) => path.basename(file)).join(', ')}`);
+  for (const s of bench.sections)
+    console.log(`\n${s.number}. ${s.title} [${s.process}]\n${s.details.map((line) => `- ${line}`).join('\n')}`);
+  if (PROFILE_DIR)
+    console.log(
+      `\nCPU profiles and their summaries (.txt) in ${path.relative(process.cwd(), PROFILE_DIR)}: ${stopped.profiles.map((file) => path.basename(file)).join(', ')}`,
+    );
   console.log('Results not written (BENCH_CPU_PROF or BENCH_ONLY set).');
 } else {
-  const report = { machine, settings, server: stopped.serve, rows, sections: bench.sections.map(({ number, title, process, details, raw }) => ({ number, title, process, details, raw })) };
+  const report = {
+    machine,
+    settings,
+    server: stopped.serve,
+    rows,
+    sections: bench.sections.map(({ number, title, process, details, raw }) => ({ number, title, process, details, raw })),
+  };
   const written = writeEngineReport(path.join(here, 'results'), report);
   console.log(`\nWrote ${written.map((file) => path.relative(process.cwd(), file)).join(' and ')}`);
 }

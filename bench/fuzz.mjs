@@ -65,7 +65,14 @@ const settings = {
 async function startServer() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sy-fuzz-'));
   const port = await freePort();
-  const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_API_RATE_LIMIT: '0', SWITCHYARD_WEBHOOK_RATE_LIMIT: '0' };
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    SWITCHYARD_DATA_DIR: dataDir,
+    SWITCHYARD_API_RATE_LIMIT: '0',
+    SWITCHYARD_WEBHOOK_RATE_LIMIT: '0',
+  };
   delete env.DATABASE_URL;
   const child = spawn(process.execPath, [path.join(root, 'dist/main.js'), 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const log = { lines: 0, errors: 0, errorSamples: [], stderr: '' };
@@ -103,7 +110,12 @@ async function startServer() {
 }
 
 function client(port) {
-  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: settings.connections, pipelining: 1, headersTimeout: 60_000, bodyTimeout: 60_000 });
+  const pool = new Pool(`http://127.0.0.1:${port}`, {
+    connections: settings.connections,
+    pipelining: 1,
+    headersTimeout: 60_000,
+    bodyTimeout: 60_000,
+  });
   const send = async (request) => {
     const response = await pool.request({ path: request.url, method: request.method, headers: request.headers, body: request.body });
     return { status: response.statusCode, headers: response.headers, body: await response.body.text() };
@@ -118,8 +130,18 @@ async function main() {
   const { ctx, foreign } = await prepareFuzz(send, server.tokens, server.other);
 
   const figures = {
-    requests: 0, byStatus: {}, serverErrors: 0, nonJsonApiErrors: 0, leaks: 0, crossWorkspace: 0, crossPairs: 0, rawCases: 0, rawUnclean: 0,
-    clientRefused: 0, networkErrors: 0, samples: { findings: [], clientRefused: [], networkErrors: [], rawUnclean: [], noAnswer: [] },
+    requests: 0,
+    byStatus: {},
+    serverErrors: 0,
+    nonJsonApiErrors: 0,
+    leaks: 0,
+    crossWorkspace: 0,
+    crossPairs: 0,
+    rawCases: 0,
+    rawUnclean: 0,
+    clientRefused: 0,
+    networkErrors: 0,
+    samples: { findings: [], clientRefused: [], networkErrors: [], rawUnclean: [], noAnswer: [] },
   };
   const count = (status) => {
     figures.requests += 1;
@@ -180,7 +202,8 @@ async function main() {
         figures.crossPairs += 1;
         const answer = await fire(item.pair.request);
         const twin = await fire(item.pair.twin);
-        if (answer && twin) note([...checkCrossPair(item.pair, answer, twin), ...checkAnswer(item.pair.request, answer, foreign)], item.pair.request);
+        if (answer && twin)
+          note([...checkCrossPair(item.pair, answer, twin), ...checkAnswer(item.pair.request, answer, foreign)], item.pair.request);
       } else {
         figures.rawCases += 1;
         const outcome = await sendRaw(server.port, item.raw.bytes);
@@ -200,7 +223,9 @@ async function main() {
       }
       if (performance.now() - lastReport > 10_000) {
         lastReport = performance.now();
-        console.log(`${figures.requests} requests, ${Math.round(figures.requests / ((lastReport - started) / 1000))}/s, findings: ${figures.serverErrors + figures.nonJsonApiErrors + figures.leaks + figures.crossWorkspace}`);
+        console.log(
+          `${figures.requests} requests, ${Math.round(figures.requests / ((lastReport - started) / 1000))}/s, findings: ${figures.serverErrors + figures.nonJsonApiErrors + figures.leaks + figures.crossWorkspace}`,
+        );
       }
     }
   }
@@ -223,10 +248,16 @@ async function main() {
     figures,
     server: { alive, exit, logLines: server.log.lines, errorLogLines: server.log.errors, errorLogSamples: server.log.errorSamples },
   };
-  const failed = figures.serverErrors + figures.nonJsonApiErrors + figures.leaks + figures.crossWorkspace > 0 || alive.healthz !== 200 || !alive.processRunning || exit.code !== 0;
+  const failed =
+    figures.serverErrors + figures.nonJsonApiErrors + figures.leaks + figures.crossWorkspace > 0 ||
+    alive.healthz !== 200 ||
+    !alive.processRunning ||
+    exit.code !== 0;
   report.verdict = failed ? 'FAIL' : 'PASS';
   writeReport(report);
-  console.log(`${report.verdict}: ${figures.requests} requests in ${report.durationSeconds} s; 5xx ${figures.serverErrors}, non-JSON:API errors ${figures.nonJsonApiErrors}, leaks ${figures.leaks}, cross-workspace ${figures.crossWorkspace}`);
+  console.log(
+    `${report.verdict}: ${figures.requests} requests in ${report.durationSeconds} s; 5xx ${figures.serverErrors}, non-JSON:API errors ${figures.nonJsonApiErrors}, leaks ${figures.leaks}, cross-workspace ${figures.crossWorkspace}`,
+  );
   if (failed) process.exitCode = 1;
 }
 
@@ -236,7 +267,17 @@ function writeReport(report) {
   fs.writeFileSync(path.join(dir, 'fuzz.json'), `${JSON.stringify(report, null, 2)}\n`);
   const { figures, settings: s, machine: m } = report;
   const statuses = Object.entries(figures.byStatus).sort(([a], [b]) => String(a).localeCompare(String(b)));
-  const list = (items) => (items.length === 0 ? 'none' : items.map((item) => `\n  - \`${String(typeof item === 'string' ? item : `${item.kind}: ${item.detail} <- ${item.request}`).replaceAll('`', "'").slice(0, 400)}\``).join(''));
+  const list = (items) =>
+    items.length === 0
+      ? 'none'
+      : items
+          .map(
+            (item) =>
+              `\n  - \`${String(typeof item === 'string' ? item : `${item.kind}: ${item.detail} <- ${item.request}`)
+                .replaceAll('`', "'")
+                .slice(0, 400)}\``,
+          )
+          .join('');
   fs.writeFileSync(
     path.join(dir, 'fuzz.md'),
     `# Fuzz run (${report.verdict})

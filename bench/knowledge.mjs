@@ -60,23 +60,46 @@ async function measureIngest(server) {
     await ingestAll(client, baseId, syntheticDocuments(20, { seed: 7 }), { concurrency: settings.concurrency });
     const before = (await client.call('GET', `/api/v1/knowledge-bases/${baseId}`)).data.attributes.chunk_count;
     const cpuBefore = cpuSeconds(server.pid);
-    const result = await ingestAll(client, baseId, syntheticDocuments(settings.ingestDocuments, { seed: 11 }), { concurrency: settings.concurrency, log: console.log });
+    const result = await ingestAll(client, baseId, syntheticDocuments(settings.ingestDocuments, { seed: 11 }), {
+      concurrency: settings.concurrency,
+      log: console.log,
+    });
     const cpuAfter = cpuSeconds(server.pid);
     const chunks = result.chunks - before;
     const rate = chunks / result.seconds;
     // On a shared machine the wall clock counts other tenants' work too; the server's own CPU time does not.
     const serverCpu = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
     const perCpuSecond = serverCpu ? chunks / serverCpu : null;
-    console.log(`  ${chunks} chunks of ${settings.ingestDocuments} documents in ${result.seconds.toFixed(2)} s: ${Math.round(rate)} chunks/s${serverCpu ? `; server CPU ${serverCpu.toFixed(2)} s: ${Math.round(perCpuSecond)} chunks per CPU-second` : ''}`);
+    console.log(
+      `  ${chunks} chunks of ${settings.ingestDocuments} documents in ${result.seconds.toFixed(2)} s: ${Math.round(rate)} chunks/s${serverCpu ? `; server CPU ${serverCpu.toFixed(2)} s: ${Math.round(perCpuSecond)} chunks per CPU-second` : ''}`,
+    );
     return {
       rows: [
-        { benchmark: 'Ingest, built-in embedder, SQLite (HTTP, posted to ready)', goal: '>= 2,000 chunks/s', measured: `${Math.round(rate).toLocaleString('en-US')} chunks/s`, verdict: rate >= 2000 ? 'PASS' : 'FAIL' },
-        ...(perCpuSecond ? [{ benchmark: 'Ingest, the same run per second of the server\'s own CPU time', goal: '', measured: `${Math.round(perCpuSecond).toLocaleString('en-US')} chunks per CPU-second`, verdict: 'INFO' }] : []),
+        {
+          benchmark: 'Ingest, built-in embedder, SQLite (HTTP, posted to ready)',
+          goal: '>= 2,000 chunks/s',
+          measured: `${Math.round(rate).toLocaleString('en-US')} chunks/s`,
+          verdict: rate >= 2000 ? 'PASS' : 'FAIL',
+        },
+        ...(perCpuSecond
+          ? [
+              {
+                benchmark: "Ingest, the same run per second of the server's own CPU time",
+                goal: '',
+                measured: `${Math.round(perCpuSecond).toLocaleString('en-US')} chunks per CPU-second`,
+                verdict: 'INFO',
+              },
+            ]
+          : []),
       ],
       details: [
         `${settings.ingestDocuments} markdown documents (sections of the project's docs, default chunk size 512 / overlap 64) posted ${settings.concurrency} at a time to \`POST /knowledge-bases/:id/documents\`; clock stops when the last is \`ready\` (polled every 50 ms).`,
         `${chunks.toLocaleString('en-US')} chunks in ${result.seconds.toFixed(2)} s (posting took ${result.postSeconds.toFixed(2)} s of it): ${Math.round(rate).toLocaleString('en-US')} chunks/s.`,
-        ...(serverCpu ? [`The server process used ${serverCpu.toFixed(2)} s of CPU (user + system, /proc/<pid>/stat) meanwhile: ${Math.round(perCpuSecond).toLocaleString('en-US')} chunks per CPU-second, what one free core would ingest; the wall-clock rate also counts the benchmark client and the machine's other tenants.`] : []),
+        ...(serverCpu
+          ? [
+              `The server process used ${serverCpu.toFixed(2)} s of CPU (user + system, /proc/<pid>/stat) meanwhile: ${Math.round(perCpuSecond).toLocaleString('en-US')} chunks per CPU-second, what one free core would ingest; the wall-clock rate also counts the benchmark client and the machine's other tenants.`,
+            ]
+          : []),
       ],
       raw: { chunks, ...result, serverCpuSeconds: serverCpu },
     };
@@ -89,7 +112,12 @@ async function measureQuality(server) {
   const client = api(server, { connections: settings.concurrency });
   try {
     const baseId = await createBase(client, 'Project docs');
-    await ingestAll(client, baseId, readCorpus().map((doc) => ({ title: doc.file, content: doc.text })), { concurrency: settings.concurrency });
+    await ingestAll(
+      client,
+      baseId,
+      readCorpus().map((doc) => ({ title: doc.file, content: doc.text })),
+      { concurrency: settings.concurrency },
+    );
     const scores = {};
     const misses = {};
     for (const mode of ['keyword', 'vector', 'hybrid']) {
@@ -97,7 +125,9 @@ async function measureQuality(server) {
       let reciprocal = 0;
       misses[mode] = [];
       for (const item of QUESTIONS) {
-        const { results } = await client.call('POST', `/api/v1/knowledge-bases/${baseId}/search`, { data: { query: item.question, mode, top_k: 5 } });
+        const { results } = await client.call('POST', `/api/v1/knowledge-bases/${baseId}/search`, {
+          data: { query: item.question, mode, top_k: 5 },
+        });
         const rank = results.findIndex((r) => r.title === item.file && r.text.includes(item.answer));
         if (rank >= 0) {
           hits += 1;
@@ -110,17 +140,28 @@ async function measureQuality(server) {
     // Every label must be findable at all, or the question set is wrong.
     const unanswerable = [];
     for (const item of QUESTIONS) {
-      const { results } = await client.call('POST', `/api/v1/knowledge-bases/${baseId}/search`, { data: { query: item.answer, mode: 'keyword', top_k: 50 } });
+      const { results } = await client.call('POST', `/api/v1/knowledge-bases/${baseId}/search`, {
+        data: { query: item.answer, mode: 'keyword', top_k: 50 },
+      });
       if (!results.some((r) => r.title === item.file && r.text.includes(item.answer))) unanswerable.push(item.question);
     }
     if (unanswerable.length > 0) throw new Error(`labels that match no chunk: ${unanswerable.join(' | ')}`);
     const pct = (value) => `${(value * 100).toFixed(1)}%`;
     return {
-      rows: ['keyword', 'vector', 'hybrid'].map((mode) => ({ benchmark: `Retrieval quality, ${mode}${mode === 'vector' ? ' (built-in embedder)' : ''}`, goal: 'reported', measured: `recall@5 ${pct(scores[mode].recallAt5)}, MRR@5 ${scores[mode].mrrAt5.toFixed(3)}`, verdict: 'INFO' })),
+      rows: ['keyword', 'vector', 'hybrid'].map((mode) => ({
+        benchmark: `Retrieval quality, ${mode}${mode === 'vector' ? ' (built-in embedder)' : ''}`,
+        goal: 'reported',
+        measured: `recall@5 ${pct(scores[mode].recallAt5)}, MRR@5 ${scores[mode].mrrAt5.toFixed(3)}`,
+        verdict: 'INFO',
+      })),
       details: [
-        `${QUESTIONS.length} questions about the project's documentation (bench/knowledge/questions.mjs), asked of a base holding ${readCorpus().length} files (${readCorpus().map((d) => d.file).join(', ')}) at the default chunking.`,
+        `${QUESTIONS.length} questions about the project's documentation (bench/knowledge/questions.mjs), asked of a base holding ${readCorpus().length} files (${readCorpus()
+          .map((d) => d.file)
+          .join(', ')}) at the default chunking.`,
         'A result is relevant when it comes from the labelled file and contains the labelled passage; recall@5 counts questions with a relevant result in the top 5, MRR@5 averages 1/rank of the first one.',
-        ...['keyword', 'vector', 'hybrid'].map((mode) => `${mode} missed ${misses[mode].length}: ${misses[mode].map((q) => `"${q}"`).join('; ') || 'none'}.`),
+        ...['keyword', 'vector', 'hybrid'].map(
+          (mode) => `${mode} missed ${misses[mode].length}: ${misses[mode].map((q) => `"${q}"`).join('; ') || 'none'}.`,
+        ),
       ],
       raw: { scores, misses },
     };
@@ -140,18 +181,28 @@ async function measureLatency(server, label, { inProcess = false, dialect = 'sql
     const seedStarted = performance.now();
     while (seeded < settings.searchChunks) {
       const batch = Math.max(10, Math.ceil((settings.searchChunks - seeded) / perDocument));
-      const result = await ingestAll(client, baseId, syntheticDocuments(Math.min(batch, 2000), { seed: seed++, sections: 3 }).map((d) => ({ ...d, title: `${d.title}-${seed}` })), { concurrency: settings.concurrency });
+      const result = await ingestAll(
+        client,
+        baseId,
+        syntheticDocuments(Math.min(batch, 2000), { seed: seed++, sections: 3 }).map((d) => ({ ...d, title: `${d.title}-${seed}` })),
+        { concurrency: settings.concurrency },
+      );
       seeded = result.chunks;
-      console.log(`  ${label}: ${seeded.toLocaleString('en-US')} chunks seeded (${((performance.now() - seedStarted) / 1000).toFixed(0)} s)`);
+      console.log(
+        `  ${label}: ${seeded.toLocaleString('en-US')} chunks seeded (${((performance.now() - seedStarted) / 1000).toFixed(0)} s)`,
+      );
     }
     const questions = QUESTIONS.map((q) => q.question);
     const timings = {};
     for (const mode of ['hybrid', 'vector', 'keyword']) {
-      for (let i = 0; i < Math.min(10, queries); i++) await client.call('POST', `/api/v1/knowledge-bases/${baseId}/search`, { data: { query: questions[i % questions.length], mode } });
+      for (let i = 0; i < Math.min(10, queries); i++)
+        await client.call('POST', `/api/v1/knowledge-bases/${baseId}/search`, { data: { query: questions[i % questions.length], mode } });
       const ms = [];
       for (let i = 0; i < queries; i++) {
         const t0 = performance.now();
-        await client.call('POST', `/api/v1/knowledge-bases/${baseId}/search`, { data: { query: questions[i % questions.length], mode, top_k: 5 } });
+        await client.call('POST', `/api/v1/knowledge-bases/${baseId}/search`, {
+          data: { query: questions[i % questions.length], mode, top_k: 5 },
+        });
         ms.push(performance.now() - t0);
       }
       timings[mode] = summary(ms, 3);
@@ -177,10 +228,17 @@ async function measureInProcess(server, baseId, questions) {
     // The server's vector reader thread is up after its warm-up searches; this one is started here.
     await indexes.ready?.();
     const base = await handle.db.selectFrom('knowledge_bases').selectAll().where('id', '=', baseId).executeTakeFirstOrThrow();
-    const context = { db: handle.db, dialect: 'sqlite', indexes, resolver: new ConnectionResolver(handle.db, 'unused-unused-unused-unused-unused'), httpAllow: [] };
+    const context = {
+      db: handle.db,
+      dialect: 'sqlite',
+      indexes,
+      resolver: new ConnectionResolver(handle.db, 'unused-unused-unused-unused-unused'),
+      httpAllow: [],
+    };
     const timings = {};
     for (const mode of ['hybrid', 'vector']) {
-      for (let i = 0; i < 10; i++) await searchKnowledge(context, base, { query: questions[i % questions.length], topK: 5, mode, filter: null });
+      for (let i = 0; i < 10; i++)
+        await searchKnowledge(context, base, { query: questions[i % questions.length], topK: 5, mode, filter: null });
       const ms = [];
       for (let i = 0; i < settings.queries; i++) {
         const t0 = performance.now();
@@ -212,7 +270,12 @@ async function measureInProcess(server, baseId, questions) {
 }
 
 function latencyRows(result, prefix, goals) {
-  const row = (mode, goal, pass) => ({ benchmark: `${prefix}, HTTP, ${mode} (${result.chunks.toLocaleString('en-US')} chunks)`, goal, measured: `p50 ${result.timings[mode].p50} ms, p99 ${result.timings[mode].p99} ms`, verdict: goal ? (pass ? 'PASS' : 'FAIL') : 'INFO' });
+  const row = (mode, goal, pass) => ({
+    benchmark: `${prefix}, HTTP, ${mode} (${result.chunks.toLocaleString('en-US')} chunks)`,
+    goal,
+    measured: `p50 ${result.timings[mode].p50} ms, p99 ${result.timings[mode].p99} ms`,
+    verdict: goal ? (pass ? 'PASS' : 'FAIL') : 'INFO',
+  });
   const rows = [
     row('hybrid', goals ? 'p99 <= 25 ms' : '', result.timings.hybrid.p99 <= 25),
     row('vector', goals ? 'p99 reported' : '', true),
@@ -220,8 +283,20 @@ function latencyRows(result, prefix, goals) {
   ];
   if (goals) rows[1].verdict = 'INFO';
   if (result.inProcessTimings) {
-    for (const mode of ['hybrid', 'vector']) rows.push({ benchmark: `${prefix}, in-process (no HTTP), ${mode}`, goal: '', measured: `p50 ${result.inProcessTimings[mode].p50} ms, p99 ${result.inProcessTimings[mode].p99} ms`, verdict: 'INFO' });
-    if (result.inProcessTimings.ivfRecallAt5 !== undefined) rows.push({ benchmark: `${prefix}, IVF lists (12 of 128 probed) recall@5 against the exact scan`, goal: '', measured: `${(result.inProcessTimings.ivfRecallAt5 * 100).toFixed(1)}% of the exact top 5`, verdict: 'INFO' });
+    for (const mode of ['hybrid', 'vector'])
+      rows.push({
+        benchmark: `${prefix}, in-process (no HTTP), ${mode}`,
+        goal: '',
+        measured: `p50 ${result.inProcessTimings[mode].p50} ms, p99 ${result.inProcessTimings[mode].p99} ms`,
+        verdict: 'INFO',
+      });
+    if (result.inProcessTimings.ivfRecallAt5 !== undefined)
+      rows.push({
+        benchmark: `${prefix}, IVF lists (12 of 128 probed) recall@5 against the exact scan`,
+        goal: '',
+        measured: `${(result.inProcessTimings.ivfRecallAt5 * 100).toFixed(1)}% of the exact top 5`,
+        verdict: 'INFO',
+      });
   }
   return rows;
 }
@@ -237,8 +312,8 @@ try {
       rows: latencyRows(result, 'Search, SQLite (sqlite-vec, FTS5)', true),
       details: [
         `A base of ${result.chunks.toLocaleString('en-US')} chunks (chunk size ${settings.searchChunkSize} tokens) seeded over HTTP in ${result.seedSeconds.toFixed(0)} s; ${settings.queries} searches per mode, one after another on one keep-alive connection, after 10 warm-up searches; queries are the question set's, top_k 5.`,
-        'HTTP rows time `POST /knowledge-bases/:id/search` from request to last byte (undici); the in-process rows call the same search function on the server\'s SQLite file from the benchmark process.',
-        'Past 8,192 vectors a base\'s vectors are filed into 128 IVF lists (sqlite-vec partitions) and a vector search probes the 12 nearest (src/knowledge/ivf-lists.ts); the recall row compares its top 5 with an exact scan of the same base for the question set\'s queries.',
+        "HTTP rows time `POST /knowledge-bases/:id/search` from request to last byte (undici); the in-process rows call the same search function on the server's SQLite file from the benchmark process.",
+        "Past 8,192 vectors a base's vectors are filed into 128 IVF lists (sqlite-vec partitions) and a vector search probes the 12 nearest (src/knowledge/ivf-lists.ts); the recall row compares its top 5 with an exact scan of the same base for the question set's queries.",
       ],
       raw: result,
     };
@@ -249,14 +324,21 @@ try {
 
 await section(4, 'Search latency on PostgreSQL (informational)', async () => {
   const database = await postgresDatabase(process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-  if (!database) return { rows: [{ benchmark: 'Search, PostgreSQL', goal: '', measured: 'skipped: no PostgreSQL reachable (BENCH_PG_URL)', verdict: 'INFO' }], details: ['PostgreSQL was not reachable.'], raw: null };
+  if (!database)
+    return {
+      rows: [{ benchmark: 'Search, PostgreSQL', goal: '', measured: 'skipped: no PostgreSQL reachable (BENCH_PG_URL)', verdict: 'INFO' }],
+      details: ['PostgreSQL was not reachable.'],
+      raw: null,
+    };
   const pg = await startServe({ SWITCHYARD_API_RATE_LIMIT: '0', DATABASE_URL: database.url });
   try {
     const mode = /vector search: (\S+)/.exec(pg.output())?.[1];
     const result = await measureLatency(pg, 'postgres', { dialect: 'postgres', queries: settings.pgQueries });
     return {
       rows: latencyRows(result, `Search, PostgreSQL (${mode}, tsvector)`, false),
-      details: [`The same base and queries on PostgreSQL ${database.version} (vector search: ${mode}), ${settings.pgQueries} searches per mode; seeded in ${result.seedSeconds.toFixed(0)} s. No goal. ${mode === 'pgvector' ? 'The server has pgvector (built from Debian\'s source package, as .ci/run does): vector search uses its HNSW index.' : 'The server offers no pgvector: this is the exact scan in memory.'}`],
+      details: [
+        `The same base and queries on PostgreSQL ${database.version} (vector search: ${mode}), ${settings.pgQueries} searches per mode; seeded in ${result.seedSeconds.toFixed(0)} s. No goal. ${mode === 'pgvector' ? "The server has pgvector (built from Debian's source package, as .ci/run does): vector search uses its HNSW index." : 'The server offers no pgvector: this is the exact scan in memory.'}`,
+      ],
       raw: result,
     };
   } finally {
@@ -267,10 +349,17 @@ await section(4, 'Search latency on PostgreSQL (informational)', async () => {
 
 console.log('');
 const rows = sections.flatMap((s) => s.rows);
-for (const row of rows) console.log(`${row.verdict.padEnd(5)} ${row.benchmark}: ${row.goal ? `${row.goal} ` : ''}(measured ${row.measured})`);
+for (const row of rows)
+  console.log(`${row.verdict.padEnd(5)} ${row.benchmark}: ${row.goal ? `${row.goal} ` : ''}(measured ${row.measured})`);
 if (bench.only) console.log('Results not written (BENCH_ONLY set).');
 else {
-  const written = writeKnowledgeReport(path.join(here, 'results'), { machine, machineAfter: machineFacts().loadAverage, settings, rows, sections: sections.map(({ number, title, details, raw }) => ({ number, title, details, raw })) });
+  const written = writeKnowledgeReport(path.join(here, 'results'), {
+    machine,
+    machineAfter: machineFacts().loadAverage,
+    settings,
+    rows,
+    sections: sections.map(({ number, title, details, raw }) => ({ number, title, details, raw })),
+  });
   console.log(`\nWrote ${written.map((file) => path.relative(process.cwd(), file)).join(' and ')}`);
 }
 if (bench.failed) process.exitCode = 1;

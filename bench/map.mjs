@@ -25,12 +25,14 @@ const PARALLEL = 8;
 /** Runs `fn` over `items` with at most `limit` in flight. */
 async function pool(items, limit, fn) {
   let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      await fn(items[i], i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i], i);
+      }
+    }),
+  );
 }
 
 /** The systems: sizes cycling through a mix, shapes by position. */
@@ -95,7 +97,11 @@ let result;
 try {
   const api = apiClient(server.baseUrl, server.token);
   const call = async (method, route, body) => {
-    const response = await fetch(`${server.baseUrl}${route}`, { method, headers: api.headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const response = await fetch(`${server.baseUrl}${route}`, {
+      method,
+      headers: api.headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await response.text();
     if (response.status >= 300) throw new Error(`${method} ${route} answered ${response.status}: ${text.slice(0, 300)}`);
     return text ? JSON.parse(text) : null;
@@ -106,7 +112,13 @@ try {
   const systems = plan(WORKFLOWS);
   const members = [];
   systems.forEach((system, s) => {
-    for (let i = 0; i < system.size; i++) members.push({ system: s, index: i, name: `${system.shape} ${s} member ${i}`, folder: folders[(s + (i === system.size - 1 && i > 0 ? 1 : 0)) % folders.length] });
+    for (let i = 0; i < system.size; i++)
+      members.push({
+        system: s,
+        index: i,
+        name: `${system.shape} ${s} member ${i}`,
+        folder: folders[(s + (i === system.size - 1 && i > 0 ? 1 : 0)) % folders.length],
+      });
   });
   await pool(members, PARALLEL, async (member) => {
     member.id = (await call('POST', '/api/v1/workflows', { data: { name: member.name, folder_id: member.folder } })).data.id;
@@ -120,7 +132,11 @@ try {
     await api.putGraph(member.id, caller(targets));
   });
   const callers = members.filter((m) => calleesOf(systems[m.system].shape, systems[m.system].size, m.index).length > 0);
-  await pool(callers.filter((_, i) => i % 4 === 0), PARALLEL, (member) => api.activate(member.id));
+  await pool(
+    callers.filter((_, i) => i % 4 === 0),
+    PARALLEL,
+    (member) => api.activate(member.id),
+  );
   const buildMs = Math.round(performance.now() - buildStarted);
 
   const headers = { authorization: `Bearer ${server.token}`, accept: 'application/json' };
@@ -163,17 +179,23 @@ const lines = [
   '',
   '| request | p50 ms | p90 ms | p99 ms | max ms | server CPU ms per request | answer bytes |',
   '| --- | --- | --- | --- | --- | --- | --- |',
-  ...Object.entries(result.rows).map(([name, row]) => `| ${name} | ${ms(row.p50)} | ${ms(row.p90)} | ${ms(row.p99)} | ${ms(row.max)} | ${row.serverCpuMs === null ? 'n/a' : ms(row.serverCpuMs)} | ${row.bytes.toLocaleString('en')} |`),
+  ...Object.entries(result.rows).map(
+    ([name, row]) =>
+      `| ${name} | ${ms(row.p50)} | ${ms(row.p90)} | ${ms(row.p99)} | ${ms(row.max)} | ${row.serverCpuMs === null ? 'n/a' : ms(row.serverCpuMs)} | ${row.bytes.toLocaleString('en')} |`,
+  ),
   '',
   `Goal: under ${GOAL_MS} ms at p99: ${result.pass ? 'PASS' : 'FAIL'}.`,
   '',
-  'Server CPU ms per request is the serve process\'s user + system time (/proc) over the row divided by its requests: what one answer costs whatever else the machine runs; the latencies also hold the time the process waited for a core (see the load average above).',
+  "Server CPU ms per request is the serve process's user + system time (/proc) over the row divided by its requests: what one answer costs whatever else the machine runs; the latencies also hold the time the process waited for a core (see the load average above).",
   '',
   'Why it is fast: the calls are rows (`workflow_calls`, written with the graphs that hold them), so the map reads 2,000 short workflow rows, the call rows and the folder names in three indexed queries, with no join, and lays them out in memory over members numbered in name order (src/graph/workflow-map.ts); no graph is parsed per request, and the answer is one JSON.stringify.',
   '',
 ];
 fs.mkdirSync(path.join(here, 'results'), { recursive: true });
 fs.writeFileSync(path.join(here, 'results', 'map.md'), lines.join('\n'));
-fs.writeFileSync(path.join(here, 'results', 'map.json'), `${JSON.stringify({ machine, code, command: server.command, ...result }, null, 2)}\n`);
+fs.writeFileSync(
+  path.join(here, 'results', 'map.json'),
+  `${JSON.stringify({ machine, code, command: server.command, ...result }, null, 2)}\n`,
+);
 console.log(lines.join('\n'));
 if (!result.pass) process.exitCode = 1;

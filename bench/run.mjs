@@ -38,11 +38,47 @@ const workflows = WORKFLOWS.toLocaleString('en-US');
 
 /** `process`: bare (baselines), serve (what users run; the goals), in-process (extra rows). */
 const TARGETS = [
-  { id: 'node-http', process: 'bare', label: 'Bare node:http `GET /` (hello world JSON)', script: path.join(here, 'servers', 'bare-node-http.mjs'), path: '/', check: hello },
-  { id: 'bare', process: 'bare', label: 'Bare Fastify 5 `GET /` (hello world)', script: path.join(here, 'servers', 'bare-fastify.mjs'), path: '/', check: hello },
-  { id: 'me', process: 'serve', label: '`GET /api/v1/me`, API rate limiter on at 10,000,000/min (counting, never refusing)', env: LIMITER_ON, path: '/api/v1/me', check: isMe },
-  { id: 'me-limiter-off', process: 'serve', label: '`GET /api/v1/me`, API rate limiter off (`SWITCHYARD_API_RATE_LIMIT=0`; informational: the limiter\'s cost)', env: LIMITER_OFF, path: '/api/v1/me', check: isMe },
-  { id: 'workflows', process: 'serve', label: `\`GET /api/v1/workflows\` (first page of ${workflows}), API rate limiter on at 10,000,000/min`, env: LIMITER_ON, seed: WORKFLOWS, path: '/api/v1/workflows', check: isFirstPage },
+  {
+    id: 'node-http',
+    process: 'bare',
+    label: 'Bare node:http `GET /` (hello world JSON)',
+    script: path.join(here, 'servers', 'bare-node-http.mjs'),
+    path: '/',
+    check: hello,
+  },
+  {
+    id: 'bare',
+    process: 'bare',
+    label: 'Bare Fastify 5 `GET /` (hello world)',
+    script: path.join(here, 'servers', 'bare-fastify.mjs'),
+    path: '/',
+    check: hello,
+  },
+  {
+    id: 'me',
+    process: 'serve',
+    label: '`GET /api/v1/me`, API rate limiter on at 10,000,000/min (counting, never refusing)',
+    env: LIMITER_ON,
+    path: '/api/v1/me',
+    check: isMe,
+  },
+  {
+    id: 'me-limiter-off',
+    process: 'serve',
+    label: "`GET /api/v1/me`, API rate limiter off (`SWITCHYARD_API_RATE_LIMIT=0`; informational: the limiter's cost)",
+    env: LIMITER_OFF,
+    path: '/api/v1/me',
+    check: isMe,
+  },
+  {
+    id: 'workflows',
+    process: 'serve',
+    label: `\`GET /api/v1/workflows\` (first page of ${workflows}), API rate limiter on at 10,000,000/min`,
+    env: LIMITER_ON,
+    seed: WORKFLOWS,
+    path: '/api/v1/workflows',
+    check: isFirstPage,
+  },
   {
     id: 'workflows-uncached',
     process: 'serve',
@@ -55,8 +91,24 @@ const TARGETS = [
   },
   ...(inProcessRows()
     ? [
-        { id: 'in-process-me', process: 'in-process', label: '`GET /api/v1/me`, rate limiter off', script: SWITCHYARD, args: ['0'], path: '/api/v1/me', check: isMe },
-        { id: 'in-process-workflows', process: 'in-process', label: `\`GET /api/v1/workflows\` (first page of ${workflows}), rate limiter off`, script: SWITCHYARD, args: [String(WORKFLOWS)], path: '/api/v1/workflows', check: isFirstPage },
+        {
+          id: 'in-process-me',
+          process: 'in-process',
+          label: '`GET /api/v1/me`, rate limiter off',
+          script: SWITCHYARD,
+          args: ['0'],
+          path: '/api/v1/me',
+          check: isMe,
+        },
+        {
+          id: 'in-process-workflows',
+          process: 'in-process',
+          label: `\`GET /api/v1/workflows\` (first page of ${workflows}), rate limiter off`,
+          script: SWITCHYARD,
+          args: [String(WORKFLOWS)],
+          path: '/api/v1/workflows',
+          check: isFirstPage,
+        },
       ]
     : []),
 ];
@@ -64,9 +116,24 @@ const TARGETS = [
 const percent = (value) => `${(value * 100).toFixed(1)}%`;
 /** Judged on the serve rows only. */
 const GOALS = [
-  { target: 'me', short: 'ratio', goal: 'req/s at least 50% of bare Fastify', evaluate: (r) => ({ measured: percent(r.ratio), pass: r.ratio >= 0.5 }) },
-  { target: 'workflows', short: 'ratio', goal: 'req/s at least 25% of bare Fastify', evaluate: (r) => ({ measured: percent(r.ratio), pass: r.ratio >= 0.25 }) },
-  { target: 'workflows', short: 'p99', goal: `p99 under 20 ms at ${CONNECTIONS} connections`, evaluate: (r) => ({ measured: `${r.p99} ms`, pass: r.p99 < 20 }) },
+  {
+    target: 'me',
+    short: 'ratio',
+    goal: 'req/s at least 50% of bare Fastify',
+    evaluate: (r) => ({ measured: percent(r.ratio), pass: r.ratio >= 0.5 }),
+  },
+  {
+    target: 'workflows',
+    short: 'ratio',
+    goal: 'req/s at least 25% of bare Fastify',
+    evaluate: (r) => ({ measured: percent(r.ratio), pass: r.ratio >= 0.25 }),
+  },
+  {
+    target: 'workflows',
+    short: 'p99',
+    goal: `p99 under 20 ms at ${CONNECTIONS} connections`,
+    evaluate: (r) => ({ measured: `${r.p99} ms`, pass: r.p99 < 20 }),
+  },
 ];
 
 function start(target) {
@@ -84,7 +151,8 @@ async function verify(target, url, headers) {
   } catch {
     body = undefined;
   }
-  if (response.status !== 200 || !body || !target.check(body)) throw new Error(`${target.id}: unexpected answer ${response.status} ${text.slice(0, 300)}`);
+  if (response.status !== 200 || !body || !target.check(body))
+    throw new Error(`${target.id}: unexpected answer ${response.status} ${text.slice(0, 300)}`);
 }
 
 // All servers start once and stay up; the targets are then measured in turn, ROUNDS times. Each
@@ -114,8 +182,18 @@ try {
     for (const target of TARGETS) {
       const server = servers[target.id];
       const { url, headers } = server.target;
-      process.stdout.write(`round ${round}/${ROUNDS} ${target.id}: ${round === 1 ? `warm-up ${WARMUP} s, ` : ''}measured ${DURATION} s ... `);
-      const result = await measure({ label: target.id, url, headers, connections: CONNECTIONS, duration: DURATION, warmup: round === 1 ? WARMUP : 0, paths: target.paths });
+      process.stdout.write(
+        `round ${round}/${ROUNDS} ${target.id}: ${round === 1 ? `warm-up ${WARMUP} s, ` : ''}measured ${DURATION} s ... `,
+      );
+      const result = await measure({
+        label: target.id,
+        url,
+        headers,
+        connections: CONNECTIONS,
+        duration: DURATION,
+        warmup: round === 1 ? WARMUP : 0,
+        paths: target.paths,
+      });
       server.target.served += result.requests + result.warmupRequests;
       server.loadSpans.push(result.span);
       measured[target.id] = result;
@@ -140,7 +218,17 @@ try {
       worstP99: Math.max(...all.map((r) => r.p99)),
       ratio: median(all.map((r) => r.ratio)),
       ratioNodeHttp: median(all.map((r) => r.ratioNodeHttp)),
-      rounds: all.map(({ requestsPerSecond, p50, p99, ratio, ratioNodeHttp, requests, errors, timeouts, non2xx }) => ({ requestsPerSecond, p50, p99, ratio, ratioNodeHttp, requests, errors, timeouts, non2xx })),
+      rounds: all.map(({ requestsPerSecond, p50, p99, ratio, ratioNodeHttp, requests, errors, timeouts, non2xx }) => ({
+        requestsPerSecond,
+        p50,
+        p99,
+        ratio,
+        ratioNodeHttp,
+        requests,
+        errors,
+        timeouts,
+        non2xx,
+      })),
       seeded: servers[target.id].seeded ?? null,
       command: servers[target.id].command ?? null,
       requestsServed: servers[target.id].target.served,
@@ -174,11 +262,22 @@ const goals = GOALS.map((goal) => ({ target: goal.target, short: goal.short, goa
 console.log('');
 for (const goal of goals) console.log(`${goal.pass ? 'PASS' : 'FAIL'}  ${goal.target}: ${goal.goal} (measured ${goal.measured})`);
 
-const settings = { date: new Date().toISOString(), code: codeVersion(), durationSeconds: DURATION, warmupSeconds: WARMUP, rounds: ROUNDS, connections: CONNECTIONS, workflows: WORKFLOWS, uncachedPaths: UNCACHED_PATHS.length };
+const settings = {
+  date: new Date().toISOString(),
+  code: codeVersion(),
+  durationSeconds: DURATION,
+  warmupSeconds: WARMUP,
+  rounds: ROUNDS,
+  connections: CONNECTIONS,
+  workflows: WORKFLOWS,
+  uncachedPaths: UNCACHED_PATHS.length,
+};
 if (PROFILE_DIR) {
   // A profiled server is slower: keep those numbers out of the recorded results.
   const profiles = Object.values(stopped).flatMap((s) => s.profiles ?? []);
-  console.log(`\nCPU profiles and their summaries (.txt) in ${path.relative(process.cwd(), PROFILE_DIR)}: ${profiles.map((file) => path.basename(file)).join(', ')}; results not written`);
+  console.log(
+    `\nCPU profiles and their summaries (.txt) in ${path.relative(process.cwd(), PROFILE_DIR)}: ${profiles.map((file) => path.basename(file)).join(', ')}; results not written`,
+  );
 } else {
   const written = writeReport(path.join(here, 'results'), { machine, settings, results, goals });
   console.log(`\nWrote ${written.map((file) => path.relative(process.cwd(), file)).join(' and ')}`);

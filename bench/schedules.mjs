@@ -32,7 +32,13 @@ const loadBefore = machineFacts().loadAverage;
 // The schedules are activated by a seeding child through the workflow service before serve
 // starts (schedules/seed-schedules.mjs): through HTTP on this shared machine it took ~80 ms a
 // schedule. Serve then finds them in its database, as after a restart.
-const server = await spawnServe({ id: 'schedules', env: { SWITCHYARD_API_RATE_LIMIT: '10000000' }, seed: settings.schedules, seedScript: SEED, seedArgs: [settings.cron] });
+const server = await spawnServe({
+  id: 'schedules',
+  env: { SWITCHYARD_API_RATE_LIMIT: '10000000' },
+  seed: settings.schedules,
+  seedScript: SEED,
+  seedArgs: [settings.cron],
+});
 let result;
 try {
   const setupMs = server.seeded.ms;
@@ -68,7 +74,11 @@ try {
       outside += 1;
       continue;
     }
-    bucket.push({ fireLag: ms(payload.fired_at) - scheduled, startLag: row.started_at ? ms(row.started_at) - scheduled : null, status: row.status });
+    bucket.push({
+      fireLag: ms(payload.fired_at) - scheduled,
+      startLag: row.started_at ? ms(row.started_at) - scheduled : null,
+      status: row.status,
+    });
   }
   const duplicates = [...seen.values()].reduce((sum, count) => sum + count - 1, 0);
   const all = [...byMinute.values()].flat();
@@ -87,12 +97,32 @@ try {
         fired: fires.length,
         missed: settings.schedules - fires.length,
         completed: fires.filter((f) => f.status === 'completed').length,
-        fireLagMs: fires.length ? summary(fires.map((f) => f.fireLag), 1) : null,
-        startLagMs: fires.some((f) => f.startLag !== null) ? summary(fires.filter((f) => f.startLag !== null).map((f) => f.startLag), 1) : null,
+        fireLagMs: fires.length
+          ? summary(
+              fires.map((f) => f.fireLag),
+              1,
+            )
+          : null,
+        startLagMs: fires.some((f) => f.startLag !== null)
+          ? summary(
+              fires.filter((f) => f.startLag !== null).map((f) => f.startLag),
+              1,
+            )
+          : null,
       };
     }),
-    fireLagMs: all.length ? summary(all.map((f) => f.fireLag), 1) : null,
-    startLagMs: all.some((f) => f.startLag !== null) ? summary(all.filter((f) => f.startLag !== null).map((f) => f.startLag), 1) : null,
+    fireLagMs: all.length
+      ? summary(
+          all.map((f) => f.fireLag),
+          1,
+        )
+      : null,
+    startLagMs: all.some((f) => f.startLag !== null)
+      ? summary(
+          all.filter((f) => f.startLag !== null).map((f) => f.startLag),
+          1,
+        )
+      : null,
   };
 } finally {
   const stopped = await server.stop();
@@ -114,7 +144,10 @@ const lines = [
   '',
   '| minute | fired | missed | completed | fire lag p50 / p99 / max (ms) | start lag p50 / p99 / max (ms) |',
   '| --- | ---: | ---: | ---: | --- | --- |',
-  ...result.minutes.map((m) => `| ${m.minute} | ${m.fired} | ${m.missed} | ${m.completed} | ${m.fireLagMs ? `${m.fireLagMs.p50} / ${m.fireLagMs.p99} / ${m.fireLagMs.max}` : '-'} | ${m.startLagMs ? `${m.startLagMs.p50} / ${m.startLagMs.p99} / ${m.startLagMs.max}` : '-'} |`),
+  ...result.minutes.map(
+    (m) =>
+      `| ${m.minute} | ${m.fired} | ${m.missed} | ${m.completed} | ${m.fireLagMs ? `${m.fireLagMs.p50} / ${m.fireLagMs.p99} / ${m.fireLagMs.max}` : '-'} | ${m.startLagMs ? `${m.startLagMs.p50} / ${m.startLagMs.p99} / ${m.startLagMs.max}` : '-'} |`,
+  ),
   '',
   `**Fire-time lag p99: ${result.fireLagMs?.p99 ?? '-'} ms** (target <= ${target} ms: ${result.fireLagMs && result.fireLagMs.p99 <= target ? 'met' : 'NOT met'}); **duplicates: ${result.duplicates}** (target 0). Activating them (workflow service, before serve started) took ${result.setupSeconds} s; ${result.firesOutsideMeasuredMinutes} executions fired outside the measured minutes (during and just after setup).`,
   '',

@@ -22,7 +22,10 @@ import { seedWorkflows } from './lib/seed-workflows.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ADMIN_URL = process.env.BENCH_DATABASE_URL || process.env.SWITCHYARD_TEST_DATABASE_URL;
-if (!ADMIN_URL) throw new Error('set BENCH_DATABASE_URL (or SWITCHYARD_TEST_DATABASE_URL) to a PostgreSQL maintenance database, e.g. postgres://postgres@127.0.0.1:5432/postgres');
+if (!ADMIN_URL)
+  throw new Error(
+    'set BENCH_DATABASE_URL (or SWITCHYARD_TEST_DATABASE_URL) to a PostgreSQL maintenance database, e.g. postgres://postgres@127.0.0.1:5432/postgres',
+  );
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
 const SECRET = 'bench-secret-key-bench-secret-key-0123456789';
 const round1 = (value) => Math.round(value * 10) / 10;
@@ -71,9 +74,11 @@ async function interleaved(variants, count) {
 /** Commits per second of `clients` connections each running `each` statements from `statement(client, i)`. */
 async function concurrentRate(clients, each, statement) {
   const start = performance.now();
-  await Promise.all(clients.map(async (client, c) => {
-    for (let i = 0; i < each; i += 1) await statement(client, c * each + i);
-  }));
+  await Promise.all(
+    clients.map(async (client, c) => {
+      for (let i = 0; i < each; i += 1) await statement(client, c * each + i);
+    }),
+  );
   return (clients.length * each) / ((performance.now() - start) / 1000);
 }
 
@@ -84,7 +89,16 @@ async function setTrigger(url, table, trigger, enabled) {
   await client.end();
 }
 
-const config = (url, apiRateLimit = 0) => ({ databaseUrl: url, dataDir: '/nonexistent', secretKey: SECRET, baseUrl: 'http://bench.test', apiRateLimit, webhookRateLimit: 0, trustProxy: [], metricsToken: null });
+const config = (url, apiRateLimit = 0) => ({
+  databaseUrl: url,
+  dataDir: '/nonexistent',
+  secretKey: SECRET,
+  baseUrl: 'http://bench.test',
+  apiRateLimit,
+  webhookRateLimit: 0,
+  trustProxy: [],
+  metricsToken: null,
+});
 
 /** A write to a table whose writes are announced, with and without the announcing trigger. */
 async function measureAnnouncements(url) {
@@ -92,20 +106,38 @@ async function measureAnnouncements(url) {
   const first = await deps.identity.bootstrap();
   await seedWorkflows(deps, first.workspace, 400);
   const ids = (await deps.db.selectFrom('workflows').select('id').execute()).map((row) => row.id);
-  const execution = { id: 'bench-execution', workspace_id: (await deps.db.selectFrom('workspaces').select('id').executeTakeFirstOrThrow()).id, workflow_id: ids[0], workflow_snapshot_id: 's', status: 'running', call_depth: 0, inserted_at: '2026-01-01T00:00:00.000000Z', updated_at: '2026-01-01T00:00:00.000000Z' };
+  const execution = {
+    id: 'bench-execution',
+    workspace_id: (await deps.db.selectFrom('workspaces').select('id').executeTakeFirstOrThrow()).id,
+    workflow_id: ids[0],
+    workflow_snapshot_id: 's',
+    status: 'running',
+    call_depth: 0,
+    inserted_at: '2026-01-01T00:00:00.000000Z',
+    updated_at: '2026-01-01T00:00:00.000000Z',
+  };
   await deps.db.insertInto('executions').values(execution).execute();
   // As if the engine's step rows were announced too: the what-if that keeps them without a trigger.
   const bench = new pg.Client({ connectionString: url });
   await bench.connect();
-  await bench.query('CREATE TRIGGER sy_bench_announce AFTER INSERT ON execution_steps FOR EACH STATEMENT EXECUTE FUNCTION sy_announce_write()');
-  const clients = await Promise.all(Array.from({ length: 8 }, async () => {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    return client;
-  }));
-  const update = (client, i) => client.query('UPDATE workflows SET updated_at = $1 WHERE id = $2', [new Date().toISOString(), ids[i % ids.length]]);
+  await bench.query(
+    'CREATE TRIGGER sy_bench_announce AFTER INSERT ON execution_steps FOR EACH STATEMENT EXECUTE FUNCTION sy_announce_write()',
+  );
+  const clients = await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      return client;
+    }),
+  );
+  const update = (client, i) =>
+    client.query('UPDATE workflows SET updated_at = $1 WHERE id = $2', [new Date().toISOString(), ids[i % ids.length]]);
   let step = 0;
-  const insertStep = (client) => client.query("INSERT INTO execution_steps (id, workspace_id, workflow_execution_id, node_id, status, attempt, inserted_at, updated_at) VALUES ($1, $2, 'bench-execution', 'n', 'completed', 1, 'x', 'x')", [`s${(step += 1)}`, execution.workspace_id]);
+  const insertStep = (client) =>
+    client.query(
+      "INSERT INTO execution_steps (id, workspace_id, workflow_execution_id, node_id, status, attempt, inserted_at, updated_at) VALUES ($1, $2, 'bench-execution', 'n', 'completed', 1, 'x', 'x')",
+      [`s${(step += 1)}`, execution.workspace_id],
+    );
 
   const serial = { announced: [], silent: [] };
   const concurrent = { announced: [], silent: [] };
@@ -125,7 +157,10 @@ async function measureAnnouncements(url) {
   // The sync round trip every cached read waits for, beside the query it saves on a token look-up.
   const notifier = deps.database.notifier;
   const tokens = new TokenStore(deps.db);
-  const reads = await interleaved({ sync: () => notifier.sync(), tokenQuery: () => tokens.findIdentitiesByPrefix(first.token.slice(0, 12)) }, 1000);
+  const reads = await interleaved(
+    { sync: () => notifier.sync(), tokenQuery: () => tokens.findIdentitiesByPrefix(first.token.slice(0, 12)) },
+    1000,
+  );
 
   for (const client of [bench, ...clients]) await client.end();
   await deps.close();
@@ -146,13 +181,22 @@ async function measureRequests(url) {
   await seedWorkflows(deps, first.workspace, 200);
   const headers = { authorization: `Bearer ${first.token}` };
   const cached = await buildApp({ ...deps, config: config(url), logger: false });
-  const uncached = await buildApp({ ...deps, authenticator: new Authenticator(new TokenStore(deps.db), systemClock, null), listCache: null, config: config(url), logger: false });
+  const uncached = await buildApp({
+    ...deps,
+    authenticator: new Authenticator(new TokenStore(deps.db), systemClock, null),
+    listCache: null,
+    config: config(url),
+    logger: false,
+  });
   const limited = await buildApp({ ...deps, config: config(url, 100_000_000), logger: false });
   const get = (app, path) => async () => {
     const answer = await app.inject({ method: 'GET', url: path, headers });
     if (answer.statusCode !== 200) throw new Error(`${path} answered ${answer.statusCode}: ${answer.body}`);
   };
-  const me = await interleaved({ cached: get(cached, '/api/v1/me'), uncached: get(uncached, '/api/v1/me'), rateLimited: get(limited, '/api/v1/me') }, 1000);
+  const me = await interleaved(
+    { cached: get(cached, '/api/v1/me'), uncached: get(uncached, '/api/v1/me'), rateLimited: get(limited, '/api/v1/me') },
+    1000,
+  );
   const list = await interleaved({ cached: get(cached, '/api/v1/workflows'), uncached: get(uncached, '/api/v1/workflows') }, 300);
   // Eight requests in flight at a time: callers share sync round trips.
   const inFlight = async (app) => {
@@ -167,7 +211,11 @@ async function measureRequests(url) {
   }
   for (const app of [cached, uncached, limited]) await app.close();
   await deps.close();
-  return { meMicros: me, workflowsMicros: list, meEightInFlightPerSecond: { cached: Math.round(median(parallel.cached)), uncached: Math.round(median(parallel.uncached)) } };
+  return {
+    meMicros: me,
+    workflowsMicros: list,
+    meEightInFlightPerSecond: { cached: Math.round(median(parallel.cached)), uncached: Math.round(median(parallel.uncached)) },
+  };
 }
 
 /** GET /api/v1/me on SQLite with and without the metrics, and the histogram's observe by itself. */

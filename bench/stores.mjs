@@ -63,7 +63,9 @@ const FULL_SIZE = settings.rows === DEFAULT_ROWS;
 /** The maintenance database a fresh PostgreSQL database is created on, as lib/cluster-procs.mjs reads it. */
 const ADMIN_URL = process.env.BENCH_DATABASE_URL || process.env.SWITCHYARD_TEST_DATABASE_URL || null;
 if (settings.page * settings.pageLimit > settings.rows) {
-  throw new Error(`BENCH_PAGE=${settings.page} pages of ${settings.pageLimit} need at least ${settings.page * settings.pageLimit} rows; BENCH_STORE_ROWS is ${settings.rows}`);
+  throw new Error(
+    `BENCH_PAGE=${settings.page} pages of ${settings.pageLimit} need at least ${settings.page * settings.pageLimit} rows; BENCH_STORE_ROWS is ${settings.rows}`,
+  );
 }
 
 const TARGETS = {
@@ -105,7 +107,12 @@ const keyOf = (i) => `order-${String(i).padStart(8, '0')}`;
 /** Row `i`: status, amount, customer and a note that brings its JSON to about 200 bytes. */
 function rowOf(i) {
   const words = Array.from({ length: 20 }, (_, w) => WORDS[(i * 7 + w * 3) % WORDS.length]).join(' ');
-  return { status: STATUSES[i % STATUSES.length], amount: (i % 100_000) / 100, customer: `customer-${String(i % 50_000).padStart(5, '0')}`, note: words.slice(0, 127) };
+  return {
+    status: STATUSES[i % STATUSES.length],
+    amount: (i % 100_000) / 100,
+    customer: `customer-${String(i % 50_000).padStart(5, '0')}`,
+    note: words.slice(0, 127),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -122,16 +129,23 @@ const verdict = (judged, pass) => (judged ? (pass ? 'PASS' : 'FAIL') : 'INFO');
 function api(server) {
   const headers = { authorization: `Bearer ${server.token}`, accept: MEDIA, 'content-type': MEDIA };
   return async (method, url, body) => {
-    const response = await fetch(`${server.baseUrl}${url}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const response = await fetch(`${server.baseUrl}${url}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await response.text();
-    if (response.status < 200 || response.status > 299) throw new Error(`${method} ${url} answered ${response.status}: ${text.slice(0, 400)}`);
+    if (response.status < 200 || response.status > 299)
+      throw new Error(`${method} ${url} answered ${response.status}: ${text.slice(0, 400)}`);
     return text ? JSON.parse(text) : null;
   };
 }
 
 /** `POST /api/v1/stores` (JSON:API envelope): the store's id. */
 async function createStore(call, name, slug) {
-  const created = await call('POST', '/api/v1/stores', { data: { type: 'store', attributes: { name, slug, description: 'bench/stores.mjs', schema: SCHEMA, row_cap: settings.rowCap } } });
+  const created = await call('POST', '/api/v1/stores', {
+    data: { type: 'store', attributes: { name, slug, description: 'bench/stores.mjs', schema: SCHEMA, row_cap: settings.rowCap } },
+  });
   return created.data.id;
 }
 
@@ -180,7 +194,9 @@ function sampleMemory(pid) {
 }
 
 const describeMemory = (memory) =>
-  memory ? `VmRSS ${mb(memory.baseline.rss)} before, peak ${mb(memory.peak.rss)} (+${mb(memory.growth.rss)}); of it anonymous memory +${mb(memory.growth.anon)}, mapped files +${mb(memory.growth.file)}; ${memory.samples} samples every ${memory.intervalMs} ms` : 'not measured (no /proc)';
+  memory
+    ? `VmRSS ${mb(memory.baseline.rss)} before, peak ${mb(memory.peak.rss)} (+${mb(memory.growth.rss)}); of it anonymous memory +${mb(memory.growth.anon)}, mapped files +${mb(memory.growth.file)}; ${memory.samples} samples every ${memory.intervalMs} ms`
+    : 'not measured (no /proc)';
 
 /** Prints one figure as it is measured (PASS/FAIL beside a target) and returns it as a report row. */
 function figure(row) {
@@ -197,7 +213,10 @@ function figure(row) {
 const MAX_PUTS_PER_SECOND = 50_000;
 
 function keyPaths(storeId, prefix, seconds) {
-  return Array.from({ length: seconds * MAX_PUTS_PER_SECOND }, (_, i) => `/api/v1/stores/${storeId}/rows/${prefix}-${String(i).padStart(7, '0')}`);
+  return Array.from(
+    { length: seconds * MAX_PUTS_PER_SECOND },
+    (_, i) => `/api/v1/stores/${storeId}/rows/${prefix}-${String(i).padStart(7, '0')}`,
+  );
 }
 
 async function putRun(server, storeId, { label, prefix, connections, seconds }) {
@@ -214,7 +233,8 @@ async function putRun(server, storeId, { label, prefix, connections, seconds }) 
     warmup: 0,
   });
   // In-flight requests at the end are sent but not counted: they too must have had a fresh key.
-  if (result.requests + connections > paths.length) throw new Error(`${label}: ${result.requests} requests used up the ${paths.length} distinct keys; raise MAX_PUTS_PER_SECOND`);
+  if (result.requests + connections > paths.length)
+    throw new Error(`${label}: ${result.requests} requests used up the ${paths.length} distinct keys; raise MAX_PUTS_PER_SECOND`);
   server.loadSpans.push(result.span);
   return result;
 }
@@ -230,24 +250,52 @@ async function measurePuts(dialect, server, call, baselines) {
   const one = await putRun(server, storeId, { label: 'PUT (1 connection)', prefix: 'one', connections: 1, seconds: duration });
   console.log(`${whole(one.requestsPerSecond)} rows/s`);
   const rows = [
-    figure({ benchmark: 'PUT /stores/:id/rows/:key, new key each, 1 connection: latency', goal: '', measured: `p50 ${acMs(one.p50)}, p99 ${acMs(one.p99)} (${whole(one.requestsPerSecond)} rows/s: ${ms(1000 / one.requestsPerSecond)} a write on average)`, verdict: 'INFO' }),
+    figure({
+      benchmark: 'PUT /stores/:id/rows/:key, new key each, 1 connection: latency',
+      goal: '',
+      measured: `p50 ${acMs(one.p50)}, p99 ${acMs(one.p99)} (${whole(one.requestsPerSecond)} rows/s: ${ms(1000 / one.requestsPerSecond)} a write on average)`,
+      verdict: 'INFO',
+    }),
   ];
 
   // The baselines, right before the 16-connection run, at the same connection count.
   const bare = {};
   for (const baseline of baselines) {
     bare[baseline.id] = await measure({ label: baseline.id, url: baseline.url, connections, duration, warmup });
-    rows.push(figure({ process: 'bare', benchmark: `${baseline.label}, ${connections} connections`, goal: '', measured: `${whole(bare[baseline.id].requestsPerSecond)} req/s (p99 ${acMs(bare[baseline.id].p99)})`, verdict: 'INFO' }));
+    rows.push(
+      figure({
+        process: 'bare',
+        benchmark: `${baseline.label}, ${connections} connections`,
+        goal: '',
+        measured: `${whole(bare[baseline.id].requestsPerSecond)} req/s (p99 ${acMs(bare[baseline.id].p99)})`,
+        verdict: 'INFO',
+      }),
+    );
   }
 
   process.stdout.write(`  PUT, ${connections} connections: ${warmup} s warm-up + ${duration} s ... `);
-  const warm16 = await putRun(server, storeId, { label: `PUT warm-up (${connections} connections)`, prefix: 'warm16', connections, seconds: warmup });
+  const warm16 = await putRun(server, storeId, {
+    label: `PUT warm-up (${connections} connections)`,
+    prefix: 'warm16',
+    connections,
+    seconds: warmup,
+  });
   const many = await putRun(server, storeId, { label: `PUT (${connections} connections)`, prefix: 'many', connections, seconds: duration });
   console.log(`${whole(many.requestsPerSecond)} rows/s`);
   const ratio = many.requestsPerSecond / bare.bare.requestsPerSecond;
   rows.push(
-    figure({ benchmark: `PUT /stores/:id/rows/:key, new key each, ${connections} connections: rows written per second`, goal: judged ? `>= ${whole(TARGETS.putRowsPerSecond)} rows/s` : `(SQLite's: >= ${whole(TARGETS.putRowsPerSecond)} rows/s)`, measured: `${whole(many.requestsPerSecond)} rows/s (p50 ${acMs(many.p50)}, p99 ${acMs(many.p99)})`, verdict: verdict(judged, many.requestsPerSecond >= TARGETS.putRowsPerSecond) }),
-    figure({ benchmark: `Ratio: PUT rows/s / bare Fastify req/s, ${connections} connections`, goal: '', measured: `${(ratio * 100).toFixed(1)}%`, verdict: 'INFO' }),
+    figure({
+      benchmark: `PUT /stores/:id/rows/:key, new key each, ${connections} connections: rows written per second`,
+      goal: judged ? `>= ${whole(TARGETS.putRowsPerSecond)} rows/s` : `(SQLite's: >= ${whole(TARGETS.putRowsPerSecond)} rows/s)`,
+      measured: `${whole(many.requestsPerSecond)} rows/s (p50 ${acMs(many.p50)}, p99 ${acMs(many.p99)})`,
+      verdict: verdict(judged, many.requestsPerSecond >= TARGETS.putRowsPerSecond),
+    }),
+    figure({
+      benchmark: `Ratio: PUT rows/s / bare Fastify req/s, ${connections} connections`,
+      goal: '',
+      measured: `${(ratio * 100).toFixed(1)}%`,
+      verdict: 'INFO',
+    }),
   );
 
   // Every answered PUT inserted: the store holds a row per request (plus those still in flight
@@ -256,7 +304,10 @@ async function measurePuts(dialect, server, call, baselines) {
   const answered = runs.reduce((sum, run) => sum + run.requests, 0);
   const inFlight = 1 + 1 + connections + connections;
   const { rowCount } = await storeState(call, storeId);
-  if (rowCount < answered || rowCount > answered + inFlight) throw new Error(`the store holds ${rowCount} rows after ${answered} answered PUTs of new keys (at most ${inFlight} more were in flight)`);
+  if (rowCount < answered || rowCount > answered + inFlight)
+    throw new Error(
+      `the store holds ${rowCount} rows after ${answered} answered PUTs of new keys (at most ${inFlight} more were in flight)`,
+    );
 
   return {
     rows,
@@ -266,7 +317,17 @@ async function measurePuts(dialect, server, call, baselines) {
       `Bare Fastify 5 and bare node:http (hello world JSON, logger off) measured just before, ${duration} s each at ${connections} connections after a ${warmup} s warm-up: ${whole(bare.bare.requestsPerSecond)} and ${whole(bare['node-http'].requestsPerSecond)} req/s; the PUT rate is ${(ratio * 100).toFixed(1)}% of bare Fastify's.`,
       `Checked afterwards: the store holds ${whole(rowCount)} rows for ${whole(answered)} answered writes (each run may leave up to one in-flight write per connection uncounted).`,
     ],
-    raw: { storeId, oneConnection: strip(one), warmupOneConnection: strip(warm1), manyConnections: strip(many), warmupManyConnections: strip(warm16), baselines: Object.fromEntries(Object.entries(bare).map(([id, run]) => [id, strip(run)])), ratioToBareFastify: ratio, rowCount, answered },
+    raw: {
+      storeId,
+      oneConnection: strip(one),
+      warmupOneConnection: strip(warm1),
+      manyConnections: strip(many),
+      warmupManyConnections: strip(warm16),
+      baselines: Object.fromEntries(Object.entries(bare).map(([id, run]) => [id, strip(run)])),
+      ratioToBareFastify: ratio,
+      rowCount,
+      answered,
+    },
   };
 }
 
@@ -280,7 +341,14 @@ const strip = ({ raw, ...run }) => ({ ...run, latency: raw.latency, requestsStat
 
 /** Writes the NDJSON dump of `count` rows (header line first) and returns its size in bytes. */
 function writeDumpFile(file, count) {
-  const header = { format: 'service-store/v1', name: 'Bench restored', slug: 'bench-restored', description: 'bench/stores.mjs', schema: SCHEMA, row_cap: settings.rowCap };
+  const header = {
+    format: 'service-store/v1',
+    name: 'Bench restored',
+    slug: 'bench-restored',
+    description: 'bench/stores.mjs',
+    schema: SCHEMA,
+    row_cap: settings.rowCap,
+  };
   const fd = fs.openSync(file, 'w');
   try {
     fs.writeSync(fd, `${JSON.stringify(header)}\n`);
@@ -304,20 +372,29 @@ function writeDumpFile(file, count) {
 /** Streams the file to the restore route; resolves with the answer's status and parsed body. */
 function streamRestore(server, file, slug) {
   return new Promise((resolve, reject) => {
-    const request = http.request(`${server.baseUrl}/api/v1/stores/restore?slug=${encodeURIComponent(slug)}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${server.token}`, 'content-type': NDJSON, accept: MEDIA, 'content-length': fs.statSync(file).size },
-    }, (response) => {
-      const chunks = [];
-      response.setEncoding('utf8');
-      response.on('data', (chunk) => chunks.push(chunk));
-      response.on('end', () => {
-        const text = chunks.join('');
-        if (response.statusCode !== 201) reject(new Error(`POST /stores/restore answered ${response.statusCode}: ${text.slice(0, 400)}`));
-        else resolve(JSON.parse(text));
-      });
-      response.on('error', reject);
-    });
+    const request = http.request(
+      `${server.baseUrl}/api/v1/stores/restore?slug=${encodeURIComponent(slug)}`,
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${server.token}`,
+          'content-type': NDJSON,
+          accept: MEDIA,
+          'content-length': fs.statSync(file).size,
+        },
+      },
+      (response) => {
+        const chunks = [];
+        response.setEncoding('utf8');
+        response.on('data', (chunk) => chunks.push(chunk));
+        response.on('end', () => {
+          const text = chunks.join('');
+          if (response.statusCode !== 201) reject(new Error(`POST /stores/restore answered ${response.statusCode}: ${text.slice(0, 400)}`));
+          else resolve(JSON.parse(text));
+        });
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
     pipeline(fs.createReadStream(file), request).catch(reject);
   });
@@ -339,7 +416,9 @@ async function restoreFile(server, file, slug) {
   // The answer (DESIGN.md): the new store's document and meta {rows_imported, rows_failed, failures, duplicates}.
   const { data, meta } = report;
   if (meta.rows_imported !== expected || meta.rows_failed !== 0 || meta.duplicates.length !== 0 || data.attributes.row_count !== expected) {
-    throw new Error(`the restore's report does not account for ${expected} rows: ${JSON.stringify({ data, meta: { ...meta, failures: meta.failures.slice(0, 3), duplicates: meta.duplicates.slice(0, 3) } })}`);
+    throw new Error(
+      `the restore's report does not account for ${expected} rows: ${JSON.stringify({ data, meta: { ...meta, failures: meta.failures.slice(0, 3), duplicates: meta.duplicates.slice(0, 3) } })}`,
+    );
   }
   return { report, seconds, rss };
 }
@@ -351,8 +430,20 @@ async function measureRestore(dialect, server, dumpFile) {
   const rate = settings.rows / seconds;
   console.log(`${seconds.toFixed(2)} s`);
   const rows = [
-    figure({ benchmark: `POST /stores/restore, ${whole(settings.rows)} rows streamed: rows imported per second`, goal: judged ? `>= ${whole(TARGETS.restoreRowsPerSecond)} rows/s` : `(SQLite's: >= ${whole(TARGETS.restoreRowsPerSecond)} rows/s)`, measured: `${whole(rate)} rows/s (${seconds.toFixed(2)} s)`, verdict: verdict(judged, rate >= TARGETS.restoreRowsPerSecond) }),
-    figure({ benchmark: 'POST /stores/restore: peak RSS growth of the server', goal: `<= ${TARGETS.restoreRssMb} MB`, measured: rss ? `+${mb(rss.growth.rss)} (anonymous +${mb(rss.growth.anon)}, mapped files +${mb(rss.growth.file)})` : 'not measured (no /proc)', verdict: rss ? verdict(true, rss.growth.rss <= TARGETS.restoreRssMb * 1e6) : 'INFO' }),
+    figure({
+      benchmark: `POST /stores/restore, ${whole(settings.rows)} rows streamed: rows imported per second`,
+      goal: judged ? `>= ${whole(TARGETS.restoreRowsPerSecond)} rows/s` : `(SQLite's: >= ${whole(TARGETS.restoreRowsPerSecond)} rows/s)`,
+      measured: `${whole(rate)} rows/s (${seconds.toFixed(2)} s)`,
+      verdict: verdict(judged, rate >= TARGETS.restoreRowsPerSecond),
+    }),
+    figure({
+      benchmark: 'POST /stores/restore: peak RSS growth of the server',
+      goal: `<= ${TARGETS.restoreRssMb} MB`,
+      measured: rss
+        ? `+${mb(rss.growth.rss)} (anonymous +${mb(rss.growth.anon)}, mapped files +${mb(rss.growth.file)})`
+        : 'not measured (no /proc)',
+      verdict: rss ? verdict(true, rss.growth.rss <= TARGETS.restoreRssMb * 1e6) : 'INFO',
+    }),
   ];
   return {
     rows,
@@ -362,7 +453,17 @@ async function measureRestore(dialect, server, dumpFile) {
       `The answer: ${whole(report.meta.rows_imported)} rows imported, ${report.meta.rows_failed} failed, ${report.meta.duplicates.length} duplicate keys; the new store holds ${whole(report.data.attributes.row_count)} rows.`,
       `Server memory (\`/proc/<pid>/status\`, sampled from just before the request to its answer): ${describeMemory(rss)}.`,
     ],
-    raw: { storeId: report.data.id, seconds, rowsPerSecond: rate, report: { store: report.data, meta: { ...report.meta, failures: report.meta.failures.slice(0, 10), duplicates: report.meta.duplicates.slice(0, 10) } }, memory: rss, file: { bytes: dumpFile.bytes, rowBytes: dumpFile.rowBytes, lineBytes: dumpFile.lineBytes } },
+    raw: {
+      storeId: report.data.id,
+      seconds,
+      rowsPerSecond: rate,
+      report: {
+        store: report.data,
+        meta: { ...report.meta, failures: report.meta.failures.slice(0, 10), duplicates: report.meta.duplicates.slice(0, 10) },
+      },
+      memory: rss,
+      file: { bytes: dumpFile.bytes, rowBytes: dumpFile.rowBytes, lineBytes: dumpFile.lineBytes },
+    },
   };
 }
 
@@ -373,25 +474,31 @@ async function measureRestore(dialect, server, dumpFile) {
 
 function streamDump(server, storeId) {
   return new Promise((resolve, reject) => {
-    const request = http.get(`${server.baseUrl}/api/v1/stores/${storeId}/dump?format=ndjson`, { headers: { authorization: `Bearer ${server.token}` } }, (response) => {
-      if (response.statusCode !== 200) {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk) => (text += chunk));
-        response.on('end', () => reject(new Error(`GET /stores/:id/dump answered ${response.statusCode}: ${text.slice(0, 400)}`)));
-        return;
-      }
-      let lines = 0;
-      let bytes = 0;
-      let head = '';
-      response.on('data', (chunk) => {
-        bytes += chunk.length;
-        if (lines < 2 && head.length < 64 * 1024) head += chunk.toString('utf8', 0, Math.min(chunk.length, 64 * 1024));
-        for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) lines += 1;
-      });
-      response.on('end', () => resolve({ lines, bytes, contentType: response.headers['content-type'], head: head.split('\n').slice(0, 2) }));
-      response.on('error', reject);
-    });
+    const request = http.get(
+      `${server.baseUrl}/api/v1/stores/${storeId}/dump?format=ndjson`,
+      { headers: { authorization: `Bearer ${server.token}` } },
+      (response) => {
+        if (response.statusCode !== 200) {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk) => (text += chunk));
+          response.on('end', () => reject(new Error(`GET /stores/:id/dump answered ${response.statusCode}: ${text.slice(0, 400)}`)));
+          return;
+        }
+        let lines = 0;
+        let bytes = 0;
+        let head = '';
+        response.on('data', (chunk) => {
+          bytes += chunk.length;
+          if (lines < 2 && head.length < 64 * 1024) head += chunk.toString('utf8', 0, Math.min(chunk.length, 64 * 1024));
+          for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) lines += 1;
+        });
+        response.on('end', () =>
+          resolve({ lines, bytes, contentType: response.headers['content-type'], head: head.split('\n').slice(0, 2) }),
+        );
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
   });
 }
@@ -409,14 +516,28 @@ async function measureDump(dialect, server, storeId) {
   }
   const seconds = (performance.now() - started) / 1000;
   console.log(`${seconds.toFixed(2)} s`);
-  if (dump.lines !== settings.rows + 1) throw new Error(`the dump has ${dump.lines} lines, expected ${settings.rows + 1} (header + one per row)`);
+  if (dump.lines !== settings.rows + 1)
+    throw new Error(`the dump has ${dump.lines} lines, expected ${settings.rows + 1} (header + one per row)`);
   const header = JSON.parse(dump.head[0]);
   const first = JSON.parse(dump.head[1]);
-  if (header.format !== 'service-store/v1' || header.row_cap !== settings.rowCap || first.key !== keyOf(0)) throw new Error(`the dump starts ${dump.head.join(' / ').slice(0, 400)}`);
+  if (header.format !== 'service-store/v1' || header.row_cap !== settings.rowCap || first.key !== keyOf(0))
+    throw new Error(`the dump starts ${dump.head.join(' / ').slice(0, 400)}`);
   const rate = settings.rows / seconds;
   const rows = [
-    figure({ benchmark: `GET /stores/:id/dump?format=ndjson, ${whole(settings.rows)} rows read as a stream: rows per second`, goal: `>= ${whole(TARGETS.dumpRowsPerSecond)} rows/s`, measured: `${whole(rate)} rows/s (${seconds.toFixed(2)} s, ${mb(dump.bytes)})`, verdict: verdict(true, rate >= TARGETS.dumpRowsPerSecond) }),
-    figure({ benchmark: 'GET /stores/:id/dump: peak RSS growth of the server', goal: 'reported (should stay flat)', measured: rss ? `+${mb(rss.growth.rss)} (anonymous +${mb(rss.growth.anon)}, mapped files +${mb(rss.growth.file)})` : 'not measured (no /proc)', verdict: 'INFO' }),
+    figure({
+      benchmark: `GET /stores/:id/dump?format=ndjson, ${whole(settings.rows)} rows read as a stream: rows per second`,
+      goal: `>= ${whole(TARGETS.dumpRowsPerSecond)} rows/s`,
+      measured: `${whole(rate)} rows/s (${seconds.toFixed(2)} s, ${mb(dump.bytes)})`,
+      verdict: verdict(true, rate >= TARGETS.dumpRowsPerSecond),
+    }),
+    figure({
+      benchmark: 'GET /stores/:id/dump: peak RSS growth of the server',
+      goal: 'reported (should stay flat)',
+      measured: rss
+        ? `+${mb(rss.growth.rss)} (anonymous +${mb(rss.growth.anon)}, mapped files +${mb(rss.growth.file)})`
+        : 'not measured (no /proc)',
+      verdict: 'INFO',
+    }),
   ];
   return {
     rows,
@@ -435,7 +556,15 @@ async function measureDump(dialect, server, storeId) {
 
 async function latencyOf(server, label, pathAndQuery) {
   const run = (duration) =>
-    latencyLoop({ origin: server.baseUrl, path: pathAndQuery, method: 'GET', headers: { authorization: `Bearer ${server.token}`, accept: MEDIA }, connections: 1, duration, expectStatus: 200 });
+    latencyLoop({
+      origin: server.baseUrl,
+      path: pathAndQuery,
+      method: 'GET',
+      headers: { authorization: `Bearer ${server.token}`, accept: MEDIA },
+      connections: 1,
+      duration,
+      expectStatus: 200,
+    });
   const warm = await run(settings.warmupSeconds);
   const from = monotonicMicros();
   const measured = await run(settings.durationSeconds);
@@ -454,7 +583,9 @@ async function storeRowsStatistics(url) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query("select n_live_tup, n_mod_since_analyze, last_analyze, last_autoanalyze from pg_stat_user_tables where relname = 'store_rows'");
+    const { rows } = await client.query(
+      "select n_live_tup, n_mod_since_analyze, last_analyze, last_autoanalyze from pg_stat_user_tables where relname = 'store_rows'",
+    );
     return rows[0] ?? null;
   } finally {
     await client.end();
@@ -462,7 +593,9 @@ async function storeRowsStatistics(url) {
 }
 
 const describeStatistics = (stats) =>
-  stats ? `${whole(Number(stats.n_live_tup))} live rows, ${whole(Number(stats.n_mod_since_analyze))} changed since the last analyze, last analyzed ${stats.last_autoanalyze ?? stats.last_analyze ? new Date(stats.last_autoanalyze ?? stats.last_analyze).toISOString() : 'never'}` : 'not available';
+  stats
+    ? `${whole(Number(stats.n_live_tup))} live rows, ${whole(Number(stats.n_mod_since_analyze))} changed since the last analyze, last analyzed ${(stats.last_autoanalyze ?? stats.last_analyze) ? new Date(stats.last_autoanalyze ?? stats.last_analyze).toISOString() : 'never'}`
+    : 'not available';
 
 async function measureRowList(dialect, server, call, storeId, databaseUrl) {
   const { page, pageLimit, durationSeconds: duration, warmupSeconds: warmup } = settings;
@@ -471,7 +604,14 @@ async function measureRowList(dialect, server, call, storeId, databaseUrl) {
   process.stdout.write(`  first page: ${warmup} s warm-up + ${duration} s, 1 connection ... `);
   const first = await latencyOf(server, 'first page', firstPath);
   console.log(`${whole(first.count)} requests`);
-  const rows = [figure({ benchmark: `GET /stores/:id/rows?page[limit]=${pageLimit} at ${whole(settings.rows)} rows, first page, 1 connection: p99`, goal: `<= ${TARGETS.listP99Ms} ms`, measured: `${ms(first.p99)} (p50 ${ms(first.p50)})`, verdict: verdict(true, first.p99 <= TARGETS.listP99Ms) })];
+  const rows = [
+    figure({
+      benchmark: `GET /stores/:id/rows?page[limit]=${pageLimit} at ${whole(settings.rows)} rows, first page, 1 connection: p99`,
+      goal: `<= ${TARGETS.listP99Ms} ms`,
+      measured: `${ms(first.p99)} (p50 ${ms(first.p50)})`,
+      verdict: verdict(true, first.p99 <= TARGETS.listP99Ms),
+    }),
+  ];
 
   // Walk to page `page`: links.next of page k is page k + 1's URL. Every page is checked full.
   process.stdout.write(`  following links.next ${whole(page - 1)} times ... `);
@@ -483,31 +623,52 @@ async function measureRowList(dialect, server, call, storeId, databaseUrl) {
     const next = new URL(document.links.next);
     pathAndQuery = `${next.pathname}${next.search}`;
     document = await call('GET', pathAndQuery);
-    if (k % 1000 === 0 && k < page) process.stdout.write(`page ${whole(k)} (${((performance.now() - walkStarted) / 1000).toFixed(1)} s) ... `);
+    if (k % 1000 === 0 && k < page)
+      process.stdout.write(`page ${whole(k)} (${((performance.now() - walkStarted) / 1000).toFixed(1)} s) ... `);
   }
   const walkSeconds = (performance.now() - walkStarted) / 1000;
   // The feed is in (updated_at, key) order, which the dump file made key order: page `page`
   // starts with row (page - 1) * limit.
   const expectedKey = keyOf((page - 1) * pageLimit);
-  if (document.data.length !== pageLimit || document.data[0].id !== expectedKey) throw new Error(`page ${page} starts with ${document.data[0]?.id} (${document.data.length} rows), expected ${expectedKey}`);
+  if (document.data.length !== pageLimit || document.data[0].id !== expectedKey)
+    throw new Error(`page ${page} starts with ${document.data[0]?.id} (${document.data.length} rows), expected ${expectedKey}`);
   console.log(`${walkSeconds.toFixed(1)} s (${ms((walkSeconds * 1000) / page)} a page)`);
 
   process.stdout.write(`  page ${whole(page)}: ${warmup} s warm-up + ${duration} s, 1 connection ... `);
   const deep = await latencyOf(server, `page ${page}`, pathAndQuery);
   console.log(`${whole(deep.count)} requests`);
   const statsAfter = databaseUrl ? await storeRowsStatistics(databaseUrl) : null;
-  if (databaseUrl) console.log(`  PostgreSQL's statistics of store_rows before the first page: ${describeStatistics(statsBefore)}; after page ${whole(page)}: ${describeStatistics(statsAfter)}`);
-  rows.push(figure({ benchmark: `GET /stores/:id/rows?page[limit]=${pageLimit} at ${whole(settings.rows)} rows, page ${whole(page)} (its links.next URL), 1 connection: p99`, goal: `<= ${TARGETS.listP99Ms} ms`, measured: `${ms(deep.p99)} (p50 ${ms(deep.p50)})`, verdict: verdict(true, deep.p99 <= TARGETS.listP99Ms) }));
+  if (databaseUrl)
+    console.log(
+      `  PostgreSQL's statistics of store_rows before the first page: ${describeStatistics(statsBefore)}; after page ${whole(page)}: ${describeStatistics(statsAfter)}`,
+    );
+  rows.push(
+    figure({
+      benchmark: `GET /stores/:id/rows?page[limit]=${pageLimit} at ${whole(settings.rows)} rows, page ${whole(page)} (its links.next URL), 1 connection: p99`,
+      goal: `<= ${TARGETS.listP99Ms} ms`,
+      measured: `${ms(deep.p99)} (p50 ${ms(deep.p50)})`,
+      verdict: verdict(true, deep.p99 <= TARGETS.listP99Ms),
+    }),
+  );
 
   return {
     rows,
     details: [
       `The change feed of the restored store (\`page[limit]\` is the feed's page size parameter; \`page[size]\` is refused with 400). Requests one after another on one keep-alive connection (bench/lib/latency-loop.mjs: undici, timed with hrtime from the request to the last byte of the body), ${warmup} s of warm-up, then ${duration} s measured, each answer checked 200.`,
       `First page: ${whole(first.count)} requests, p50 ${ms(first.p50)}, p90 ${ms(first.p90)}, p99 ${ms(first.p99)}, max ${ms(first.max)}.`,
-      ...(databaseUrl ? [`PostgreSQL's statistics of \`store_rows\` (\`pg_stat_user_tables\`, read from the database, not through serve) before the first page: ${describeStatistics(statsBefore)}; after page ${whole(page)}: ${describeStatistics(statsAfter)}. Until the table is analyzed after the restore, the planner may read every row of the store for a page (a bitmap scan of the feed index, then a sort) instead of walking the index in order.`] : []),
+      ...(databaseUrl
+        ? [
+            `PostgreSQL's statistics of \`store_rows\` (\`pg_stat_user_tables\`, read from the database, not through serve) before the first page: ${describeStatistics(statsBefore)}; after page ${whole(page)}: ${describeStatistics(statsAfter)}. Until the table is analyzed after the restore, the planner may read every row of the store for a page (a bitmap scan of the feed index, then a sort) instead of walking the index in order.`,
+          ]
+        : []),
       `Page ${whole(page)}: reached by following \`links.next\` ${whole(page - 1)} times from the first page (${walkSeconds.toFixed(1)} s, ${ms((walkSeconds * 1000) / page)} a page including the client's parsing; every page held ${pageLimit} rows, and page ${whole(page)} starts at \`${expectedKey}\`, as the feed's order says), then that URL (its cursor) asked repeatedly: ${whole(deep.count)} requests, p50 ${ms(deep.p50)}, p90 ${ms(deep.p90)}, p99 ${ms(deep.p99)}, max ${ms(deep.max)}.`,
     ],
-    raw: { firstPage: first, deepPage: { page, ...deep }, walk: { pages: page, seconds: walkSeconds }, postgresStatistics: databaseUrl ? { before: statsBefore, after: statsAfter } : null },
+    raw: {
+      firstPage: first,
+      deepPage: { page, ...deep },
+      walk: { pages: page, seconds: walkSeconds },
+      postgresStatistics: databaseUrl ? { before: statsBefore, after: statsAfter } : null,
+    },
   };
 }
 
@@ -526,7 +687,13 @@ function webhookToCodeFigure() {
     const recorded = JSON.parse(fs.readFileSync(WEBHOOKS_RESULTS, 'utf8'));
     const section = recorded.sections.find((s) => s.number === 1 && s.process === 'serve');
     const wholeRun = section.raw.webhookPhases.map((p) => p.wholeRunPerSecond).sort((a, b) => a - b);
-    return { completedPerSecond: section.raw.completedPerSecond, wholeRunMedian: wholeRun[Math.floor(wholeRun.length / 2)], connections: section.raw.connections, date: recorded.settings.date, commit: recorded.settings.code?.commit ?? null };
+    return {
+      completedPerSecond: section.raw.completedPerSecond,
+      wholeRunMedian: wholeRun[Math.floor(wholeRun.length / 2)],
+      connections: section.raw.connections,
+      date: recorded.settings.date,
+      commit: recorded.settings.code?.commit ?? null,
+    };
   } catch {
     return null;
   }
@@ -554,24 +721,45 @@ async function measureWebhookToStore(dialect, server, call) {
   // The webhook node of the webhook benchmark (immediate, bearer), then one save_to_store step
   // inserting the delivered body under the execution's id: a key no other delivery has.
   const trigger = immediateGraph().nodes.find((node) => node.id === TRIGGER);
-  const save = { id: 'save', type: 'save_to_store', config: { store_id: storeId, key: '{{ execution.id }}', row: '{{ trigger.body }}', mode: 'insert' }, position: { x: 240, y: 0 } };
+  const save = {
+    id: 'save',
+    type: 'save_to_store',
+    config: { store_id: storeId, key: '{{ execution.id }}', row: '{{ trigger.body }}', mode: 'insert' },
+    position: { x: 240, y: 0 },
+  };
   const workflows = apiClient(server.baseUrl, server.token);
   const workflowId = await workflows.createWorkflow('bench: webhook -> save_to_store');
   const saved = await workflows.putGraph(workflowId, { nodes: [trigger, save], edges: [{ source: TRIGGER, target: 'save' }] });
   await workflows.activate(workflowId);
   const node = saved.graph.nodes.find((n) => n.id === TRIGGER);
   const token = saved.webhook_tokens?.[TRIGGER];
-  if (!node?.config.webhook_id || !token) throw new Error(`PUT /graph answered no webhook_id or token: ${JSON.stringify(saved).slice(0, 400)}`);
-  const target = { url: `${server.baseUrl}/webhooks/${node.config.webhook_id}`, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(rowOf(42)) };
+  if (!node?.config.webhook_id || !token)
+    throw new Error(`PUT /graph answered no webhook_id or token: ${JSON.stringify(saved).slice(0, 400)}`);
+  const target = {
+    url: `${server.baseUrl}/webhooks/${node.config.webhook_id}`,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(rowOf(42)),
+  };
 
   // One delivery first: answered 202 at once, and its row arrives.
   const answer = await fetch(target.url, { method: 'POST', headers: target.headers, body: target.body });
   const text = await answer.text();
-  if (answer.status !== 202 || !/"execution_id":"[0-9a-f-]{36}"/.test(text)) throw new Error(`the first delivery answered ${answer.status} ${text.slice(0, 300)}, expected 202 with an execution_id`);
+  if (answer.status !== 202 || !/"execution_id":"[0-9a-f-]{36}"/.test(text))
+    throw new Error(`the first delivery answered ${answer.status} ${text.slice(0, 300)}, expected 202 with an execution_id`);
   const checked = await drain(call, workflowId, storeId);
   if (checked.rowCount !== 1 || checked.completed !== 1) throw new Error(`after one delivery: ${JSON.stringify(checked)}`);
 
-  const load = (seconds, label) => measure({ label, url: target.url, headers: target.headers, method: 'POST', body: target.body, connections, duration: seconds, warmup: 0 });
+  const load = (seconds, label) =>
+    measure({
+      label,
+      url: target.url,
+      headers: target.headers,
+      method: 'POST',
+      body: target.body,
+      connections,
+      duration: seconds,
+      warmup: 0,
+    });
   process.stdout.write(`  warm-up: ${warmup} s at ${connections} connections, then drained ... `);
   await load(warmup, 'webhook -> save_to_store warm-up');
   const before = await drain(call, workflowId, storeId);
@@ -587,7 +775,10 @@ async function measureWebhookToStore(dialect, server, call) {
   const drainMs = performance.now() - drainStarted;
   const written = after.rowCount - before.rowCount;
   const completed = after.completed - before.completed;
-  if (written !== completed || written < result.requests) throw new Error(`${result.requests} deliveries answered 202, ${completed} executions completed, ${written} rows written: every completed execution must have written its row`);
+  if (written !== completed || written < result.requests)
+    throw new Error(
+      `${result.requests} deliveries answered 202, ${completed} executions completed, ${written} rows written: every completed execution must have written its row`,
+    );
   // The server and this process read the same system clock: the store's last write time ends the span.
   const seconds = (Date.parse(after.lastWriteAt) - loadStart) / 1000;
   const rate = written / seconds;
@@ -595,11 +786,18 @@ async function measureWebhookToStore(dialect, server, call) {
 
   const recorded = webhookToCodeFigure();
   const rows = [
-    figure({ benchmark: `\`immediate\` webhook -> save_to_store, ${connections} connections: executions completed (rows written) per second, load start to last row`, goal: '', measured: `${whole(rate)}/s (${whole(written)} rows in ${seconds.toFixed(2)} s; HTTP ${whole(result.requestsPerSecond)} answers/s)`, verdict: 'INFO' }),
+    figure({
+      benchmark: `\`immediate\` webhook -> save_to_store, ${connections} connections: executions completed (rows written) per second, load start to last row`,
+      goal: '',
+      measured: `${whole(rate)}/s (${whole(written)} rows in ${seconds.toFixed(2)} s; HTTP ${whole(result.requestsPerSecond)} answers/s)`,
+      verdict: 'INFO',
+    }),
     figure({
       benchmark: '`immediate` webhook -> code, serve on SQLite, as bench/results/webhooks.json recorded it',
       goal: '',
-      measured: recorded ? `${whole(recorded.completedPerSecond)}/s (whole runs incl. drain: ${whole(recorded.wholeRunMedian)}/s); save_to_store is ${((rate / recorded.completedPerSecond) * 100).toFixed(1)}% of it` : `not available (${path.relative(process.cwd(), WEBHOOKS_RESULTS)} missing or unreadable)`,
+      measured: recorded
+        ? `${whole(recorded.completedPerSecond)}/s (whole runs incl. drain: ${whole(recorded.wholeRunMedian)}/s); save_to_store is ${((rate / recorded.completedPerSecond) * 100).toFixed(1)}% of it`
+        : `not available (${path.relative(process.cwd(), WEBHOOKS_RESULTS)} missing or unreadable)`,
       verdict: 'INFO',
     }),
   ];
@@ -613,7 +811,22 @@ async function measureWebhookToStore(dialect, server, call) {
         ? `For comparison, \`immediate\` webhook -> code on serve (SQLite) in bench/results/webhooks.json (${recorded.date}${recorded.commit ? `, commit ${recorded.commit}` : ''}, ${recorded.connections} connections): ${whole(recorded.completedPerSecond)} completed/s, counted inside a window timed by the server's clock (load running before and after it), median of its rounds; its whole runs including the drain, which is closer to this method, ${whole(recorded.wholeRunMedian)}/s. That suite preloads its probe into serve.`
         : 'bench/results/webhooks.json was not available for the comparison.',
     ],
-    raw: { storeId, workflowId, connections, durationSeconds: duration, answers: result.requests, httpRequestsPerSecond: result.requestsPerSecond, httpP50Ms: result.p50, httpP99Ms: result.p99, executionsCompleted: completed, rowsWritten: written, seconds, completedPerSecond: rate, drainMs, webhookToCode: recorded },
+    raw: {
+      storeId,
+      workflowId,
+      connections,
+      durationSeconds: duration,
+      answers: result.requests,
+      httpRequestsPerSecond: result.requestsPerSecond,
+      httpP50Ms: result.p50,
+      httpP99Ms: result.p99,
+      executionsCompleted: completed,
+      rowsWritten: written,
+      seconds,
+      completedPerSecond: rate,
+      drainMs,
+      webhookToCode: recorded,
+    },
   };
 }
 
@@ -639,17 +852,24 @@ async function runDialect(dialect, baselines, dumpFile) {
     // serve names its database on its start line: the run is on the database it claims to be.
     const named = /database: (\w+)/.exec(fs.readFileSync(server.logFile, 'utf8'))?.[1];
     if (named !== dialect.id) throw new Error(`serve started on database "${named}", expected ${dialect.id}`);
-    console.log(`\n== ${dialect.label}: ${server.command} on ${server.baseUrl}${database ? ` (PostgreSQL ${database.version}, a fresh database)` : ''}`);
+    console.log(
+      `\n== ${dialect.label}: ${server.command} on ${server.baseUrl}${database ? ` (PostgreSQL ${database.version}, a fresh database)` : ''}`,
+    );
     const call = api(server);
     const target = { process: dialect.process, label: '', judged: true };
 
     await bench.section(1, 'PUT rows', () => measurePuts(dialect, server, call, baselines), target);
     let restoredId = null;
-    await bench.section(2, 'Restore', async () => {
-      const result = await measureRestore(dialect, server, dumpFile);
-      restoredId = result.raw.storeId;
-      return result;
-    }, target);
+    await bench.section(
+      2,
+      'Restore',
+      async () => {
+        const result = await measureRestore(dialect, server, dumpFile);
+        restoredId = result.raw.storeId;
+        return result;
+      },
+      target,
+    );
     // With BENCH_ONLY leaving out the restore, sections 3 and 4 still need its rows.
     if (restoredId === null && bench.only && (bench.only.has(3) || bench.only.has(4)) && !bench.only.has(2)) {
       console.log('  (restoring the rows sections 3 and 4 read; not measured)');
@@ -660,17 +880,32 @@ async function runDialect(dialect, baselines, dumpFile) {
       return restoredId;
     };
     await bench.section(3, 'Dump', () => measureDump(dialect, server, needRestored()), target);
-    await bench.section(4, 'Row list (change feed) at N rows', () => measureRowList(dialect, server, call, needRestored(), database?.url ?? null), target);
+    await bench.section(
+      4,
+      'Row list (change feed) at N rows',
+      () => measureRowList(dialect, server, call, needRestored(), database?.url ?? null),
+      target,
+    );
     await bench.section(5, 'webhook -> save_to_store', () => measureWebhookToStore(dialect, server, call), target);
   } finally {
     try {
       if (server) {
         const stopped = await server.stop();
-        servers[dialect.id] = { command: server.command, env: server.env, database: database ? `PostgreSQL ${database.version}` : 'SQLite', log: stopped.log, shutdownMs: stopped.shutdownMs };
-        console.log(`  serve (${dialect.label}) logged ${whole(stopped.log.lines)} lines (${mb(stopped.log.bytes)}, ${stopped.log.errors} errors) and exited 0 on SIGTERM after ${stopped.shutdownMs} ms`);
+        servers[dialect.id] = {
+          command: server.command,
+          env: server.env,
+          database: database ? `PostgreSQL ${database.version}` : 'SQLite',
+          log: stopped.log,
+          shutdownMs: stopped.shutdownMs,
+        };
+        console.log(
+          `  serve (${dialect.label}) logged ${whole(stopped.log.lines)} lines (${mb(stopped.log.bytes)}, ${stopped.log.errors} errors) and exited 0 on SIGTERM after ${stopped.shutdownMs} ms`,
+        );
         if (stopped.log.errors > 0) {
           bench.failed = true;
-          console.error(`ERROR: serve (${dialect.label}) logged ${stopped.log.errors} errors, e.g.\n${stopped.log.errorSamples.join('\n')}`);
+          console.error(
+            `ERROR: serve (${dialect.label}) logged ${stopped.log.errors} errors, e.g.\n${stopped.log.errorSamples.join('\n')}`,
+          );
         }
       }
     } finally {
@@ -703,7 +938,16 @@ try {
     } catch (error) {
       bench.failed = true;
       console.error(`ERROR on ${dialect.label}:`, error);
-      bench.sections.push({ number: 0, title: `${dialect.label} run`, process: dialect.process, rows: [{ process: dialect.process, benchmark: `${dialect.label} run`, goal: '', measured: `error: ${error.message}`, verdict: 'ERROR' }], details: [`Error: ${error.message}`], raw: { error: String(error.stack ?? error) } });
+      bench.sections.push({
+        number: 0,
+        title: `${dialect.label} run`,
+        process: dialect.process,
+        rows: [
+          { process: dialect.process, benchmark: `${dialect.label} run`, goal: '', measured: `error: ${error.message}`, verdict: 'ERROR' },
+        ],
+        details: [`Error: ${error.message}`],
+        raw: { error: String(error.stack ?? error) },
+      });
     }
   }
 } finally {
@@ -718,12 +962,26 @@ try {
 
 console.log('');
 const rows = bench.sections.flatMap((s) => s.rows);
-for (const row of rows) console.log(`${row.verdict.padEnd(5)} [${row.process}] ${row.benchmark}: ${row.goal ? `${row.goal} ` : ''}(measured ${row.measured})`);
-if (!ADMIN_URL) console.log('\nPostgreSQL not measured: set BENCH_DATABASE_URL (or SWITCHYARD_TEST_DATABASE_URL) to a maintenance database, e.g. postgres://postgres@127.0.0.1:5432/postgres');
-if (!FULL_SIZE) console.log(`\nResults not written (reduced size: BENCH_STORE_ROWS=${settings.rows}, the results are the ${whole(DEFAULT_ROWS)}-row run's).`);
+for (const row of rows)
+  console.log(`${row.verdict.padEnd(5)} [${row.process}] ${row.benchmark}: ${row.goal ? `${row.goal} ` : ''}(measured ${row.measured})`);
+if (!ADMIN_URL)
+  console.log(
+    '\nPostgreSQL not measured: set BENCH_DATABASE_URL (or SWITCHYARD_TEST_DATABASE_URL) to a maintenance database, e.g. postgres://postgres@127.0.0.1:5432/postgres',
+  );
+if (!FULL_SIZE)
+  console.log(
+    `\nResults not written (reduced size: BENCH_STORE_ROWS=${settings.rows}, the results are the ${whole(DEFAULT_ROWS)}-row run's).`,
+  );
 else if (bench.only) console.log('\nResults not written (BENCH_ONLY set).');
 else {
-  const report = { machine, machineAfter: machineFacts().loadAverage, settings: { ...settings, targets: TARGETS, postgres: Boolean(ADMIN_URL) }, servers, rows, sections: bench.sections.map(({ number, title, process: target, details, raw }) => ({ number, title, process: target, details, raw })) };
+  const report = {
+    machine,
+    machineAfter: machineFacts().loadAverage,
+    settings: { ...settings, targets: TARGETS, postgres: Boolean(ADMIN_URL) },
+    servers,
+    rows,
+    sections: bench.sections.map(({ number, title, process: target, details, raw }) => ({ number, title, process: target, details, raw })),
+  };
   const written = writeStoresReport(path.join(here, 'results'), report);
   console.log(`\nWrote ${written.map((file) => path.relative(process.cwd(), file)).join(' and ')}`);
 }

@@ -38,14 +38,35 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'sy-bench-triggers-'));
 const port = await freePort();
 // The defaults a user gets (log level info, every request logged to a file), but the rate limits:
 // counting at 10,000,000 a minute, never refusing, as in the other suites (bench/README.md).
-const env = { ...cleanEnvironment(), SWITCHYARD_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', SWITCHYARD_WEBHOOK_RATE_LIMIT: '10000000', SWITCHYARD_API_RATE_LIMIT: '10000000' };
+const env = {
+  ...cleanEnvironment(),
+  SWITCHYARD_DATA_DIR: dataDir,
+  PORT: String(port),
+  HOST: '127.0.0.1',
+  SWITCHYARD_WEBHOOK_RATE_LIMIT: '10000000',
+  SWITCHYARD_API_RATE_LIMIT: '10000000',
+};
 const logFile = path.join(dataDir, SERVE_LOG);
 const cli = (...args) => execFileSync(process.execPath, [main, ...args], { env, encoding: 'utf8' }).trim();
 
 cli('workspace', 'create', '--name', 'Bench', '--slug', 'bench', '--plan', 'pro');
 const token = JSON.parse(cli('token', 'create', '--workspace', 'bench', '--scope', 'build', '--json')).token;
 cli('app', 'set', 'slack', '--signing-secret', SECRET);
-cli('app', 'install', 'slack', '--workspace', 'bench', '--account-id', 'T0BENCH', '--bot-token', 'xoxb-bench', '--bot-user-id', 'U0BOT', '--bot-id', 'B0BOT');
+cli(
+  'app',
+  'install',
+  'slack',
+  '--workspace',
+  'bench',
+  '--account-id',
+  'T0BENCH',
+  '--bot-token',
+  'xoxb-bench',
+  '--bot-user-id',
+  'U0BOT',
+  '--bot-id',
+  'B0BOT',
+);
 
 const logFd = openSync(logFile, 'a');
 const server = spawn(process.execPath, [main, 'serve'], { env, stdio: ['ignore', logFd, logFd] });
@@ -79,12 +100,30 @@ let sequence = 0;
 const sent = new Set();
 function signedEvent(eventId, retry) {
   const body = JSON.stringify({
-    token: 'x', team_id: 'T0BENCH', api_app_id: 'A0BENCH', type: 'event_callback', event_id: eventId, event_time: 1_793_491_200,
-    event: { type: 'message', user: 'U0HUMAN', text: `hello ${eventId}`, ts: `1793491200.${eventId.slice(2).padStart(6, '0')}`, channel: 'C0BENCH', channel_type: 'channel', event_ts: '1793491200.000001' },
+    token: 'x',
+    team_id: 'T0BENCH',
+    api_app_id: 'A0BENCH',
+    type: 'event_callback',
+    event_id: eventId,
+    event_time: 1_793_491_200,
+    event: {
+      type: 'message',
+      user: 'U0HUMAN',
+      text: `hello ${eventId}`,
+      ts: `1793491200.${eventId.slice(2).padStart(6, '0')}`,
+      channel: 'C0BENCH',
+      channel_type: 'channel',
+      event_ts: '1793491200.000001',
+    },
   });
   const ts = Math.floor(Date.now() / 1000);
   const signature = `v0=${createHmac('sha256', SECRET).update(`v0:${ts}:${body}`).digest('hex')}`;
-  const headers = { 'content-type': 'application/json', 'x-slack-request-timestamp': String(ts), 'x-slack-signature': signature, ...(retry ? { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' } : {}) };
+  const headers = {
+    'content-type': 'application/json',
+    'x-slack-request-timestamp': String(ts),
+    'x-slack-signature': signature,
+    ...(retry ? { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' } : {}),
+  };
   return { method: 'POST', path: '/webhooks/inbound/slack', headers, body };
 }
 const setupRequest = () => {
@@ -96,7 +135,9 @@ const setupRequest = () => {
 };
 const run = (duration) =>
   new Promise((resolve, reject) => {
-    autocannon({ url: origin, connections: settings.connections, duration, requests: [{ setupRequest }] }, (error, result) => (error ? reject(error) : resolve(result)));
+    autocannon({ url: origin, connections: settings.connections, duration, requests: [{ setupRequest }] }, (error, result) =>
+      error ? reject(error) : resolve(result),
+    );
   });
 
 const loadBefore = os.loadavg().map((v) => Number(v.toFixed(2)));
@@ -127,8 +168,22 @@ const figures = {
   dedupeKeys: keys,
   duplicateExecutions: executions - keys,
 };
-const verdict = failures.errors + failures.timeouts + failures.non2xx === 0 && log.errors === 0 && figures.ackP99Ms <= settings.targetP99Ms && executions === keys ? 'met' : 'not met';
-const report = { machine: machineFacts(), settings, loadAverage: { before: loadBefore, after: loadAfter }, failures, figures, verdict, log: { bytes: log.bytes, lines: log.lines, errors: log.errors, errorSamples: log.errorSamples } };
+const verdict =
+  failures.errors + failures.timeouts + failures.non2xx === 0 &&
+  log.errors === 0 &&
+  figures.ackP99Ms <= settings.targetP99Ms &&
+  executions === keys
+    ? 'met'
+    : 'not met';
+const report = {
+  machine: machineFacts(),
+  settings,
+  loadAverage: { before: loadBefore, after: loadAfter },
+  failures,
+  figures,
+  verdict,
+  log: { bytes: log.bytes, lines: log.lines, errors: log.errors, errorSamples: log.errorSamples },
+};
 writeFileSync(path.join(here, 'results', 'triggers.json'), `${JSON.stringify(report, null, 2)}\n`);
 const md = `# Platform triggers benchmark (Slack events)
 

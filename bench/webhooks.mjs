@@ -41,9 +41,22 @@ const log = (line) => console.log(line);
 
 const { rounds, warmupSeconds: warmup, durationSeconds: duration, connections } = settings;
 const BENCHMARKS = [
-  [1, 'Immediate-mode throughput', ({ session, endpoints, baselines }) => measureImmediateThroughput(session, endpoints.immediate, baselines, { rounds, warmup, duration, connections, log })],
-  [2, 'respond_step answer latency', ({ session, endpoints }) => measureSyncLatency(session, endpoints.respondStep, { rounds, warmup, duration, log })],
-  [3, '200 concurrent connections, respond_step', ({ session, endpoints }) => measureManyConnections(session, endpoints.respondStep, { rounds, warmup, duration, log })],
+  [
+    1,
+    'Immediate-mode throughput',
+    ({ session, endpoints, baselines }) =>
+      measureImmediateThroughput(session, endpoints.immediate, baselines, { rounds, warmup, duration, connections, log }),
+  ],
+  [
+    2,
+    'respond_step answer latency',
+    ({ session, endpoints }) => measureSyncLatency(session, endpoints.respondStep, { rounds, warmup, duration, log }),
+  ],
+  [
+    3,
+    '200 concurrent connections, respond_step',
+    ({ session, endpoints }) => measureManyConnections(session, endpoints.respondStep, { rounds, warmup, duration, log }),
+  ],
 ];
 
 /** The two endpoints every target's benchmarks load, set up (and checked) through its API. */
@@ -53,7 +66,10 @@ async function endpointsOf(session) {
       status: 202,
       check: (text) => /^\{"ok":true,"execution_id":"[0-9a-f-]{36}"\}$/.test(text),
     }),
-    respondStep: await webhookTarget(session, 'bench: respond_step webhook -> code -> respond', respondStepGraph(), { status: 200, body: RESPOND_STEP_ANSWER }),
+    respondStep: await webhookTarget(session, 'bench: respond_step webhook -> code -> respond', respondStepGraph(), {
+      status: 200,
+      body: RESPOND_STEP_ANSWER,
+    }),
   };
 }
 
@@ -80,17 +96,32 @@ if (stopped.errors > 0) bench.failed = true;
 
 const rows = bench.sections.flatMap((s) => s.rows);
 console.log('');
-for (const row of rows) console.log(`${row.verdict.padEnd(7)} [${row.process}] ${row.benchmark ? `${row.benchmark}: ` : ''}${row.goal ? `${row.goal} ` : ''}(measured ${row.measured})`);
-console.log(`\nswitchyard serve logged ${stopped.serve.log.lines.toLocaleString('en-US')} lines (${(stopped.serve.log.bytes / 1e6).toFixed(1)} MB) and exited 0 on SIGTERM after ${stopped.serve.shutdownMs} ms`);
+for (const row of rows)
+  console.log(
+    `${row.verdict.padEnd(7)} [${row.process}] ${row.benchmark ? `${row.benchmark}: ` : ''}${row.goal ? `${row.goal} ` : ''}(measured ${row.measured})`,
+  );
+console.log(
+  `\nswitchyard serve logged ${stopped.serve.log.lines.toLocaleString('en-US')} lines (${(stopped.serve.log.bytes / 1e6).toFixed(1)} MB) and exited 0 on SIGTERM after ${stopped.serve.shutdownMs} ms`,
+);
 
 if (PROFILE_DIR || bench.only) {
   // A profiled server is slower, and a partial run is not the whole report: keep both out of the
   // results, but show the details the report would have held.
-  for (const s of bench.sections) console.log(`\n${s.number}. ${s.title} [${s.process}]\n${s.details.map((line) => `- ${line}`).join('\n')}`);
-  if (PROFILE_DIR) console.log(`\nCPU profiles and their summaries (.txt) in ${path.relative(process.cwd(), PROFILE_DIR)}: ${stopped.profiles.map((file) => path.basename(file)).join(', ')}`);
+  for (const s of bench.sections)
+    console.log(`\n${s.number}. ${s.title} [${s.process}]\n${s.details.map((line) => `- ${line}`).join('\n')}`);
+  if (PROFILE_DIR)
+    console.log(
+      `\nCPU profiles and their summaries (.txt) in ${path.relative(process.cwd(), PROFILE_DIR)}: ${stopped.profiles.map((file) => path.basename(file)).join(', ')}`,
+    );
   console.log('Results not written (BENCH_CPU_PROF or BENCH_ONLY set).');
 } else {
-  const report = { machine, settings, server: { ...stopped.serve, http }, rows, sections: bench.sections.map(({ number, title, process, details, raw }) => ({ number, title, process, details, raw })) };
+  const report = {
+    machine,
+    settings,
+    server: { ...stopped.serve, http },
+    rows,
+    sections: bench.sections.map(({ number, title, process, details, raw }) => ({ number, title, process, details, raw })),
+  };
   const written = writeWebhooksReport(path.join(here, 'results'), report);
   console.log(`\nWrote ${written.map((file) => path.relative(process.cwd(), file)).join(' and ')}`);
 }

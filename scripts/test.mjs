@@ -20,7 +20,9 @@ if (url) {
 const dir = mkdtempSync(path.join(os.tmpdir(), 'sy-test-'));
 const report = path.join(dir, 'report.json');
 const reporters = [process.env.CI ? '--reporter=verbose' : '--reporter=default', '--reporter=json', `--outputFile.json=${report}`];
-const child = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...reporters, ...process.argv.slice(2)], { stdio: 'inherit' });
+const child = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...reporters, ...process.argv.slice(2)], {
+  stdio: 'inherit',
+});
 child.on('exit', (code, signal) => {
   try {
     const results = JSON.parse(readFileSync(report, 'utf8'));

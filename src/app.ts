@@ -101,7 +101,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // On PostgreSQL several API processes may serve: they count rate limits in the database.
   const limited = deps.config.apiRateLimit > 0 || (deps.config.webhookRateLimit ?? 0) > 0;
-  const sharedRateLimits = limited && deps.dialect.name === 'postgres' ? new SharedRateLimits(new RateLimitCounters(deps.db), (error) => app.log.warn({ err: error }, 'sweeping expired rate-limit counters failed')) : null;
+  const sharedRateLimits =
+    limited && deps.dialect.name === 'postgres'
+      ? new SharedRateLimits(new RateLimitCounters(deps.db), (error) =>
+          app.log.warn({ err: error }, 'sweeping expired rate-limit counters failed'),
+        )
+      : null;
   if (sharedRateLimits) {
     sharedRateLimits.start();
     app.addHook('onClose', async () => sharedRateLimits.stop());
@@ -116,12 +121,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(
     async (hooks) =>
-      webhookRoutes(hooks, { db: deps.db, engine: deps.engine, clock: deps.clock, endpoints: deps.webhookEndpoints, rateLimit: deps.config.webhookRateLimit ?? 0, sharedRateLimits }),
+      webhookRoutes(hooks, {
+        db: deps.db,
+        engine: deps.engine,
+        clock: deps.clock,
+        endpoints: deps.webhookEndpoints,
+        rateLimit: deps.config.webhookRateLimit ?? 0,
+        sharedRateLimits,
+      }),
     { prefix: '/webhooks' },
   );
 
   if (platformEndpoints.length > 0) {
-    await app.register(async (inbound) => platformRoutes(inbound, { endpoints: platformEndpoints, rateLimit: deps.config.webhookRateLimit ?? 0, sharedRateLimits }), { prefix: '/webhooks/inbound' });
+    await app.register(
+      async (inbound) =>
+        platformRoutes(inbound, { endpoints: platformEndpoints, rateLimit: deps.config.webhookRateLimit ?? 0, sharedRateLimits }),
+      { prefix: '/webhooks/inbound' },
+    );
   }
 
   await app.register(
@@ -129,8 +145,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       registerMediaType(api);
       registerAuthentication(api, deps.authenticator);
       await registerApiRateLimit(api, deps.config.apiRateLimit, sharedRateLimits);
-      api.get('/open_api', { schema: { tags: ['Token'], summary: 'This OpenAPI document (the same as /api/docs/openapi.json), with a token' }, config: { plainJson: true, anyPlan: true } }, async (_request, reply) =>
-        reply.type('application/json').send(app.swagger()),
+      api.get(
+        '/open_api',
+        {
+          schema: { tags: ['Token'], summary: 'This OpenAPI document (the same as /api/docs/openapi.json), with a token' },
+          config: { plainJson: true, anyPlan: true },
+        },
+        async (_request, reply) => reply.type('application/json').send(app.swagger()),
       );
       await meRoutes(api, deps);
       await workflowRoutes(api, deps);

@@ -4,7 +4,31 @@ import { ConfigError, loadConfig } from './config.js';
 describe('configuration', () => {
   it('applies the documented defaults', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ slackApiUrl: 'https://slack.com/api', port: 8080, host: '127.0.0.1', databaseUrl: null, baseUrl: 'http://127.0.0.1:8080', secretKey: null, apiRateLimit: 600, webhookRateLimit: 6000, trustProxy: [], httpAllow: [], executionRetentionDays: 14, logLevel: 'info', logFormat: 'json', role: 'all', leaseMs: 30_000, heartbeatMs: 10_000, pollMs: 1_000, shutdownGraceMs: 30_000, maxRunning: 64, workerConcurrency: 64, storeMaxRowCap: 10_000_000, metricsToken: null, emailAttachmentMaxBytes: 262_144 });
+    expect(config).toMatchObject({
+      slackApiUrl: 'https://slack.com/api',
+      port: 8080,
+      host: '127.0.0.1',
+      databaseUrl: null,
+      baseUrl: 'http://127.0.0.1:8080',
+      secretKey: null,
+      apiRateLimit: 600,
+      webhookRateLimit: 6000,
+      trustProxy: [],
+      httpAllow: [],
+      executionRetentionDays: 14,
+      logLevel: 'info',
+      logFormat: 'json',
+      role: 'all',
+      leaseMs: 30_000,
+      heartbeatMs: 10_000,
+      pollMs: 1_000,
+      shutdownGraceMs: 30_000,
+      maxRunning: 64,
+      workerConcurrency: 64,
+      storeMaxRowCap: 10_000_000,
+      metricsToken: null,
+      emailAttachmentMaxBytes: 262_144,
+    });
     expect(config.dataDir.endsWith('/data')).toBe(true);
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -46,13 +70,27 @@ describe('configuration', () => {
   });
 
   it('parses lists and zero limits', () => {
-    const config = loadConfig({ SWITCHYARD_TRUST_PROXY: '10.0.0.1, 192.168.0.0/16', SWITCHYARD_HTTP_ALLOW: 'localhost,127.0.0.1', SWITCHYARD_API_RATE_LIMIT: '0' });
+    const config = loadConfig({
+      SWITCHYARD_TRUST_PROXY: '10.0.0.1, 192.168.0.0/16',
+      SWITCHYARD_HTTP_ALLOW: 'localhost,127.0.0.1',
+      SWITCHYARD_API_RATE_LIMIT: '0',
+    });
     expect(config.trustProxy).toEqual(['10.0.0.1', '192.168.0.0/16']);
     expect(config.httpAllow).toEqual(['localhost', '127.0.0.1']);
     expect(config.apiRateLimit).toBe(0);
-    expect(loadConfig({ SWITCHYARD_LOG_FORMAT: 'pretty', SWITCHYARD_LOG_LEVEL: 'debug' })).toMatchObject({ logFormat: 'pretty', logLevel: 'debug' });
-    expect(loadConfig({ SWITCHYARD_ROLE: 'worker', SWITCHYARD_MAX_RUNNING: '200' })).toMatchObject({ role: 'worker', maxRunning: 200, workerConcurrency: 200 });
-    expect(loadConfig({ SWITCHYARD_MAX_RUNNING: '200', SWITCHYARD_WORKER_CONCURRENCY: '20' })).toMatchObject({ maxRunning: 200, workerConcurrency: 20 });
+    expect(loadConfig({ SWITCHYARD_LOG_FORMAT: 'pretty', SWITCHYARD_LOG_LEVEL: 'debug' })).toMatchObject({
+      logFormat: 'pretty',
+      logLevel: 'debug',
+    });
+    expect(loadConfig({ SWITCHYARD_ROLE: 'worker', SWITCHYARD_MAX_RUNNING: '200' })).toMatchObject({
+      role: 'worker',
+      maxRunning: 200,
+      workerConcurrency: 200,
+    });
+    expect(loadConfig({ SWITCHYARD_MAX_RUNNING: '200', SWITCHYARD_WORKER_CONCURRENCY: '20' })).toMatchObject({
+      maxRunning: 200,
+      workerConcurrency: 20,
+    });
   });
 
   it('derives the heartbeat from a shortened lease when the heartbeat is not set', () => {

@@ -59,7 +59,10 @@ export const DEFAULT_EMAIL_ATTACHMENT_MAX_BYTES = 262_144;
 export const DEFAULT_STORE_MAX_ROW_CAP = 10_000_000;
 
 export class ConfigError extends Error {
-  constructor(readonly variable: string, message: string) {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
     super(`${variable}: ${message}`);
     this.name = 'ConfigError';
   }
@@ -79,7 +82,10 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
 function list(env: Env, name: string, check: (item: string) => boolean, what: string): string[] {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return [];
-  const items = raw.split(',').map((item) => item.trim()).filter(Boolean);
+  const items = raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
   for (const item of items) if (!check(item)) throw new ConfigError(name, `"${item}" is not ${what}`);
   return items;
 }
@@ -131,16 +137,26 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
 
   const role = overrides.role ?? (env.SWITCHYARD_ROLE?.trim() || 'all');
-  if (!(SERVE_ROLES as readonly string[]).includes(role)) throw new ConfigError('SWITCHYARD_ROLE', `"${role}" is not one of ${SERVE_ROLES.join(', ')}`);
+  if (!(SERVE_ROLES as readonly string[]).includes(role))
+    throw new ConfigError('SWITCHYARD_ROLE', `"${role}" is not one of ${SERVE_ROLES.join(', ')}`);
   const leaseMs = overrides.leaseMs ?? integer(env, 'SWITCHYARD_LEASE_MS', 30_000, 1_000, 3_600_000);
   // Unset, the heartbeat follows a shortened lease (a third of it, 10 s at most): setting only
   // SWITCHYARD_LEASE_MS=3000 for a fast takeover must not refuse to start over the default 10 s.
-  const heartbeatMs = overrides.heartbeatMs ?? integer(env, 'SWITCHYARD_HEARTBEAT_MS', Math.max(100, Math.min(10_000, Math.floor(leaseMs / 3))), 100, 3_600_000);
-  if (heartbeatMs * 2 > leaseMs) throw new ConfigError('SWITCHYARD_HEARTBEAT_MS', `must be at most half of SWITCHYARD_LEASE_MS (${leaseMs}), got ${heartbeatMs}: a lease must survive one missed renewal`);
+  const heartbeatMs =
+    overrides.heartbeatMs ??
+    integer(env, 'SWITCHYARD_HEARTBEAT_MS', Math.max(100, Math.min(10_000, Math.floor(leaseMs / 3))), 100, 3_600_000);
+  if (heartbeatMs * 2 > leaseMs)
+    throw new ConfigError(
+      'SWITCHYARD_HEARTBEAT_MS',
+      `must be at most half of SWITCHYARD_LEASE_MS (${leaseMs}), got ${heartbeatMs}: a lease must survive one missed renewal`,
+    );
   const maxRunning = overrides.maxRunning ?? integer(env, 'SWITCHYARD_MAX_RUNNING', 64, 1, 100_000);
   const metricsToken = overrides.metricsToken !== undefined ? overrides.metricsToken : env.SWITCHYARD_METRICS_TOKEN?.trim() || null;
   if (metricsToken !== null && !/^[\x21-\x7e]{16,}$/.test(metricsToken)) {
-    throw new ConfigError('SWITCHYARD_METRICS_TOKEN', 'must be at least 16 printable characters without spaces (unset it to leave /metrics open on the listen address)');
+    throw new ConfigError(
+      'SWITCHYARD_METRICS_TOKEN',
+      'must be at least 16 printable characters without spaces (unset it to leave /metrics open on the listen address)',
+    );
   }
 
   const slackApiUrl = (overrides.slackApiUrl ?? (env.SWITCHYARD_SLACK_API_URL?.trim() || DEFAULT_SLACK_API_URL)).replace(/\/+$/, '');
@@ -161,7 +177,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     apiRateLimit: overrides.apiRateLimit ?? integer(env, 'SWITCHYARD_API_RATE_LIMIT', 600, 0, 10_000_000),
     webhookRateLimit: overrides.webhookRateLimit ?? integer(env, 'SWITCHYARD_WEBHOOK_RATE_LIMIT', 6000, 0, 10_000_000),
     trustProxy: overrides.trustProxy ?? list(env, 'SWITCHYARD_TRUST_PROXY', isAddressOrCidr, 'an IP address or CIDR'),
-    httpAllow: overrides.httpAllow ?? list(env, 'SWITCHYARD_HTTP_ALLOW', (item) => isAddressOrCidr(item) || HOSTNAME.test(item), 'a host name, IP address or CIDR'),
+    httpAllow:
+      overrides.httpAllow ??
+      list(env, 'SWITCHYARD_HTTP_ALLOW', (item) => isAddressOrCidr(item) || HOSTNAME.test(item), 'a host name, IP address or CIDR'),
     executionRetentionDays: overrides.executionRetentionDays ?? integer(env, 'SWITCHYARD_EXECUTION_RETENTION_DAYS', 14, 0, 36_500),
     // Row counts are kept in 32-bit integer columns on PostgreSQL, hence the upper bound.
     storeMaxRowCap: overrides.storeMaxRowCap ?? integer(env, 'SWITCHYARD_STORE_MAX_ROW_CAP', DEFAULT_STORE_MAX_ROW_CAP, 1, 2_000_000_000),
@@ -176,6 +194,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     workerConcurrency: overrides.workerConcurrency ?? integer(env, 'SWITCHYARD_WORKER_CONCURRENCY', maxRunning, 1, 100_000),
     metricsToken,
     slackApiUrl,
-    emailAttachmentMaxBytes: overrides.emailAttachmentMaxBytes ?? integer(env, 'SWITCHYARD_EMAIL_ATTACHMENT_MAX_BYTES', DEFAULT_EMAIL_ATTACHMENT_MAX_BYTES, 0, 50 * 1024 * 1024),
+    emailAttachmentMaxBytes:
+      overrides.emailAttachmentMaxBytes ??
+      integer(env, 'SWITCHYARD_EMAIL_ATTACHMENT_MAX_BYTES', DEFAULT_EMAIL_ATTACHMENT_MAX_BYTES, 0, 50 * 1024 * 1024),
   });
 }

@@ -91,8 +91,30 @@ const BACKGROUND_GATHER_MS = 20;
  */
 export async function buildDeps(
   config: Pick<Config, 'databaseUrl' | 'dataDir' | 'secretKey' | 'baseUrl'> &
-    Partial<Pick<Config, 'httpAllow' | 'slackApiUrl' | 'storeMaxRowCap' | 'role' | 'leaseMs' | 'heartbeatMs' | 'pollMs' | 'maxRunning' | 'workerConcurrency' | 'shutdownGraceMs' | 'emailAttachmentMaxBytes'>>,
-  options: { clock?: Clock; database?: DatabaseHandle; onBackgroundError?: (error: unknown) => void; timers?: boolean; processId?: string; pgvector?: boolean } = {},
+    Partial<
+      Pick<
+        Config,
+        | 'httpAllow'
+        | 'slackApiUrl'
+        | 'storeMaxRowCap'
+        | 'role'
+        | 'leaseMs'
+        | 'heartbeatMs'
+        | 'pollMs'
+        | 'maxRunning'
+        | 'workerConcurrency'
+        | 'shutdownGraceMs'
+        | 'emailAttachmentMaxBytes'
+      >
+    >,
+  options: {
+    clock?: Clock;
+    database?: DatabaseHandle;
+    onBackgroundError?: (error: unknown) => void;
+    timers?: boolean;
+    processId?: string;
+    pgvector?: boolean;
+  } = {},
 ): Promise<Deps> {
   const database = options.database ?? openDatabase(config);
   const clock = options.clock ?? systemClock;
@@ -118,7 +140,15 @@ export async function buildDeps(
   const stagedHandoff = new StagedHandoff();
   const background = new BackgroundLoop(
     [
-      ...createEmbeddingJobs({ db: database.db, dialect: database.dialect.name, indexes, clock, secretKey, httpAllow, handoff: stagedHandoff }),
+      ...createEmbeddingJobs({
+        db: database.db,
+        dialect: database.dialect.name,
+        indexes,
+        clock,
+        secretKey,
+        httpAllow,
+        handoff: stagedHandoff,
+      }),
       ...createCompactionJobs({ db: database.db, dialect: database.dialect.name, clock, secretKey, httpAllow }),
     ],
     // A poke waits 20 ms before the pass starts, so documents ingested meanwhile are embedded and
@@ -127,7 +157,12 @@ export async function buildDeps(
     { gatherMs: BACKGROUND_GATHER_MS, onError: (error) => options.onBackgroundError?.(error) },
   );
   const poke = () => background.poke();
-  const knowledgeBases = new KnowledgeBaseService(database.db, clock, { dialect: database.dialect.name, indexes, resolver, httpAllow, nowMs: () => clock.nowMs() }, poke);
+  const knowledgeBases = new KnowledgeBaseService(
+    database.db,
+    clock,
+    { dialect: database.dialect.name, indexes, resolver, httpAllow, nowMs: () => clock.nowMs() },
+    poke,
+  );
   // The engine resolves call_workflow targets through the execution service, which needs the engine.
   let executions: ExecutionService | null = null;
   const metrics = new Metrics({ queueDepth: () => countQueue(database.db), onError: options.onBackgroundError });
@@ -136,7 +171,15 @@ export async function buildDeps(
   // Where the database can tell other processes what happened (PostgreSQL), the engine runs as
   // one of possibly several: it claims executions under leases (engine/cluster.ts).
   const cluster = database.notifier
-    ? { processId, notifier: database.notifier, leaseMs: config.leaseMs ?? 30_000, heartbeatMs: config.heartbeatMs ?? 10_000, pollMs: config.pollMs ?? 1_000, maxRunning, runsSteps: (config.role ?? 'all') !== 'api' }
+    ? {
+        processId,
+        notifier: database.notifier,
+        leaseMs: config.leaseMs ?? 30_000,
+        heartbeatMs: config.heartbeatMs ?? 10_000,
+        pollMs: config.pollMs ?? 1_000,
+        maxRunning,
+        runsSteps: (config.role ?? 'all') !== 'api',
+      }
     : undefined;
   const apps = new AppService(database.db, database.dialect, clock, secretKey);
   const slackApiUrl = config.slackApiUrl ?? DEFAULT_SLACK_API_URL;
@@ -155,9 +198,23 @@ export async function buildDeps(
     onError: (error) => options.onBackgroundError?.(error),
   });
   executions = new ExecutionService(database.db, clock, engine, stamp);
-  const scheduler = new Scheduler({ db: database.db, dialect: database.dialect.name, engine, clock, timers: options.timers ?? true, pollMs: config.pollMs ?? 1_000, onError: (error) => options.onBackgroundError?.(error) });
+  const scheduler = new Scheduler({
+    db: database.db,
+    dialect: database.dialect.name,
+    engine,
+    clock,
+    timers: options.timers ?? true,
+    pollMs: config.pollMs ?? 1_000,
+    onError: (error) => options.onBackgroundError?.(error),
+  });
   const storeSweeper = new StoreSweeper(database.db, { clock, onError: (error) => options.onBackgroundError?.(error) });
-  const stores = new StoreService(database.db, database.dialect, clock, { maxRowCap: config.storeMaxRowCap ?? DEFAULT_STORE_MAX_ROW_CAP }, () => storeSweeper.wake());
+  const stores = new StoreService(
+    database.db,
+    database.dialect,
+    clock,
+    { maxRowCap: config.storeMaxRowCap ?? DEFAULT_STORE_MAX_ROW_CAP },
+    () => storeSweeper.wake(),
+  );
   const slackOAuth = new SlackOAuth(apps, clock, secretKey, { baseUrl: config.baseUrl, slackApiUrl });
   const platformDirectory = new PlatformDirectory(database.db, secretKey, stamp, options.onBackgroundError);
   const platformTriggers = new PlatformTriggers(database.db, (snapshotId) => engine.planOf(snapshotId), stamp);
@@ -187,14 +244,34 @@ export async function buildDeps(
 
     connections: new ConnectionService(database.db, clock, { secretKey, httpAllow }),
     knowledgeBases,
-    knowledgeDocuments: new KnowledgeDocumentService(database.db, clock, knowledgeBases, indexes, () => background.poke(EMBED_DOCUMENTS), stagedHandoff),
+    knowledgeDocuments: new KnowledgeDocumentService(
+      database.db,
+      clock,
+      knowledgeBases,
+      indexes,
+      () => background.poke(EMBED_DOCUMENTS),
+      stagedHandoff,
+    ),
     memories: new MemoryService(database.db, clock, poke),
     apps,
     slackApiUrl,
     slackOAuth,
     platformDirectory,
     platformTriggers,
-    platformEndpoints: buildPlatformEndpoints({ db: database.db, dialect: database.dialect, engine, clock, directory: platformDirectory, triggers: platformTriggers, metrics, baseUrl: config.baseUrl, apps, slackApiUrl, slackOAuth, emailAttachmentMaxBytes: config.emailAttachmentMaxBytes }),
+    platformEndpoints: buildPlatformEndpoints({
+      db: database.db,
+      dialect: database.dialect,
+      engine,
+      clock,
+      directory: platformDirectory,
+      triggers: platformTriggers,
+      metrics,
+      baseUrl: config.baseUrl,
+      apps,
+      slackApiUrl,
+      slackOAuth,
+      emailAttachmentMaxBytes: config.emailAttachmentMaxBytes,
+    }),
     background,
     stagedHandoff,
     scheduler,

@@ -5,13 +5,20 @@ import { buildProgram } from './cli/program.js';
 
 /** Entry point of the `switchyard` command: parses the command line and reports failures plainly. */
 async function main(): Promise<void> {
-  const program = buildProgram(process.env, (line) => console.log(line), (stop) => {
-    const shutdown = () => {
-      stop().then(() => process.exit(0), () => process.exit(1));
-    };
-    process.once('SIGINT', shutdown);
-    process.once('SIGTERM', shutdown);
-  });
+  const program = buildProgram(
+    process.env,
+    (line) => console.log(line),
+    (stop) => {
+      const shutdown = () => {
+        stop().then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
+      };
+      process.once('SIGINT', shutdown);
+      process.once('SIGTERM', shutdown);
+    },
+  );
   await program.parseAsync(process.argv);
 }
 

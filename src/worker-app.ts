@@ -27,7 +27,16 @@ export async function buildWorkerApp(deps: WorkerAppDeps): Promise<FastifyInstan
   app.decorateRequest('workspaceId', null);
   app.decorateRequest('bytesBefore', 0);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
-  app.setNotFoundHandler((request, reply) => sendError(request, reply, new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]} on a worker: it serves /healthz, /readyz and /metrics`)));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(
+      request,
+      reply,
+      new AppError(
+        'not_found',
+        `no route ${request.method} ${request.url.split('?')[0]} on a worker: it serves /healthz, /readyz and /metrics`,
+      ),
+    ),
+  );
   await app.register(async (root) => healthRoutes(root, deps.db));
   await app.register(async (root) => metricsRoutes(root, { metrics: deps.metrics, token: deps.metricsToken }));
   return app;

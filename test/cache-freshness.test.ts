@@ -61,12 +61,15 @@ describeEachDialect('cached reads stay fresh', (dialect) => {
   });
 
   it('a list reflects writes through the API and through another connection at once', async () => {
-    const list = async () => (await t.request('GET', '/api/v1/workflows?sort=name')).body.data.map((w: { attributes: { name: string } }) => w.attributes.name);
+    const list = async () =>
+      (await t.request('GET', '/api/v1/workflows?sort=name')).body.data.map((w: { attributes: { name: string } }) => w.attributes.name);
     const before = await list();
     expect(await list()).toEqual(before);
     const created = (await t.request('POST', '/api/v1/workflows', { body: { data: { name: 'Cached A' } } })).body.data.id;
     expect(await list()).toEqual([...before, 'Cached A'].sort());
-    await t.request('PATCH', `/api/v1/workflows/${created}`, { body: { data: { type: 'workflow', id: created, attributes: { name: 'Cached B' } } } });
+    await t.request('PATCH', `/api/v1/workflows/${created}`, {
+      body: { data: { type: 'workflow', id: created, attributes: { name: 'Cached B' } } },
+    });
     expect(await list()).toContain('Cached B');
     await runOutside('UPDATE workflows SET name = $1 WHERE id = $2', ['Renamed outside', created]);
     expect(await list()).toContain('Renamed outside');

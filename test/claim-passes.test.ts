@@ -38,11 +38,23 @@ describePostgres('claim passes [postgres]', () => {
       passTurn: () => (host.turnsPassed += 1),
       onError: (error) => host.errors.push(error),
     };
-    const passes = new ClaimPasses(t.deps.db, t.clock, { processId: newId(), leaseMs: 30_000, pollMs: 1_000, maxRunning: 1_000 }, claimHost, true);
+    const passes = new ClaimPasses(
+      t.deps.db,
+      t.clock,
+      { processId: newId(), leaseMs: 30_000, pollMs: 1_000, maxRunning: 1_000 },
+      claimHost,
+      true,
+    );
     return { host, passes };
   };
   const pending = async () => {
-    const identity = runIdentity({ workspaceId: t.workspaces.main, workflowId: newId(), snapshotId: newId(), userId: null, trigger: { body: {} } });
+    const identity = runIdentity({
+      workspaceId: t.workspaces.main,
+      workflowId: newId(),
+      snapshotId: newId(),
+      userId: null,
+      trigger: { body: {} },
+    });
     const row = newExecutionRow(identity, 'pending', 0, t.clock.now(), null, null);
     await insertExecution(t.deps.db, row, []);
     return row;
@@ -60,7 +72,15 @@ describePostgres('claim passes [postgres]', () => {
     await passes.request();
     await settled(w);
     expect(host.dispatched.map((claimed) => claimed.row.id).sort()).toEqual(rows.map((row) => row.id).sort());
-    const stored = await t.deps.db.selectFrom('executions').select(['status', 'lease_owner']).where('id', 'in', rows.map((row) => row.id)).execute();
+    const stored = await t.deps.db
+      .selectFrom('executions')
+      .select(['status', 'lease_owner'])
+      .where(
+        'id',
+        'in',
+        rows.map((row) => row.id),
+      )
+      .execute();
     expect(stored.map((row) => row.status)).toEqual(['running', 'running']);
     expect(new Set(stored.map((row) => row.lease_owner)).size).toBe(1);
     expect(stored[0]!.lease_owner).not.toBeNull();

@@ -23,7 +23,11 @@ describeEachDialect('switchyard CLI', (dialect) => {
   };
   const run = async (dir: string, args: string[]): Promise<string[]> => {
     const lines: string[] = [];
-    const program = buildProgram(envs.get(dir)!, (line) => lines.push(line), () => {});
+    const program = buildProgram(
+      envs.get(dir)!,
+      (line) => lines.push(line),
+      () => {},
+    );
     program.exitOverride();
     await program.parseAsync(['node', 'switchyard', ...args]);
     return lines;
@@ -42,7 +46,9 @@ describeEachDialect('switchyard CLI', (dialect) => {
 
   it('creates and lists workspaces, refusing a taken slug', async () => {
     const dir = await tempDir();
-    const created = JSON.parse((await run(dir, ['workspace', 'create', '--name', 'Acme', '--slug', 'acme', '--plan', 'pro', '--json']))[0]!);
+    const created = JSON.parse(
+      (await run(dir, ['workspace', 'create', '--name', 'Acme', '--slug', 'acme', '--plan', 'pro', '--json']))[0]!,
+    );
     expect(created).toMatchObject({ name: 'Acme', slug: 'acme', plan: 'pro' });
     const listed = JSON.parse((await run(dir, ['workspace', 'list', '--json']))[0]!);
     expect(listed.map((w: { slug: string }) => w.slug)).toEqual(['acme']);
@@ -52,7 +58,9 @@ describeEachDialect('switchyard CLI', (dialect) => {
   it('creates a token printing {id, token, scopes, expires_at, workspace}, lists it without the secret, and revokes it', async () => {
     const dir = await tempDir();
     await run(dir, ['workspace', 'create', '--name', 'Acme', '--slug', 'acme', '--plan', 'pro']);
-    const created = JSON.parse((await run(dir, ['token', 'create', '--workspace', 'acme', '--scope', 'read', '--expires-in', '30d', '--json']))[0]!);
+    const created = JSON.parse(
+      (await run(dir, ['token', 'create', '--workspace', 'acme', '--scope', 'read', '--expires-in', '30d', '--json']))[0]!,
+    );
     expect(Object.keys(created).sort()).toEqual(['expires_at', 'id', 'scopes', 'token', 'workspace']);
     expect(created.token).toMatch(/^sy_[0-9A-Za-z]{40}$/);
     expect(created.scopes).toEqual(['read']);
@@ -67,7 +75,9 @@ describeEachDialect('switchyard CLI', (dialect) => {
   it('refuses a bad expiry and an unknown workspace', async () => {
     const dir = await tempDir();
     await run(dir, ['workspace', 'create', '--name', 'Acme', '--slug', 'acme']);
-    await expect(run(dir, ['token', 'create', '--workspace', 'acme', '--scope', 'build', '--expires-in', 'soon'])).rejects.toThrow('duration');
+    await expect(run(dir, ['token', 'create', '--workspace', 'acme', '--scope', 'build', '--expires-in', 'soon'])).rejects.toThrow(
+      'duration',
+    );
     await expect(run(dir, ['token', 'create', '--workspace', 'nope', '--scope', 'build'])).rejects.toThrow('not found');
   });
 });

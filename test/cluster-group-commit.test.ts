@@ -34,7 +34,13 @@ describePostgres('group commits of a worker [postgres]', () => {
   const batcher = () => new WriteBatcher(t.deps.db, lockExecutions);
   /** A pending execution (with its trigger's completed step), committed. */
   const pending = async () => {
-    const identity = runIdentity({ workspaceId: t.workspaces.main, workflowId: newId(), snapshotId: newId(), userId: null, trigger: { body: {} } });
+    const identity = runIdentity({
+      workspaceId: t.workspaces.main,
+      workflowId: newId(),
+      snapshotId: newId(),
+      userId: null,
+      trigger: { body: {} },
+    });
     const row = newExecutionRow(identity, 'pending', 1, t.clock.now(), null, null);
     await insertExecution(t.deps.db, row, [step(row.id, 'hook')]);
     return row;
@@ -42,16 +48,51 @@ describePostgres('group commits of a worker [postgres]', () => {
   /** A running execution held by `owner`. */
   const held = async () => {
     const row = await pending();
-    await t.deps.db.updateTable('executions').set({ status: 'running', lease_owner: owner, lease_expires_at: '2999-01-01T00:00:00.000000Z', run_at: null }).where('id', '=', row.id).execute();
+    await t.deps.db
+      .updateTable('executions')
+      .set({ status: 'running', lease_owner: owner, lease_expires_at: '2999-01-01T00:00:00.000000Z', run_at: null })
+      .where('id', '=', row.id)
+      .execute();
     return row;
   };
   const step = (executionId: string, nodeId: string, status: StepRow['status'] = 'completed'): StepRow =>
-    stepRow({ executionId, workspaceId: t.workspaces.main, loopNodeId: null, iterIndex: null, savePayloads: true }, { nodeId, status, attempt: 1, startedAt: t.clock.now(), finishedAt: t.clock.now(), durationMs: 0, kind: 'set', output: { ok: true }, ports: ['out'], now: t.clock.now() });
-  const stepsOf = async (executionId: string) => (await t.deps.db.selectFrom('execution_steps').select(['node_id', 'status']).where('workflow_execution_id', '=', executionId).orderBy('node_id').execute()).map((row) => `${row.node_id}:${row.status}`);
-  const statusOf = async (executionId: string) => (await t.deps.db.selectFrom('executions').select(['status', 'output']).where('id', '=', executionId).executeTakeFirstOrThrow());
+    stepRow(
+      { executionId, workspaceId: t.workspaces.main, loopNodeId: null, iterIndex: null, savePayloads: true },
+      {
+        nodeId,
+        status,
+        attempt: 1,
+        startedAt: t.clock.now(),
+        finishedAt: t.clock.now(),
+        durationMs: 0,
+        kind: 'set',
+        output: { ok: true },
+        ports: ['out'],
+        now: t.clock.now(),
+      },
+    );
+  const stepsOf = async (executionId: string) =>
+    (
+      await t.deps.db
+        .selectFrom('execution_steps')
+        .select(['node_id', 'status'])
+        .where('workflow_execution_id', '=', executionId)
+        .orderBy('node_id')
+        .execute()
+    ).map((row) => `${row.node_id}:${row.status}`);
+  const statusOf = async (executionId: string) =>
+    await t.deps.db.selectFrom('executions').select(['status', 'output']).where('id', '=', executionId).executeTakeFirstOrThrow();
   /** A run's final commit as the engine writes it: the execution (lease-checked) and its last step. */
   const finish = (executionId: string, nodeId: string) => async (trx: Parameters<Parameters<WriteBatcher['write']>[0]>[0]) => {
-    if (!(await updateHeldExecution(trx, executionId, owner, 30_000, { status: 'completed', output: '{"done":true}', finished_at: t.clock.now(), updated_at: t.clock.now() }))) throw new LeaseLostError(executionId);
+    if (
+      !(await updateHeldExecution(trx, executionId, owner, 30_000, {
+        status: 'completed',
+        output: '{"done":true}',
+        finished_at: t.clock.now(),
+        updated_at: t.clock.now(),
+      }))
+    )
+      throw new LeaseLostError(executionId);
     await insertStep(trx, step(executionId, nodeId));
   };
 
@@ -61,15 +102,21 @@ describePostgres('group commits of a worker [postgres]', () => {
     const stop = await t.database.notifier!.listen('sy_test_group', (payload) => heard.push(payload));
     const commits = batcher();
     await Promise.all([
-      commits.write(async (trx) => {
-        await finish(a.id, 'last')(trx);
-        await t.database.notifier!.notify(trx, 'sy_test_group', 'first');
-      }, [a.id]),
-      commits.write(async (trx) => {
-        await finish(b.id, 'last')(trx);
-        await t.database.notifier!.notify(trx, 'sy_test_group', 'second');
-        await t.database.notifier!.notify(trx, 'sy_test_group', 'first');
-      }, [b.id]),
+      commits.write(
+        async (trx) => {
+          await finish(a.id, 'last')(trx);
+          await t.database.notifier!.notify(trx, 'sy_test_group', 'first');
+        },
+        [a.id],
+      ),
+      commits.write(
+        async (trx) => {
+          await finish(b.id, 'last')(trx);
+          await t.database.notifier!.notify(trx, 'sy_test_group', 'second');
+          await t.database.notifier!.notify(trx, 'sy_test_group', 'first');
+        },
+        [b.id],
+      ),
     ]);
     expect(commits.commits).toBe(1);
     for (const row of [a, b]) {
@@ -85,7 +132,10 @@ describePostgres('group commits of a worker [postgres]', () => {
     const [kept, lost] = [await held(), await held()];
     await t.deps.db.updateTable('executions').set({ lease_owner: 'another-worker' }).where('id', '=', lost.id).execute();
     const commits = batcher();
-    const results = await Promise.allSettled([commits.write(finish(kept.id, 'last'), [kept.id]), commits.write(finish(lost.id, 'last'), [lost.id])]);
+    const results = await Promise.allSettled([
+      commits.write(finish(kept.id, 'last'), [kept.id]),
+      commits.write(finish(lost.id, 'last'), [lost.id]),
+    ]);
     expect(results[0].status).toBe('fulfilled');
     expect(results[1].status).toBe('rejected');
     expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(LeaseLostError);
@@ -104,7 +154,10 @@ describePostgres('group commits of a worker [postgres]', () => {
       await sql`select 1`.execute(trx);
       await finish(executionId, 'last')(trx);
     };
-    const results = await Promise.allSettled([commits.write(withStatement(kept.id), [kept.id]), commits.write(withStatement(lost.id), [lost.id])]);
+    const results = await Promise.allSettled([
+      commits.write(withStatement(kept.id), [kept.id]),
+      commits.write(withStatement(lost.id), [lost.id]),
+    ]);
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected']);
     expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(LeaseLostError);
     expect(await stepsOf(kept.id)).toEqual(['hook:completed', 'last:completed']);
@@ -114,15 +167,20 @@ describePostgres('group commits of a worker [postgres]', () => {
   it('runs a write again in a transaction when it ran a statement, even one that swallowed the refusal', async () => {
     const row = await held();
     const commits = batcher();
-    await commits.write(async (trx) => {
-      try {
-        await trx.updateTable('executions').set({ context: '{"touched":true}' }).where('id', '=', row.id).execute();
-      } catch {
-        // A write that hides errors from its own statements must not lose them.
-      }
-      await finish(row.id, 'last')(trx);
-    }, [row.id]);
-    expect((await t.deps.db.selectFrom('executions').select('context').where('id', '=', row.id).executeTakeFirstOrThrow()).context).toBe('{"touched":true}');
+    await commits.write(
+      async (trx) => {
+        try {
+          await trx.updateTable('executions').set({ context: '{"touched":true}' }).where('id', '=', row.id).execute();
+        } catch {
+          // A write that hides errors from its own statements must not lose them.
+        }
+        await finish(row.id, 'last')(trx);
+      },
+      [row.id],
+    );
+    expect((await t.deps.db.selectFrom('executions').select('context').where('id', '=', row.id).executeTakeFirstOrThrow()).context).toBe(
+      '{"touched":true}',
+    );
     expect(await stepsOf(row.id)).toEqual(['hook:completed', 'last:completed']);
   });
 
@@ -130,26 +188,34 @@ describePostgres('group commits of a worker [postgres]', () => {
     const row = await held();
     const before = (await t.deps.db.selectFrom('executions').select('context').where('id', '=', row.id).executeTakeFirstOrThrow()).context;
     const results = await Promise.allSettled([
-      batcher().write(async (trx) => {
-        await updateHeldExecution(trx, row.id, owner, 30_000, { context: '{"first":true}' });
-        // The same execution again: the first update is flushed before this one is gathered.
-        await updateHeldExecution(trx, row.id, owner, 30_000, { context: '{"second":true}' });
-        throw new Error('the write fails after its updates');
-      }, [row.id]),
+      batcher().write(
+        async (trx) => {
+          await updateHeldExecution(trx, row.id, owner, 30_000, { context: '{"first":true}' });
+          // The same execution again: the first update is flushed before this one is gathered.
+          await updateHeldExecution(trx, row.id, owner, 30_000, { context: '{"second":true}' });
+          throw new Error('the write fails after its updates');
+        },
+        [row.id],
+      ),
     ]);
     expect(results[0].status).toBe('rejected');
     expect(((results[0] as PromiseRejectedResult).reason as Error).message).toBe('the write fails after its updates');
-    expect((await t.deps.db.selectFrom('executions').select('context').where('id', '=', row.id).executeTakeFirstOrThrow()).context).toBe(before);
+    expect((await t.deps.db.selectFrom('executions').select('context').where('id', '=', row.id).executeTakeFirstOrThrow()).context).toBe(
+      before,
+    );
   });
 
   it('sends buffered rows before a statement of the same transaction reads or changes them', async () => {
     const row = await held();
     const first = step(row.id, 'middle', 'running');
-    await batcher().write(async (trx) => {
-      await insertStep(trx, first);
-      // The step inserted above, still buffered, is what this update changes.
-      await updateStep(trx, first.id, { status: 'completed', updated_at: t.clock.now() });
-    }, [row.id]);
+    await batcher().write(
+      async (trx) => {
+        await insertStep(trx, first);
+        // The step inserted above, still buffered, is what this update changes.
+        await updateStep(trx, first.id, { status: 'completed', updated_at: t.clock.now() });
+      },
+      [row.id],
+    );
     expect(await stepsOf(row.id)).toEqual(['hook:completed', 'middle:completed']);
   });
 
@@ -178,7 +244,11 @@ describePostgres('group commits of a worker [postgres]', () => {
     const older = await make('2000-01-01T00:00:00.000001Z');
     const newer = await make('2000-01-01T00:00:00.000002Z');
     const orphan = await make('2000-01-01T00:00:00.000003Z');
-    await t.deps.db.updateTable('executions').set({ status: 'running', lease_owner: 'dead-worker', lease_expires_at: '2000-01-01T00:00:00.000000Z', run_at: null }).where('id', '=', orphan.id).execute();
+    await t.deps.db
+      .updateTable('executions')
+      .set({ status: 'running', lease_owner: 'dead-worker', lease_expires_at: '2000-01-01T00:00:00.000000Z', run_at: null })
+      .where('id', '=', orphan.id)
+      .execute();
     const claim = await claimExecutions(t.deps.db, { owner, nowIso: t.clock.now(), capacity: 64, maxRunning: 1_000, leaseMs: 30_000 });
     const ours = claim.claimed.filter((entry) => entry.row.workflow_id === workflowId);
     expect(ours.map((entry) => [entry.row.id, entry.takeover, entry.was])).toEqual([
@@ -200,7 +270,13 @@ describePostgres('group commits of a worker [postgres]', () => {
     const first = await claimExecutions(t.deps.db, { owner, nowIso: t.clock.now(), capacity: 64, maxRunning: 1_000, leaseMs: 30_000 });
     expect(first.claimed.filter((entry) => entry.row.workflow_id === workflowId)).toHaveLength(2);
     expect(first.heldBack).toBe(true);
-    const second = await claimExecutions(t.deps.db, { owner: newId(), nowIso: t.clock.now(), capacity: 64, maxRunning: 1_000, leaseMs: 30_000 });
+    const second = await claimExecutions(t.deps.db, {
+      owner: newId(),
+      nowIso: t.clock.now(),
+      capacity: 64,
+      maxRunning: 1_000,
+      leaseMs: 30_000,
+    });
     expect(second.claimed.filter((entry) => entry.row.workflow_id === workflowId)).toHaveLength(0);
   });
 });

@@ -84,13 +84,39 @@ describePostgres('cluster hand-off [postgres]', () => {
     return res.body.execution_id as string;
   };
   const flow = (settings: Record<string, unknown> = {}) =>
-    workflowWith(t, `Flow ${newId()}`, { nodes: [node('hook', 'webhook'), node('call', 'http', { url: gateUrl })], edges: [edge('hook', 'call')], settings } as never, { activate: true });
-  const handed = (messages: string[]) => messages.map((payload) => parseProcessMessage(payload)?.handed).filter((message) => message !== undefined);
+    workflowWith(
+      t,
+      `Flow ${newId()}`,
+      { nodes: [node('hook', 'webhook'), node('call', 'http', { url: gateUrl })], edges: [edge('hook', 'call')], settings } as never,
+      { activate: true },
+    );
+  const handed = (messages: string[]) =>
+    messages.map((payload) => parseProcessMessage(payload)?.handed).filter((message) => message !== undefined);
   /** A new `pending` execution as an API process writes it, copied from `template` with its own id. */
   const pendingCopy = (template: ExecutionRow, now: string, inputs: unknown = template.inputs): ExecutionRow =>
-    Object.assign({}, template, { id: newId(), status: 'pending' as const, run_at: now, lease_owner: null, lease_expires_at: null, started_at: null, inserted_at: now, updated_at: now, inputs });
+    Object.assign({}, template, {
+      id: newId(),
+      status: 'pending' as const,
+      run_at: now,
+      lease_owner: null,
+      lease_expires_at: null,
+      started_at: null,
+      inserted_at: now,
+      updated_at: now,
+      inputs,
+    });
   /** The arguments of `sy_admit_handing_off` for `rows` (no step rows) handed to one worker of `capacity`, the cluster's limit the same. */
-  const admitArguments = (rows: ExecutionRow[], now: string, workerId: string, capacity: number) => [JSON.stringify(rows), '[]', rows.map((row) => JSON.stringify({ row, steps: [] })), now, [workerId], [capacity], capacity, 5_000, null];
+  const admitArguments = (rows: ExecutionRow[], now: string, workerId: string, capacity: number) => [
+    JSON.stringify(rows),
+    '[]',
+    rows.map((row) => JSON.stringify({ row, steps: [] })),
+    now,
+    [workerId],
+    [capacity],
+    capacity,
+    5_000,
+    null,
+  ];
   /** An execution run and handed to `worker`, whose row the direct calls copy; the worker's messages are cleared after it. */
   const handedTemplate = async (worker: { messages: string[] }): Promise<ExecutionRow> => {
     const template = await executionRow(t, await run(await flow()));
@@ -103,7 +129,11 @@ describePostgres('cluster hand-off [postgres]', () => {
    * assertions: a worker left announced would be handed the next tests' work.
    */
   const clearHanded = async (worker: { leave: () => Promise<void> }, ids: string[]) => {
-    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', 'in', ids).execute();
+    await t.deps.db
+      .updateTable('executions')
+      .set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null })
+      .where('id', 'in', ids)
+      .execute();
     await worker.leave();
   };
   const ADMIT = 'select sy_admit_handing_off($1::jsonb, $2::jsonb, $3::text[], $4, $5::text[], $6::integer[], $7, $8, $9)';
@@ -152,7 +182,9 @@ describePostgres('cluster hand-off [postgres]', () => {
       await client.query('begin');
       await client.query(ADMIT, admitArguments([row], now, worker.id, 64));
       // This transaction's own counts of row versions written to executions.
-      const written = await client.query(`select pg_stat_get_xact_tuples_inserted('executions'::regclass)::integer as inserted, pg_stat_get_xact_tuples_updated('executions'::regclass)::integer as updated`);
+      const written = await client.query(
+        `select pg_stat_get_xact_tuples_inserted('executions'::regclass)::integer as inserted, pg_stat_get_xact_tuples_updated('executions'::regclass)::integer as updated`,
+      );
       expect(written.rows[0]).toEqual({ inserted: 1, updated: 0 });
       const inserted = await client.query('select status, lease_owner, run_at, started_at from executions where id = $1', [id]);
       expect(inserted.rows[0]).toEqual({ status: 'running', lease_owner: worker.id, run_at: null, started_at: now });
@@ -160,7 +192,11 @@ describePostgres('cluster hand-off [postgres]', () => {
       await client.query('rollback');
       await client.end();
     }
-    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', '=', template.id).execute();
+    await t.deps.db
+      .updateTable('executions')
+      .set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null })
+      .where('id', '=', template.id)
+      .execute();
     await worker.leave();
   });
 
@@ -183,10 +219,18 @@ describePostgres('cluster hand-off [postgres]', () => {
     const fourth = await run(other);
     expect(await executionRow(t, fourth)).toMatchObject({ status: 'pending', lease_owner: null });
     // Room again, but the fourth is older due work: nothing new overtakes it.
-    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', '=', third).execute();
+    await t.deps.db
+      .updateTable('executions')
+      .set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null })
+      .where('id', '=', third)
+      .execute();
     const fifth = await run(other);
     expect(await executionRow(t, fifth)).toMatchObject({ status: 'pending', lease_owner: null });
-    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', 'in', [first, second, fourth, fifth]).execute();
+    await t.deps.db
+      .updateTable('executions')
+      .set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null })
+      .where('id', 'in', [first, second, fourth, fifth])
+      .execute();
     await worker.leave();
   });
 
@@ -194,14 +238,22 @@ describePostgres('cluster hand-off [postgres]', () => {
     const worker = await fakeWorker(1_000);
     const quick = await flow();
     // Nothing else runs or waits (earlier tests' executions are put out of the way).
-    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('status', 'in', ['pending', 'running', 'waiting']).execute();
+    await t.deps.db
+      .updateTable('executions')
+      .set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null })
+      .where('status', 'in', ['pending', 'running', 'waiting'])
+      .execute();
     // The app's limit is the default, 64: 64 are handed over, the 65th is not.
     const ids: string[] = [];
     for (let i = 0; i < 65; i += 1) ids.push(await run(quick));
     const rows = await t.deps.db.selectFrom('executions').select(['id', 'lease_owner']).where('id', 'in', ids).execute();
     expect(rows.filter((row) => row.lease_owner === worker.id)).toHaveLength(64);
     expect(rows.find((row) => row.id === ids[64])!.lease_owner).toBeNull();
-    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', 'in', ids).execute();
+    await t.deps.db
+      .updateTable('executions')
+      .set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null })
+      .where('id', 'in', ids)
+      .execute();
     await worker.leave();
   });
 
@@ -213,7 +265,11 @@ describePostgres('cluster hand-off [postgres]', () => {
     const id = res.body.execution_id as string;
     await until(() => handed(worker.messages).length === 1);
     expect(handed(worker.messages)[0]).toEqual({ i: [id] });
-    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', '=', id).execute();
+    await t.deps.db
+      .updateTable('executions')
+      .set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null })
+      .where('id', '=', id)
+      .execute();
     await worker.leave();
   });
 
@@ -228,7 +284,11 @@ describePostgres('cluster hand-off [postgres]', () => {
     await admitCommitted(rows, now, worker.id, 64);
     const large = rows[3]!.id;
     const small = rows.filter((row) => row.id !== large).map((row) => row.id);
-    await until(() => handed(worker.messages).flatMap((message) => ('c' in message ? message.c.map((entry) => entry.row.id) : message.i)).length === rows.length);
+    await until(
+      () =>
+        handed(worker.messages).flatMap((message) => ('c' in message ? message.c.map((entry) => entry.row.id) : message.i)).length ===
+        rows.length,
+    );
     const messages = handed(worker.messages);
     await clearHanded(worker, [template.id, ...rows.map((row) => row.id)]);
     // Every notification within the limit; the small entries in their order, each notification
@@ -250,12 +310,17 @@ describePostgres('cluster hand-off [postgres]', () => {
     const worker = await fakeWorker(1_000);
     const template = await handedTemplate(worker);
     const now = new Date().toISOString();
-    const rows = Array.from({ length: HAND_OFF_IDS_PER_NOTIFICATION + 1 }, () => pendingCopy(template, now, { body: 'w'.repeat(HAND_OFF_PAYLOAD_BYTES) }));
+    const rows = Array.from({ length: HAND_OFF_IDS_PER_NOTIFICATION + 1 }, () =>
+      pendingCopy(template, now, { body: 'w'.repeat(HAND_OFF_PAYLOAD_BYTES) }),
+    );
     await admitCommitted(rows, now, worker.id, 1_000);
     await until(() => handed(worker.messages).length === 2);
     const ids = rows.map((row) => row.id);
     await clearHanded(worker, [template.id, ...ids]);
-    expect(handed(worker.messages)).toEqual([{ i: ids.slice(0, HAND_OFF_IDS_PER_NOTIFICATION) }, { i: ids.slice(HAND_OFF_IDS_PER_NOTIFICATION) }]);
+    expect(handed(worker.messages)).toEqual([
+      { i: ids.slice(0, HAND_OFF_IDS_PER_NOTIFICATION) },
+      { i: ids.slice(HAND_OFF_IDS_PER_NOTIFICATION) },
+    ]);
   });
 
   it('hands nothing to a worker whose listening connection is gone (killed, cut off), though it is still announced', async () => {
@@ -269,7 +334,12 @@ describePostgres('cluster hand-off [postgres]', () => {
   });
 
   it('a worker runs what it is handed, with no claim of its own; what a worker dying just after the hand-off had is taken over when the short lease expires', async () => {
-    const quick = await workflowWith(t, `Quick ${newId()}`, { nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } })], edges: [edge('hook', 'a')] }, { activate: true });
+    const quick = await workflowWith(
+      t,
+      `Quick ${newId()}`,
+      { nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } })], edges: [edge('hook', 'a')] },
+      { activate: true },
+    );
     const dying = await fakeWorker(64);
     const orphan = await run(quick);
     expect((await executionRow(t, orphan)).lease_owner).toBe(dying.id);
@@ -291,7 +361,11 @@ describePostgres('cluster hand-off [postgres]', () => {
 
   it('spreads a commit’s executions over the workers, each to the one with the most room', async () => {
     const quick = await flow();
-    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('status', 'in', ['pending', 'running', 'waiting']).execute();
+    await t.deps.db
+      .updateTable('executions')
+      .set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null })
+      .where('status', 'in', ['pending', 'running', 'waiting'])
+      .execute();
     const small = await fakeWorker(1);
     const large = await fakeWorker(3);
     // Four deliveries at once: one group commit, most likely; whatever the batches, 3 go to the larger and 1 to the smaller.
@@ -300,13 +374,22 @@ describePostgres('cluster hand-off [postgres]', () => {
     expect(rows.filter((row) => row.lease_owner === large.id)).toHaveLength(3);
     expect(rows.filter((row) => row.lease_owner === small.id)).toHaveLength(1);
     await until(() => handed(small.messages).length >= 1 && handed(large.messages).length >= 1);
-    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', 'in', ids).execute();
+    await t.deps.db
+      .updateTable('executions')
+      .set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null })
+      .where('id', 'in', ids)
+      .execute();
     await small.leave();
     await large.leave();
   });
 
   it('a worker that has stopped claiming (a drain) gives back what it is handed at once, for the others', async () => {
-    const quick = await workflowWith(t, `Quick ${newId()}`, { nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } })], edges: [edge('hook', 'a')] }, { activate: true });
+    const quick = await workflowWith(
+      t,
+      `Quick ${newId()}`,
+      { nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } })], edges: [edge('hook', 'a')] },
+      { activate: true },
+    );
     const draining = await startWorker(t, engines, { timers: false });
     const id = draining.cluster!.processId;
     await until(() => api().knownWorkers().includes(id));
@@ -331,11 +414,21 @@ describePostgres('cluster hand-off [postgres]', () => {
   });
 
   it('hands over the executions a platform event starts (runMany) in the commit with its extra write', async () => {
-    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('status', 'in', ['pending', 'running', 'waiting']).execute();
+    await t.deps.db
+      .updateTable('executions')
+      .set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null })
+      .where('status', 'in', ['pending', 'running', 'waiting'])
+      .execute();
     const worker = await fakeWorker(64);
     const workflowIds = [await flow(), await flow()];
     const snapshots = await t.deps.db.selectFrom('workflows').select(['id', 'active_snapshot_id']).where('id', 'in', workflowIds).execute();
-    const starts = snapshots.map((row) => ({ workspaceId: t.workspaces.main, workflowId: row.id, snapshotId: row.active_snapshot_id!, userId: null, trigger: { method: 'EVENT', headers: {}, query: {}, body: {} } }));
+    const starts = snapshots.map((row) => ({
+      workspaceId: t.workspaces.main,
+      workflowId: row.id,
+      snapshotId: row.active_snapshot_id!,
+      userId: null,
+      trigger: { method: 'EVENT', headers: {}, query: {}, body: {} },
+    }));
     let marked: string[] = [];
     const started = await t.deps.engine.runMany(starts, async (_trx, ids) => {
       marked = ids;
@@ -348,7 +441,11 @@ describePostgres('cluster hand-off [postgres]', () => {
       ['running', worker.id],
     ]);
     await until(() => handed(worker.messages).some((message) => 'c' in message && message.c.length === 2));
-    await t.deps.db.updateTable('executions').set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null }).where('id', 'in', ids).execute();
+    await t.deps.db
+      .updateTable('executions')
+      .set({ status: 'cancelled', run_at: null, lease_owner: null, lease_expires_at: null })
+      .where('id', 'in', ids)
+      .execute();
     await worker.leave();
   });
 
@@ -371,7 +468,13 @@ describePostgres('cluster hand-off [postgres]', () => {
       return heard.filter((answer) => answer.e === id);
     };
     try {
-      const pad = (n: number) => ({ nodes: [node('pad', 'code', { code: `return { n: input.body.n, pad: 'x'.repeat(${n}) };` }), node('reply', 'respond_to_webhook', { status: 201, body: '{{ input }}' })], edges: [edge('hook', 'pad'), edge('pad', 'reply')] });
+      const pad = (n: number) => ({
+        nodes: [
+          node('pad', 'code', { code: `return { n: input.body.n, pad: 'x'.repeat(${n}) };` }),
+          node('reply', 'respond_to_webhook', { status: 201, body: '{{ input }}' }),
+        ],
+        edges: [edge('hook', 'pad'), edge('pad', 'reply')],
+      });
       const small = await webhookWorkflow(t, `Respond last ${newId()}`, { response_mode: 'respond_step' }, pad(3));
       const answered = await deliver(t, small.path, { body: '{"n":1}', headers: { authorization: `Bearer ${small.token}` } });
       expect(answered.status, answered.body).toBe(201);

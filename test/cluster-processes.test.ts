@@ -66,7 +66,11 @@ describe.skipIf(!TEST_DATABASE_URL)('one API process and two workers on one Post
       SWITCHYARD_POLL_MS: '500',
       SWITCHYARD_SHUTDOWN_GRACE_MS: '2000',
     };
-    [api, ...workers] = await Promise.all([startServe({ ...env, SWITCHYARD_ROLE: 'api' }), startServe({ ...env, SWITCHYARD_ROLE: 'worker' }), startServe({ ...env, SWITCHYARD_ROLE: 'worker' })]);
+    [api, ...workers] = await Promise.all([
+      startServe({ ...env, SWITCHYARD_ROLE: 'api' }),
+      startServe({ ...env, SWITCHYARD_ROLE: 'worker' }),
+      startServe({ ...env, SWITCHYARD_ROLE: 'worker' }),
+    ]);
   }, 90_000);
   afterAll(async () => {
     for (const res of held.splice(0)) res.end('{}');
@@ -80,7 +84,10 @@ describe.skipIf(!TEST_DATABASE_URL)('one API process and two workers on one Post
   const call = (method: string, url: string, body?: unknown) => callApi(api.address, token, method, url, body);
 
   /** A workflow with this graph, active; answers its id and the path and bearer of its webhook node `hook` (when it has one). */
-  async function activeWorkflow(name: string, graph: Record<string, unknown>): Promise<{ id: string; hookPath: string; hookToken: string }> {
+  async function activeWorkflow(
+    name: string,
+    graph: Record<string, unknown>,
+  ): Promise<{ id: string; hookPath: string; hookToken: string }> {
     const created = await call('POST', '/workflows', { data: { name } });
     const id = created.body.data.id as string;
     const put = await call('PUT', `/workflows/${id}/graph`, { data: { graph, layout: false } });
@@ -91,7 +98,11 @@ describe.skipIf(!TEST_DATABASE_URL)('one API process and two workers on one Post
   }
 
   async function execution(id: string): Promise<{ status: string; output: unknown; lease_owner: string | null }> {
-    const row = await database.db.selectFrom('executions').select(['status', 'output', 'lease_owner']).where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await database.db
+      .selectFrom('executions')
+      .select(['status', 'output', 'lease_owner'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     return { status: row.status, output: row.output === null ? null : JSON.parse(row.output), lease_owner: row.lease_owner };
   }
 
@@ -107,11 +118,19 @@ describe.skipIf(!TEST_DATABASE_URL)('one API process and two workers on one Post
   }
 
   const deliver = (hook: { hookPath: string; hookToken: string }, body: unknown) =>
-    fetch(`${api.address}${hook.hookPath}`, { method: 'POST', headers: { authorization: `Bearer ${hook.hookToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${api.address}${hook.hookPath}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${hook.hookToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   it('answers webhooks in all three modes across processes, and runs the work on both workers', async () => {
     const shape = (mode: string, extra: Record<string, unknown> = {}) => ({
-      nodes: [node('hook', 'webhook', { response_mode: mode, ...extra }), node('double', 'code', { code: 'return { n: input.body.n * 2 };' }), node('reply', 'respond_to_webhook', { status: 201, body: '{{ input }}' })],
+      nodes: [
+        node('hook', 'webhook', { response_mode: mode, ...extra }),
+        node('double', 'code', { code: 'return { n: input.body.n * 2 };' }),
+        node('reply', 'respond_to_webhook', { status: 201, body: '{{ input }}' }),
+      ],
       edges: [edge('hook', 'double'), edge('double', 'reply')],
     });
     const immediate = await activeWorkflow('Immediate', shape('immediate'));
@@ -123,7 +142,10 @@ describe.skipIf(!TEST_DATABASE_URL)('one API process and two workers on one Post
     }
     const owners = new Set<string | null>();
     for (const [n, id] of ids.entries()) {
-      const done = await until(() => execution(id), (e) => e.status === 'completed');
+      const done = await until(
+        () => execution(id),
+        (e) => e.status === 'completed',
+      );
       expect(done.output).toMatchObject({ status: 201, body: { n: n * 2 } });
       owners.add(done.lease_owner);
     }
@@ -144,7 +166,11 @@ describe.skipIf(!TEST_DATABASE_URL)('one API process and two workers on one Post
   it('answers across processes with values too large for a notification (the API process reads them from the row)', async () => {
     // 20,000 characters: well past the 8,000 bytes a notification may carry.
     const big = (mode: string) => ({
-      nodes: [node('hook', 'webhook', { response_mode: mode }), node('pad', 'code', { code: "return { n: input.body.n, pad: 'x'.repeat(20000) };" }), node('reply', 'respond_to_webhook', { status: 200, body: '{{ input }}' })],
+      nodes: [
+        node('hook', 'webhook', { response_mode: mode }),
+        node('pad', 'code', { code: "return { n: input.body.n, pad: 'x'.repeat(20000) };" }),
+        node('reply', 'respond_to_webhook', { status: 200, body: '{{ input }}' }),
+      ],
       edges: [edge('hook', 'pad'), edge('pad', 'reply')],
     });
     const respond = await activeWorkflow('Big respond', big('respond_step'));
@@ -159,32 +185,58 @@ describe.skipIf(!TEST_DATABASE_URL)('one API process and two workers on one Post
 
   it('answers 504 when the run does not answer in time, and the run goes on in its worker', async () => {
     const slow = await activeWorkflow('Slow', {
-      nodes: [node('hook', 'webhook', { response_mode: 'last_step', timeout_ms: 300 }), node('call', 'http', { url: `${base}/gate/slow` }), node('after', 'set', { values: { done: true } })],
+      nodes: [
+        node('hook', 'webhook', { response_mode: 'last_step', timeout_ms: 300 }),
+        node('call', 'http', { url: `${base}/gate/slow` }),
+        node('after', 'set', { values: { done: true } }),
+      ],
       edges: [edge('hook', 'call'), edge('call', 'after')],
     });
     const answer = await deliver(slow, {});
     expect(answer.status).toBe(504);
     const executionId = answer.headers.get('x-execution-id')!;
     expect(((await answer.json()) as { errors: { code: string }[] }).errors[0]!.code).toBe('webhook_timeout');
-    await until(async () => held.length, (n) => n === 1);
+    await until(
+      async () => held.length,
+      (n) => n === 1,
+    );
     held[0]!.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    const done = await until(() => execution(executionId), (e) => e.status === 'completed');
+    const done = await until(
+      () => execution(executionId),
+      (e) => e.status === 'completed',
+    );
     expect(done.output).toEqual({ done: true });
   }, 60_000);
 
   it('cancels an execution whose step runs in another process: the step is aborted and nothing runs after it', async () => {
     const hanging = await activeWorkflow('Hanging', {
-      nodes: [node('hook', 'webhook'), node('call', 'http', { url: `${base}/gate/hang`, timeout_ms: 60_000 }), node('after', 'set', { values: { ran: true } })],
+      nodes: [
+        node('hook', 'webhook'),
+        node('call', 'http', { url: `${base}/gate/hang`, timeout_ms: 60_000 }),
+        node('after', 'set', { values: { ran: true } }),
+      ],
       edges: [edge('hook', 'call'), edge('call', 'after')],
     });
     const started = await call('POST', `/workflows/${hanging.id}/run`, { data: {} });
     expect(started.status).toBe(202);
-    await until(async () => held.length, (n) => n === 1);
+    await until(
+      async () => held.length,
+      (n) => n === 1,
+    );
     const cancelled = await call('POST', `/executions/${started.body.execution_id}/cancel`);
     expect(cancelled.status).toBe(200);
     // The worker holding the request hears the cancellation and aborts it.
-    await until(async () => closedEarly.filter((url) => url === '/gate/hang').length, (n) => n === 1, 5_000);
-    const steps = await database.db.selectFrom('execution_steps').select(['node_id', 'status']).where('workflow_execution_id', '=', started.body.execution_id).orderBy('inserted_at').execute();
+    await until(
+      async () => closedEarly.filter((url) => url === '/gate/hang').length,
+      (n) => n === 1,
+      5_000,
+    );
+    const steps = await database.db
+      .selectFrom('execution_steps')
+      .select(['node_id', 'status'])
+      .where('workflow_execution_id', '=', started.body.execution_id)
+      .orderBy('inserted_at')
+      .execute();
     expect(steps).toEqual([
       { node_id: 'hook', status: 'completed' },
       { node_id: 'call', status: 'failed' },
@@ -202,18 +254,28 @@ describe.skipIf(!TEST_DATABASE_URL)('one API process and two workers on one Post
     const runs: string[] = [];
     for (let i = 0; i < 4; i += 1) runs.push((await call('POST', `/workflows/${limited.id}/run`, { data: {} })).body.execution_id);
     for (let i = 0; i < 4; i += 1) {
-      await until(async () => [arrived.get('/gate/limited') ?? 0, held.length], ([seen, waiting]) => seen === i + 1 && waiting === 1);
+      await until(
+        async () => [arrived.get('/gate/limited') ?? 0, held.length],
+        ([seen, waiting]) => seen === i + 1 && waiting === 1,
+      );
       // Give a second claim every chance to break the limit before the gate opens.
       await new Promise((resolve) => setTimeout(resolve, 600));
       expect(held.length).toBe(1);
       held[0]!.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     }
-    for (const id of runs) await until(() => execution(id), (e) => e.status === 'completed');
+    for (const id of runs)
+      await until(
+        () => execution(id),
+        (e) => e.status === 'completed',
+      );
     expect(heldMax).toBe(1);
   }, 90_000);
 
   it('an API process runs no step: a delivery waits pending until a worker is up', async () => {
-    const quick = await activeWorkflow('Quick', { nodes: [node('hook', 'webhook'), node('v', 'set', { values: { ok: true } })], edges: [edge('hook', 'v')] });
+    const quick = await activeWorkflow('Quick', {
+      nodes: [node('hook', 'webhook'), node('v', 'set', { values: { ok: true } })],
+      edges: [edge('hook', 'v')],
+    });
     await Promise.all(workers.map((worker) => worker.stop()));
     const answer = await deliver(quick, {});
     expect(answer.status).toBe(202);
@@ -221,7 +283,14 @@ describe.skipIf(!TEST_DATABASE_URL)('one API process and two workers on one Post
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect((await execution(id)).status).toBe('pending');
     workers = [await startServe({ ...env, SWITCHYARD_ROLE: 'worker' })];
-    expect((await until(() => execution(id), (e) => e.status === 'completed')).output).toEqual({ ok: true });
+    expect(
+      (
+        await until(
+          () => execution(id),
+          (e) => e.status === 'completed',
+        )
+      ).output,
+    ).toEqual({ ok: true });
     // A worker serves health and metrics, not the API.
     expect((await fetch(`${workers[0]!.address}/healthz`)).status).toBe(200);
     expect((await fetch(`${workers[0]!.address}/metrics`)).status).toBe(200);

@@ -50,7 +50,8 @@ describePostgres('cluster races [postgres]', () => {
     await t.close();
   });
 
-  const worker = (processId = newId(), timing: { timers?: boolean; heartbeatMs?: number; pollMs?: number } = {}) => startWorker(t, engines, { processId, ...timing });
+  const worker = (processId = newId(), timing: { timers?: boolean; heartbeatMs?: number; pollMs?: number } = {}) =>
+    startWorker(t, engines, { processId, ...timing });
   const open = (name: string) => {
     opened.add(name);
     for (const res of gates.get(name) ?? []) res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
@@ -58,10 +59,13 @@ describePostgres('cluster races [postgres]', () => {
   };
   /** Whether some session of this database waits for a row lock (a statement blocked by another transaction). */
   const someoneBlocked = async () => {
-    const rows = await sql<{ n: string }>`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(t.deps.db);
+    const rows = await sql<{
+      n: string;
+    }>`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(t.deps.db);
     return Number(rows.rows[0]!.n) > 0;
   };
-  const executionsOf = (workflowId: string) => t.deps.db.selectFrom('executions').selectAll().where('workflow_id', '=', workflowId).orderBy('inserted_at').execute();
+  const executionsOf = (workflowId: string) =>
+    t.deps.db.selectFrom('executions').selectAll().where('workflow_id', '=', workflowId).orderBy('inserted_at').execute();
   const run = async (workflowId: string) => {
     const res = await t.request('POST', `/api/v1/workflows/${workflowId}/run`, { body: { data: {} } });
     expect(res.status, JSON.stringify(res.body)).toBe(202);
@@ -70,7 +74,12 @@ describePostgres('cluster races [postgres]', () => {
 
   it('a heartbeat renews its leases without waiting for a row its own group commit holds locked', async () => {
     const gate = `gate-${newId()}`;
-    const flow = await workflowWith(t, 'Held', { nodes: [node('hook', 'webhook'), node('wait', 'http', { url: `${base}/${gate}` })], edges: [edge('hook', 'wait')] }, { activate: true });
+    const flow = await workflowWith(
+      t,
+      'Held',
+      { nodes: [node('hook', 'webhook'), node('wait', 'http', { url: `${base}/${gate}` })], edges: [edge('hook', 'wait')] },
+      { activate: true },
+    );
     const owner = newId();
     const engine = await worker(owner);
     const executionId = await run(flow);
@@ -115,20 +124,26 @@ describePostgres('cluster races [postgres]', () => {
     const one = new WriteBatcher(t.deps.db, lockExecutions);
     const two = new WriteBatcher(t.deps.db, lockExecutions);
     const writes = Promise.all([
-      one.write(async (trx) => {
-        ranA += 1;
-        await trx.executeQuery(touch(a).compile());
-        firstA = true;
-        await until(async () => firstB || (await someoneBlocked()));
-        await trx.executeQuery(touch(b).compile());
-      }, [a, b]),
-      two.write(async (trx) => {
-        ranB += 1;
-        await trx.executeQuery(touch(b).compile());
-        firstB = true;
-        await until(async () => firstA || (await someoneBlocked()));
-        await trx.executeQuery(touch(a).compile());
-      }, [b, a]),
+      one.write(
+        async (trx) => {
+          ranA += 1;
+          await trx.executeQuery(touch(a).compile());
+          firstA = true;
+          await until(async () => firstB || (await someoneBlocked()));
+          await trx.executeQuery(touch(b).compile());
+        },
+        [a, b],
+      ),
+      two.write(
+        async (trx) => {
+          ranB += 1;
+          await trx.executeQuery(touch(b).compile());
+          firstB = true;
+          await until(async () => firstA || (await someoneBlocked()));
+          await trx.executeQuery(touch(a).compile());
+        },
+        [b, a],
+      ),
     ]);
     await writes;
     // A deadlock aborts one batch (PostgreSQL picks a victim) and the batcher writes it again.
@@ -136,7 +151,12 @@ describePostgres('cluster races [postgres]', () => {
   });
 
   it('a worker takes over a dead worker’s execution when its lease expires, not at its next poll', async () => {
-    const flow = await workflowWith(t, 'Orphan', { nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } })], edges: [edge('hook', 'a')] }, { activate: true });
+    const flow = await workflowWith(
+      t,
+      'Orphan',
+      { nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } })], edges: [edge('hook', 'a')] },
+      { activate: true },
+    );
     // Committed pending with no worker claiming, then made a dead worker's, its lease running out soon.
     const executionId = await run(flow);
     await sql`update executions set status = 'running', lease_owner = 'dead-worker', run_at = null,
@@ -154,13 +174,30 @@ describePostgres('cluster races [postgres]', () => {
     const flows = async () => {
       const childGate = `child-${newId()}`;
       const parentGate = `parent-${newId()}`;
-      const childFlow = await workflowWith(t, 'Child', { nodes: [node('hook', 'webhook'), node('work', 'http', { url: `${base}/${childGate}` }), node('answer', 'set', { values: { from: 'child' } })], edges: [edge('hook', 'work'), edge('work', 'answer')] }, { activate: true });
+      const childFlow = await workflowWith(
+        t,
+        'Child',
+        {
+          nodes: [
+            node('hook', 'webhook'),
+            node('work', 'http', { url: `${base}/${childGate}` }),
+            node('answer', 'set', { values: { from: 'child' } }),
+          ],
+          edges: [edge('hook', 'work'), edge('work', 'answer')],
+        },
+        { activate: true },
+      );
       // The call and a slow branch beside it: the parent is still in flight when its child ends.
       const parentFlow = await workflowWith(
         t,
         'Parent',
         {
-          nodes: [node('hook', 'webhook'), node('call', 'call_workflow', { workflow_id: childFlow, input: {} }), node('slow', 'http', { url: `${base}/${parentGate}` }), node('after', 'set', { values: { got: '{{ nodes.call.from }}' } })],
+          nodes: [
+            node('hook', 'webhook'),
+            node('call', 'call_workflow', { workflow_id: childFlow, input: {} }),
+            node('slow', 'http', { url: `${base}/${parentGate}` }),
+            node('after', 'set', { values: { got: '{{ nodes.call.from }}' } }),
+          ],
           edges: [edge('hook', 'call'), edge('hook', 'slow'), edge('call', 'after'), edge('slow', 'after')],
         },
         { activate: true },
@@ -177,7 +214,11 @@ describePostgres('cluster races [postgres]', () => {
       const [child] = await executionsOf(childFlow).then((rows) => rows.filter((row) => row.parent_execution_id === parentId));
       // Another worker takes the child over (this one paused past its lease): the child's final
       // commit here must fail and its end stay unknown to the parent.
-      await t.deps.db.updateTable('executions').set({ lease_owner: 'another-worker', lease_expires_at: '2999-01-01T00:00:00.000000Z' }).where('id', '=', child!.id).execute();
+      await t.deps.db
+        .updateTable('executions')
+        .set({ lease_owner: 'another-worker', lease_expires_at: '2999-01-01T00:00:00.000000Z' })
+        .where('id', '=', child!.id)
+        .execute();
       open(childGate);
       await until(async () => !engine['inFlight'].has(child!.id));
       open(parentGate);
@@ -203,7 +244,11 @@ describePostgres('cluster races [postgres]', () => {
       // commit began, before it wrote its wait.
       const childEnds = () =>
         t.deps.db.transaction().execute(async (trx) => {
-          await trx.updateTable('executions').set({ status: 'completed', output: '{"from":"child"}', finished_at: t.clock.now(), lease_owner: null, lease_expires_at: null }).where('id', '=', child!.id).execute();
+          await trx
+            .updateTable('executions')
+            .set({ status: 'completed', output: '{"from":"child"}', finished_at: t.clock.now(), lease_owner: null, lease_expires_at: null })
+            .where('id', '=', child!.id)
+            .execute();
           await wakeParentHeld(trx, parentId, child!.id, t.clock.now());
         });
       let injected = false;
@@ -226,7 +271,17 @@ describePostgres('cluster races [postgres]', () => {
         committed: () => {},
       };
       const now = t.clock.now();
-      await t.deps.db.transaction().execute((trx) => writeHeldExecution(trx, coordination, parentId, { status: 'waiting', run_at: null, updated_at: now, lease_owner: null, lease_expires_at: null }, [child!.id]));
+      await t.deps.db
+        .transaction()
+        .execute((trx) =>
+          writeHeldExecution(
+            trx,
+            coordination,
+            parentId,
+            { status: 'waiting', run_at: null, updated_at: now, lease_owner: null, lease_expires_at: null },
+            [child!.id],
+          ),
+        );
       const parent = await executionRow(t, parentId);
       expect(parent.status).toBe('waiting');
       // Due at once: whichever worker claims it next finds the child's end.
@@ -257,14 +312,24 @@ describePostgres('cluster races [postgres]', () => {
       const waitWritten = new Promise<void>((resolve) => (waited = resolve));
       // The parent's commit: its wait written (no child ended yet), not yet committed.
       const parentCommit = t.deps.db.transaction().execute(async (trx) => {
-        await writeHeldExecution(trx, plain, parentId, { status: 'waiting', run_at: null, updated_at: t.clock.now(), lease_owner: null, lease_expires_at: null }, [child!.id]);
+        await writeHeldExecution(
+          trx,
+          plain,
+          parentId,
+          { status: 'waiting', run_at: null, updated_at: t.clock.now(), lease_owner: null, lease_expires_at: null },
+          [child!.id],
+        );
         waited();
         await released;
       });
       await waitWritten;
       const now = t.clock.now();
       const childCommit = t.deps.db.transaction().execute(async (trx) => {
-        await trx.updateTable('executions').set({ status: 'completed', output: '{"from":"child"}', finished_at: now, lease_owner: null, lease_expires_at: null }).where('id', '=', child!.id).execute();
+        await trx
+          .updateTable('executions')
+          .set({ status: 'completed', output: '{"from":"child"}', finished_at: now, lease_owner: null, lease_expires_at: null })
+          .where('id', '=', child!.id)
+          .execute();
         await wakeParentHeld(trx, parentId, child!.id, now);
       });
       await until(someoneBlocked);

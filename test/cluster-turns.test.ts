@@ -41,14 +41,21 @@ describePostgres('cluster turns [postgres]', () => {
   });
 
   const worker = (maxConcurrent = 64) => startWorker(t, engines, { maxConcurrent });
-  const knowEachOther = (...workers: Engine[]) => until(() => workers.every((w) => workers.every((other) => w.cluster!.knownWorkers().includes(other.cluster!.processId))));
+  const knowEachOther = (...workers: Engine[]) =>
+    until(() => workers.every((w) => workers.every((other) => w.cluster!.knownWorkers().includes(other.cluster!.processId))));
   const run = async (workflowId: string) => {
     const res = await t.request('POST', `/api/v1/workflows/${workflowId}/run`, { body: { data: {} } });
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     return res.body.execution_id as string;
   };
   const completed = async (id: string) => (await executionRow(t, id)).status === 'completed';
-  const quick = () => workflowWith(t, `Quick ${newId()}`, { nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } })], edges: [edge('hook', 'a')] }, { activate: true });
+  const quick = () =>
+    workflowWith(
+      t,
+      `Quick ${newId()}`,
+      { nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } })], edges: [edge('hook', 'a')] },
+      { activate: true },
+    );
 
   it('claims each delivery in one worker only, and spreads the deliveries over the workers', async () => {
     const first = await worker();
@@ -83,7 +90,12 @@ describePostgres('cluster turns [postgres]', () => {
   it('a worker with no room on its turn hands it on: every delivery runs in the worker that has room', async () => {
     const full = await worker(1);
     // Alone, it takes the gated run and is then full.
-    const gated = await workflowWith(t, 'Gated', { nodes: [node('hook', 'webhook'), node('wait', 'http', { url: gateUrl })], edges: [edge('hook', 'wait')] }, { activate: true });
+    const gated = await workflowWith(
+      t,
+      'Gated',
+      { nodes: [node('hook', 'webhook'), node('wait', 'http', { url: gateUrl })], edges: [edge('hook', 'wait')] },
+      { activate: true },
+    );
     await run(gated);
     await until(() => held.length === 1);
     const free = await worker();
@@ -105,7 +117,16 @@ describePostgres('cluster turns [postgres]', () => {
     const second = await worker();
     await knowEachOther(first, second);
     const gate = `${gateUrl}-limited`;
-    const limited = await workflowWith(t, 'Limited', { nodes: [node('hook', 'webhook'), node('wait', 'http', { url: gate })], edges: [edge('hook', 'wait')], settings: { concurrency_limit: 1 } }, { activate: true });
+    const limited = await workflowWith(
+      t,
+      'Limited',
+      {
+        nodes: [node('hook', 'webhook'), node('wait', 'http', { url: gate })],
+        edges: [edge('hook', 'wait')],
+        settings: { concurrency_limit: 1 },
+      },
+      { activate: true },
+    );
     const waiting = held.length;
     let running = await run(limited);
     await until(() => held.length === waiting + 1);

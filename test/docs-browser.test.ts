@@ -22,7 +22,16 @@ describe.skipIf(!available && !required)('API docs page in a real browser', () =
     base = await t.app.listen({ host: '127.0.0.1', port: 0 });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   }, 60_000);
   afterAll(async () => {
@@ -40,7 +49,9 @@ describe.skipIf(!available && !required)('API docs page in a real browser', () =
     const workflowsRoute = page.locator('.opblock-summary-path', { hasText: '/api/v1/workflows' }).first();
     await workflowsRoute.waitFor({ state: 'visible', timeout: 20_000 });
     const paths = await page.locator('.opblock-summary-path').allTextContents();
-    expect(paths.map((p) => p.replace(/\u200b/g, ''))).toEqual(expect.arrayContaining(['/api/v1/workflows', '/api/v1/workflows/{id}/graph', '/api/v1/folders']));
+    expect(paths.map((p) => p.replace(/\u200b/g, ''))).toEqual(
+      expect.arrayContaining(['/api/v1/workflows', '/api/v1/workflows/{id}/graph', '/api/v1/folders']),
+    );
     expect(await page.locator('.opblock-tag', { hasText: 'Workflows' }).count()).toBeGreaterThan(0);
     expect(outside).toEqual([]);
   }, 60_000);
@@ -69,7 +80,9 @@ describe.skipIf(!available && !required)('API docs page in a real browser', () =
     expect(await page.locator('.topbar-wrapper a.link svg').count()).toBe(0);
     expect(await page.locator('.topbar-wrapper a.link img').count()).toBe(1);
 
-    const icons = await page.locator('link[rel~="icon"]').evaluateAll((links) => links.map((link) => (link as unknown as { href: string }).href));
+    const icons = await page
+      .locator('link[rel~="icon"]')
+      .evaluateAll((links) => links.map((link) => (link as unknown as { href: string }).href));
     expect(icons).toEqual([`${base}/api/docs/static/theme/favicon.svg`]);
     const icon = await fetch(icons[0]!);
     expect(icon.headers.get('content-type')).toBe('image/svg+xml');

@@ -28,7 +28,10 @@ describeEachDialect('workflow export and service/v1 round trips', (dialect) => {
     childId = await workflowWith(t, 'Child', { nodes: [node('start', 'code', { code: 'return trigger.body;' })], edges: [] });
     const graph = {
       nodes: [
-        node('hook', 'webhook', { response_mode: 'respond_step', verification: { method: 'hmac', format: 'github', secret: 's3cret-value' } }),
+        node('hook', 'webhook', {
+          response_mode: 'respond_step',
+          verification: { method: 'hmac', format: 'github', secret: 's3cret-value' },
+        }),
         node('call', 'call_workflow', { workflow_id: childId, input: '{{ input.body }}' }),
         node('again', 'call_workflow', { workflow_id: childId }),
         node('save', 'save_to_store', { store_id: storeId, key: '{{ trigger.body.id }}', row: '{{ input }}' }),
@@ -55,7 +58,9 @@ describeEachDialect('workflow export and service/v1 round trips', (dialect) => {
       build_mode: 'advanced',
       settings: { concurrency_limit: 3 },
       references: {
-        workflows: [{ export_key: child.export_key, name: 'Child', pointers: ['/nodes/1/config/workflow_id', '/nodes/2/config/workflow_id'] }],
+        workflows: [
+          { export_key: child.export_key, name: 'Child', pointers: ['/nodes/1/config/workflow_id', '/nodes/2/config/workflow_id'] },
+        ],
         stores: [{ slug: 'orders', name: 'Orders', pointers: ['/nodes/3/config/store_id'] }],
         memories: [],
         knowledge_bases: [],
@@ -64,7 +69,12 @@ describeEachDialect('workflow export and service/v1 round trips', (dialect) => {
     });
     expect(document.graph.settings).toBeUndefined();
     expect(document.graph.annotations).toEqual([{ id: 'note', text: 'Saves orders', position: { x: 5, y: 6 } }]);
-    expect(document.graph.nodes[0].config).toEqual({ response_mode: 'respond_step', verification: { method: 'hmac', format: 'github' }, timeout_ms: 30000, max_body_bytes: 1048576 });
+    expect(document.graph.nodes[0].config).toEqual({
+      response_mode: 'respond_step',
+      verification: { method: 'hmac', format: 'github' },
+      timeout_ms: 30000,
+      max_body_bytes: 1048576,
+    });
     expect(document.graph.nodes[1].config.workflow_id).toBeNull();
     expect(document.graph.nodes[3].config.store_id).toBeNull();
     // The only UUID left is the export key, which is portable by design.
@@ -102,14 +112,22 @@ describeEachDialect('workflow export and service/v1 round trips', (dialect) => {
   it('imports one document eight times at once: every import succeeds, one keeps the export key', async () => {
     const document = { ...(await exportOf(t, childId)), export_key: 'concurrent-key' };
     const imported = await Promise.all(Array.from({ length: 8 }, () => importOk(t, document)));
-    const rows = await t.deps.db.selectFrom('workflows').select(['id', 'export_key']).where('id', 'in', imported.map((w) => w.id)).execute();
+    const rows = await t.deps.db
+      .selectFrom('workflows')
+      .select(['id', 'export_key'])
+      .where(
+        'id',
+        'in',
+        imported.map((w) => w.id),
+      )
+      .execute();
     expect(rows).toHaveLength(8);
     expect(new Set(rows.map((row) => row.export_key)).size).toBe(8);
     expect(rows.filter((row) => row.export_key === 'concurrent-key')).toHaveLength(1);
     for (const w of imported) expect(w.meta.requirements.bindings).toEqual([]);
   });
 
-  it('gives the imported webhook a new endpoint and token, never the source\'s', async () => {
+  it("gives the imported webhook a new endpoint and token, never the source's", async () => {
     const source = await exportOf(t, childId);
     const hookDoc = { ...source, graph: { nodes: [node('hook', 'webhook', {}), node('done', 'code', {})], edges: [edge('hook', 'done')] } };
     const a = await importOk(t, hookDoc);
@@ -121,12 +139,24 @@ describeEachDialect('workflow export and service/v1 round trips', (dialect) => {
 
   it('binds what the workspace lacks to nothing and lists it, and activation refuses it with its pointer', async () => {
     const document = await exportOf(t, parentId);
-    const imported = await importOk(t, { ...document, references: { ...document.references, stores: [{ slug: 'nowhere', name: 'Nowhere', pointers: ['/nodes/3/config/store_id'] }] } }, {}, t.tokens.other);
-    expect(imported.meta.requirements.bindings).toEqual([expect.objectContaining({ pointer: '/nodes/3/config/store_id', resource: 'store', slug: 'nowhere' })]);
+    const imported = await importOk(
+      t,
+      {
+        ...document,
+        references: { ...document.references, stores: [{ slug: 'nowhere', name: 'Nowhere', pointers: ['/nodes/3/config/store_id'] }] },
+      },
+      {},
+      t.tokens.other,
+    );
+    expect(imported.meta.requirements.bindings).toEqual([
+      expect.objectContaining({ pointer: '/nodes/3/config/store_id', resource: 'store', slug: 'nowhere' }),
+    ]);
     expect(imported.graph.nodes[3].config.store_id).toBe('00000000-0000-0000-0000-000000000000');
     const activate = await t.request('POST', `/api/v1/workflows/${imported.id}/activate`, { token: t.tokens.other });
     expect(activate.status).toBe(422);
-    expect(activate.body.errors.map((e: { code: string; source: { pointer: string } }) => [e.code, e.source.pointer])).toEqual([['unbound_reference', '/data/attributes/graph/nodes/3/config/store_id']]);
+    expect(activate.body.errors.map((e: { code: string; source: { pointer: string } }) => [e.code, e.source.pointer])).toEqual([
+      ['unbound_reference', '/data/attributes/graph/nodes/3/config/store_id'],
+    ]);
     expect(activate.body.errors[0].meta).toEqual({ node_id: 'save', pointer: '/nodes/3/config/store_id' });
   });
 
@@ -135,29 +165,45 @@ describeEachDialect('workflow export and service/v1 round trips', (dialect) => {
     const imported = await importOk(t, document);
     const refused = await t.request('POST', `/api/v1/workflows/${imported.id}/activate`);
     expect(refused.status).toBe(422);
-    expect(refused.body.errors[0]).toMatchObject({ code: 'missing_secret', source: { pointer: '/data/attributes/graph/nodes/0/config/verification/secret' } });
+    expect(refused.body.errors[0]).toMatchObject({
+      code: 'missing_secret',
+      source: { pointer: '/data/attributes/graph/nodes/0/config/verification/secret' },
+    });
     const graph = structuredClone(imported.graph);
     graph.nodes[0].config.verification = { method: 'hmac', format: 'github', secret: 'new-secret' };
-    expect((await t.request('PUT', `/api/v1/workflows/${imported.id}/graph`, { body: { data: { graph, layout: false } } })).status).toBe(200);
+    expect((await t.request('PUT', `/api/v1/workflows/${imported.id}/graph`, { body: { data: { graph, layout: false } } })).status).toBe(
+      200,
+    );
     expect((await t.request('POST', `/api/v1/workflows/${imported.id}/activate`)).status).toBe(200);
   });
 
-  it('clears an agent step\'s connection and names its memory, knowledge bases, stores and workflow tools portably', async () => {
-    const create = async (path: string, type: string, attributes: Record<string, unknown>) => (await t.request('POST', path, { body: { data: { type, attributes } } })).body.data.id as string;
-    const connectionId = await create('/api/v1/connections', 'connection', { provider: 'openai_compatible', name: 'Local', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-export-test-000' });
+  it("clears an agent step's connection and names its memory, knowledge bases, stores and workflow tools portably", async () => {
+    const create = async (path: string, type: string, attributes: Record<string, unknown>) =>
+      (await t.request('POST', path, { body: { data: { type, attributes } } })).body.data.id as string;
+    const connectionId = await create('/api/v1/connections', 'connection', {
+      provider: 'openai_compatible',
+      name: 'Local',
+      base_url: 'http://127.0.0.1:9/v1',
+      api_key: 'sk-export-test-000',
+    });
     const memoryId = await create('/api/v1/memories', 'memory', { name: 'Chat' });
-    const kbIds = [await create('/api/v1/knowledge-bases', 'knowledge-base', { name: 'Ops' }), await create('/api/v1/knowledge-bases', 'knowledge-base', { name: 'Sales' })];
+    const kbIds = [
+      await create('/api/v1/knowledge-bases', 'knowledge-base', { name: 'Ops' }),
+      await create('/api/v1/knowledge-bases', 'knowledge-base', { name: 'Sales' }),
+    ];
     const id = await workflowWith(t, 'Assistant', {
-      nodes: [node('ask', 'agent', {
-        connection_id: connectionId,
-        model: 'gpt-4o-mini',
-        prompt: '{{ trigger.body.question }}',
-        memory_id: memoryId,
-        session_key: '{{ trigger.body.user }}',
-        knowledge_base_ids: kbIds,
-        store_ids: [storeId],
-        tools: [{ type: 'workflow', name: 'tax', description: 'Computes the tax of an order', workflow_id: childId }],
-      })],
+      nodes: [
+        node('ask', 'agent', {
+          connection_id: connectionId,
+          model: 'gpt-4o-mini',
+          prompt: '{{ trigger.body.question }}',
+          memory_id: memoryId,
+          session_key: '{{ trigger.body.user }}',
+          knowledge_base_ids: kbIds,
+          store_ids: [storeId],
+          tools: [{ type: 'workflow', name: 'tax', description: 'Computes the tax of an order', workflow_id: childId }],
+        }),
+      ],
       edges: [],
     });
     const document = await exportOf(t, id);
@@ -201,7 +247,14 @@ describeEachDialect('workflow export and service/v1 round trips', (dialect) => {
   });
 
   it('names the installations its nodes need by provider (and a pinned account), never an installation id or credential, and an import lists those the workspace lacks', async () => {
-    const installed = await t.deps.apps.install({ provider: 'slack', workspace: { id: t.workspaces.main }, accountId: 'T0MAIN', botUserId: 'U0BOT', botId: 'B0BOT', credentials: { bot_token: 'xoxb-main-secret' } });
+    const installed = await t.deps.apps.install({
+      provider: 'slack',
+      workspace: { id: t.workspaces.main },
+      accountId: 'T0MAIN',
+      botUserId: 'U0BOT',
+      botId: 'B0BOT',
+      credentials: { bot_token: 'xoxb-main-secret' },
+    });
     const id = await workflowWith(t, 'Chatty', {
       nodes: [
         node('slack_in', 'app_event', { channels: ['C0ORDERS'] }),
@@ -229,16 +282,40 @@ describeEachDialect('workflow export and service/v1 round trips', (dialect) => {
     // Here only Slack is installed: the SMS and email triggers are listed, each at its node.
     const here = await importOk(t, document);
     expect(here.meta.requirements.bindings).toEqual([
-      expect.objectContaining({ pointer: '/nodes/3', resource: 'installation', providers: ['twilio'], node_id: 'text_in', detail: expect.stringContaining('switchyard app install twilio') }),
+      expect.objectContaining({
+        pointer: '/nodes/3',
+        resource: 'installation',
+        providers: ['twilio'],
+        node_id: 'text_in',
+        detail: expect.stringContaining('switchyard app install twilio'),
+      }),
       expect.objectContaining({ pointer: '/nodes/4', resource: 'installation', providers: ['mailgun', 'postmark'], node_id: 'mail_in' }),
     ]);
     // Another workspace has another Slack team and a Postmark account: the node pinned to T0MAIN is listed.
     const other = t.tokens.other;
-    await t.deps.apps.install({ provider: 'slack', workspace: { id: t.workspaces.other }, accountId: 'T0OTHER', botUserId: 'U0B2', botId: 'B0B2', credentials: { bot_token: 'xoxb-other' } });
-    await t.deps.apps.install({ provider: 'postmark', workspace: { id: t.workspaces.other }, accountId: 'example.com', credentials: { basic_user: 'u', basic_password: 'p' } });
+    await t.deps.apps.install({
+      provider: 'slack',
+      workspace: { id: t.workspaces.other },
+      accountId: 'T0OTHER',
+      botUserId: 'U0B2',
+      botId: 'B0B2',
+      credentials: { bot_token: 'xoxb-other' },
+    });
+    await t.deps.apps.install({
+      provider: 'postmark',
+      workspace: { id: t.workspaces.other },
+      accountId: 'example.com',
+      credentials: { basic_user: 'u', basic_password: 'p' },
+    });
     const there = await importOk(t, document, {}, other);
     expect(there.meta.requirements.bindings).toEqual([
-      expect.objectContaining({ pointer: '/nodes/2', resource: 'installation', providers: ['slack'], account_id: 'T0MAIN', detail: expect.stringContaining('Slack installation for account T0MAIN') }),
+      expect.objectContaining({
+        pointer: '/nodes/2',
+        resource: 'installation',
+        providers: ['slack'],
+        account_id: 'T0MAIN',
+        detail: expect.stringContaining('Slack installation for account T0MAIN'),
+      }),
       expect.objectContaining({ pointer: '/nodes/3', resource: 'installation', providers: ['twilio'] }),
     ]);
     expect(there.graph.nodes.map((n) => n.config)).toEqual(here.graph.nodes.map((n) => n.config));
@@ -246,10 +323,23 @@ describeEachDialect('workflow export and service/v1 round trips', (dialect) => {
   });
 
   it('refuses installation references that misdescribe the graph, with pointers, and still lists what the nodes need', async () => {
-    const id = await workflowWith(t, 'Texting', { nodes: [node('text_in', 'sms', {}), node('done', 'code', { code: 'return input;' })], edges: [edge('text_in', 'done')] });
+    const id = await workflowWith(t, 'Texting', {
+      nodes: [node('text_in', 'sms', {}), node('done', 'code', { code: 'return input;' })],
+      edges: [edge('text_in', 'done')],
+    });
     const document = await exportOf(t, id);
     const refused = await t.request('POST', '/api/v1/workflows', {
-      body: { data: { document: { ...document, references: { ...document.references, installations: [{ providers: ['slack'], pointers: ['/nodes/0', '/nodes/1'] }, { pointers: [] }] } } } },
+      body: {
+        data: {
+          document: {
+            ...document,
+            references: {
+              ...document.references,
+              installations: [{ providers: ['slack'], pointers: ['/nodes/0', '/nodes/1'] }, { pointers: [] }],
+            },
+          },
+        },
+      },
     });
     expect(refused.status).toBe(422);
     expect(refused.body.errors.map((e: { code: string; source: { pointer: string } }) => [e.code, e.source.pointer])).toEqual([
@@ -258,10 +348,12 @@ describeEachDialect('workflow export and service/v1 round trips', (dialect) => {
       ['invalid_import', '/data/document/references/installations/1/providers'],
     ]);
     const omitted = await importOk(t, { ...document, references: { ...document.references, installations: [] } });
-    expect(omitted.meta.requirements.bindings).toEqual([expect.objectContaining({ pointer: '/nodes/0', resource: 'installation', providers: ['twilio'] })]);
+    expect(omitted.meta.requirements.bindings).toEqual([
+      expect.objectContaining({ pointer: '/nodes/0', resource: 'installation', providers: ['twilio'] }),
+    ]);
   });
 
-  it('answers an unknown id and another workspace\'s id with the same 404', async () => {
+  it("answers an unknown id and another workspace's id with the same 404", async () => {
     const foreign = await t.request('GET', `/api/v1/workflows/${parentId}/export`, { token: t.tokens.other });
     const unknown = await t.request('GET', '/api/v1/workflows/0190f5a2-7c1e-7a3b-9d2e-4f5a6b7c8d9e/export', { token: t.tokens.other });
     expect(foreign.status).toBe(404);
@@ -288,11 +380,21 @@ describeEachDialect('workflow export and service/v1 round trips', (dialect) => {
     const app = await createTestApp(dialect, { sqliteFile: true });
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'sy-cli-export-'));
     try {
-      const id = await workflowWith(app, 'Exported', { nodes: [node('hook', 'webhook'), node('shape', 'set', { values: { a: 1 } })], edges: [edge('hook', 'shape')] });
-      const env = dialect === 'sqlite' ? { SWITCHYARD_DATA_DIR: path.dirname(app.database.url!) } : { SWITCHYARD_DATA_DIR: dataDir, DATABASE_URL: app.database.url! };
+      const id = await workflowWith(app, 'Exported', {
+        nodes: [node('hook', 'webhook'), node('shape', 'set', { values: { a: 1 } })],
+        edges: [edge('hook', 'shape')],
+      });
+      const env =
+        dialect === 'sqlite'
+          ? { SWITCHYARD_DATA_DIR: path.dirname(app.database.url!) }
+          : { SWITCHYARD_DATA_DIR: dataDir, DATABASE_URL: app.database.url! };
       const run = async (args: string[]) => {
         const lines: string[] = [];
-        const program = buildProgram(env, (line) => lines.push(line), () => {});
+        const program = buildProgram(
+          env,
+          (line) => lines.push(line),
+          () => {},
+        );
         program.exitOverride();
         await program.parseAsync(['node', 'switchyard', ...args]);
         return lines;
@@ -301,7 +403,9 @@ describeEachDialect('workflow export and service/v1 round trips', (dialect) => {
       const answered = (await app.request('GET', `/api/v1/workflows/${id}/export`)).body;
       expect(portable(printed)).toEqual(portable(answered));
       expect(printed.exported_at).toMatch(/^\d{4}-\d{2}-\d{2}T/);
-      await expect(run(['workflow', 'export', '--workspace', 'other', '--id', id])).rejects.toThrow(`workflow ${id} not found in workspace "other"`);
+      await expect(run(['workflow', 'export', '--workspace', 'other', '--id', id])).rejects.toThrow(
+        `workflow ${id} not found in workspace "other"`,
+      );
       await expect(run(['workflow', 'export', '--workspace', 'nope', '--id', id])).rejects.toThrow('workspace "nope" not found');
     } finally {
       await app.close();

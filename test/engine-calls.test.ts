@@ -7,13 +7,23 @@ import { createTestApp, type TestApp } from './support/test-app.js';
 /** A parent: hook -> call (call_workflow) -> after, where after wraps what the call passed on. */
 function parentGraph(config: Record<string, unknown>, extra: Record<string, unknown> = {}) {
   return {
-    nodes: [node('hook', 'webhook'), node('call', 'call_workflow', config, extra), node('after', 'set', { values: { got: '{{ input }}' } })],
+    nodes: [
+      node('hook', 'webhook'),
+      node('call', 'call_workflow', config, extra),
+      node('after', 'set', { values: { got: '{{ input }}' } }),
+    ],
     edges: [edge('hook', 'call'), edge('call', 'after')],
   };
 }
 
 /** A child: hook -> answer, answering with what it was called with. */
-const childGraph = { nodes: [node('hook', 'webhook'), node('answer', 'set', { values: { doubled: '{{ trigger.body.n * 2 }}', method: '{{ trigger.method }}' } })], edges: [edge('hook', 'answer')] };
+const childGraph = {
+  nodes: [
+    node('hook', 'webhook'),
+    node('answer', 'set', { values: { doubled: '{{ trigger.body.n * 2 }}', method: '{{ trigger.method }}' } }),
+  ],
+  edges: [edge('hook', 'answer')],
+};
 
 describeEachDialect('call_workflow step', (dialect) => {
   let t: TestApp;
@@ -26,11 +36,14 @@ describeEachDialect('call_workflow step', (dialect) => {
     await t.close();
   });
 
-  const childrenOf = (parentId: string) => t.deps.db.selectFrom('executions').selectAll().where('parent_execution_id', '=', parentId).orderBy('inserted_at').execute();
+  const childrenOf = (parentId: string) =>
+    t.deps.db.selectFrom('executions').selectAll().where('parent_execution_id', '=', parentId).orderBy('inserted_at').execute();
 
   describe('waiting for the child', () => {
     it('runs the child’s pinned snapshot with the input, waits, and passes its output on', async () => {
-      const parent = await workflowWith(t, 'Parent', parentGraph({ workflow_id: childId, input: '{{ trigger.body }}' }), { activate: true });
+      const parent = await workflowWith(t, 'Parent', parentGraph({ workflow_id: childId, input: '{{ trigger.body }}' }), {
+        activate: true,
+      });
       const executionId = await runToRest(t, parent, { input: { n: 21 } });
       const execution = await executionRow(t, executionId);
       expect(execution.status).toBe('completed');
@@ -40,15 +53,33 @@ describeEachDialect('call_workflow step', (dialect) => {
       const call = (await stepRows(t, executionId)).find((s) => s.node_id === 'call')!;
       expect(child).toMatchObject({ workflow_id: childId, status: 'completed', triggered_by_step_id: call.id, call_depth: 1 });
       expect(JSON.parse(child!.inputs!)).toEqual({ method: 'CALL', headers: {}, query: {}, body: { n: 21 } });
-      expect(call).toMatchObject({ status: 'completed', kind: 'call_workflow', awaiting_workflow_execution_id: child!.id, output: { doubled: 42, method: 'CALL' }, attempt: 1 });
+      expect(call).toMatchObject({
+        status: 'completed',
+        kind: 'call_workflow',
+        awaiting_workflow_execution_id: child!.id,
+        output: { doubled: 42, method: 'CALL' },
+        attempt: 1,
+      });
       // The step's time spans the child's whole run.
       expect(call.started_at! <= child!.started_at!).toBe(true);
       expect(call.finished_at! >= child!.finished_at!).toBe(true);
     });
 
     it('fails the call step with the child’s error when the child fails', async () => {
-      const failing = await workflowWith(t, 'Failing child', { nodes: [node('hook', 'webhook'), node('boom', 'code', { code: 'throw new Error("child broke")' })], edges: [edge('hook', 'boom')] }, { activate: true });
-      const executionId = await runToRest(t, await workflowWith(t, 'Parent of failure', parentGraph({ workflow_id: failing }), { activate: true }), {});
+      const failing = await workflowWith(
+        t,
+        'Failing child',
+        {
+          nodes: [node('hook', 'webhook'), node('boom', 'code', { code: 'throw new Error("child broke")' })],
+          edges: [edge('hook', 'boom')],
+        },
+        { activate: true },
+      );
+      const executionId = await runToRest(
+        t,
+        await workflowWith(t, 'Parent of failure', parentGraph({ workflow_id: failing }), { activate: true }),
+        {},
+      );
       const execution = await executionRow(t, executionId);
       expect(execution.status).toBe('failed');
       const [child] = await childrenOf(executionId);
@@ -59,8 +90,24 @@ describeEachDialect('call_workflow step', (dialect) => {
     });
 
     it('resumes a parent whose awaited child ended, even when the child waited first', async () => {
-      const slow = await workflowWith(t, 'Slow child', { nodes: [node('hook', 'webhook'), node('pause', 'wait', { duration_ms: 60_000 }), node('done', 'set', { values: { slept: true } })], edges: [edge('hook', 'pause'), edge('pause', 'done')] }, { activate: true });
-      const executionId = await runToRest(t, await workflowWith(t, 'Patient parent', parentGraph({ workflow_id: slow }), { activate: true }), {});
+      const slow = await workflowWith(
+        t,
+        'Slow child',
+        {
+          nodes: [
+            node('hook', 'webhook'),
+            node('pause', 'wait', { duration_ms: 60_000 }),
+            node('done', 'set', { values: { slept: true } }),
+          ],
+          edges: [edge('hook', 'pause'), edge('pause', 'done')],
+        },
+        { activate: true },
+      );
+      const executionId = await runToRest(
+        t,
+        await workflowWith(t, 'Patient parent', parentGraph({ workflow_id: slow }), { activate: true }),
+        {},
+      );
       expect((await executionRow(t, executionId)).status).toBe('waiting');
       const call = (await stepRows(t, executionId)).find((s) => s.node_id === 'call')!;
       expect(call).toMatchObject({ status: 'waiting', resume_at: null });
@@ -71,11 +118,18 @@ describeEachDialect('call_workflow step', (dialect) => {
       const execution = await executionRow(t, executionId);
       expect(execution.status).toBe('completed');
       expect(JSON.parse(execution.output!)).toEqual({ got: { slept: true } });
-      expect((await stepRows(t, executionId)).filter((s) => s.node_id === 'call').map((s) => [s.id, s.status])).toEqual([[call.id, 'completed']]);
+      expect((await stepRows(t, executionId)).filter((s) => s.node_id === 'call').map((s) => [s.id, s.status])).toEqual([
+        [call.id, 'completed'],
+      ]);
     });
 
     it('writes the waiting status of a parent whose child takes long, without anyone asking', async () => {
-      const slow = await workflowWith(t, 'Long child', { nodes: [node('hook', 'webhook'), node('pause', 'wait', { duration_ms: 60_000 })], edges: [edge('hook', 'pause')] }, { activate: true });
+      const slow = await workflowWith(
+        t,
+        'Long child',
+        { nodes: [node('hook', 'webhook'), node('pause', 'wait', { duration_ms: 60_000 })], edges: [edge('hook', 'pause')] },
+        { activate: true },
+      );
       const parentId = await workflowWith(t, 'Deferred parent', parentGraph({ workflow_id: slow }), { activate: true });
       const started = await t.request('POST', `/api/v1/workflows/${parentId}/run`, { body: { data: {} } });
       let status = '';
@@ -88,8 +142,17 @@ describeEachDialect('call_workflow step', (dialect) => {
     });
 
     it('cancelling the parent cancels the child it awaits', async () => {
-      const slow = await workflowWith(t, 'Sleepy child', { nodes: [node('hook', 'webhook'), node('pause', 'wait', { duration_ms: 60_000 })], edges: [edge('hook', 'pause')] }, { activate: true });
-      const executionId = await runToRest(t, await workflowWith(t, 'Cancelled parent', parentGraph({ workflow_id: slow }), { activate: true }), {});
+      const slow = await workflowWith(
+        t,
+        'Sleepy child',
+        { nodes: [node('hook', 'webhook'), node('pause', 'wait', { duration_ms: 60_000 })], edges: [edge('hook', 'pause')] },
+        { activate: true },
+      );
+      const executionId = await runToRest(
+        t,
+        await workflowWith(t, 'Cancelled parent', parentGraph({ workflow_id: slow }), { activate: true }),
+        {},
+      );
       const [child] = await childrenOf(executionId);
       expect(child!.status).toBe('waiting');
       expect((await t.request('POST', `/api/v1/executions/${executionId}/cancel`)).status).toBe(200);
@@ -105,9 +168,24 @@ describeEachDialect('call_workflow step', (dialect) => {
       const call = (await stepRows(t, executionId)).find((s) => s.node_id === 'call')!;
       // Rewind: the parent's waiting call row was committed, the child was not, the process died.
       await t.deps.db.deleteFrom('executions').where('id', '=', child!.id).execute();
-      await t.deps.db.deleteFrom('execution_steps').where('id', 'in', (await stepRows(t, executionId)).filter((s) => s.node_id === 'after').map((s) => s.id)).execute();
-      await t.deps.db.updateTable('execution_steps').set({ status: 'waiting', finished_at: null, output: null }).where('id', '=', call.id).execute();
-      await t.deps.db.updateTable('executions').set({ status: 'running', finished_at: null, output: null, lease_owner: null, lease_expires_at: null }).where('id', '=', executionId).execute();
+      await t.deps.db
+        .deleteFrom('execution_steps')
+        .where(
+          'id',
+          'in',
+          (await stepRows(t, executionId)).filter((s) => s.node_id === 'after').map((s) => s.id),
+        )
+        .execute();
+      await t.deps.db
+        .updateTable('execution_steps')
+        .set({ status: 'waiting', finished_at: null, output: null })
+        .where('id', '=', call.id)
+        .execute();
+      await t.deps.db
+        .updateTable('executions')
+        .set({ status: 'running', finished_at: null, output: null, lease_owner: null, lease_expires_at: null })
+        .where('id', '=', executionId)
+        .execute();
       await t.deps.engine.start();
       await t.deps.engine.idle();
       expect((await executionRow(t, executionId)).status).toBe('completed');
@@ -118,10 +196,25 @@ describeEachDialect('call_workflow step', (dialect) => {
 
   describe('capacity', () => {
     it('resumes a parent whose child ended while the engine had no free slot', async () => {
-      const engine = new Engine({ db: t.deps.db, clock: t.clock, settings: { httpAllow: [] }, maxConcurrent: 1, timers: false, resolveCallTarget: (request) => t.deps.executions.resolveCallTarget(request) });
+      const engine = new Engine({
+        db: t.deps.db,
+        clock: t.clock,
+        settings: { httpAllow: [] },
+        maxConcurrent: 1,
+        timers: false,
+        resolveCallTarget: (request) => t.deps.executions.resolveCallTarget(request),
+      });
       const parentId = await workflowWith(t, 'One slot parent', parentGraph({ workflow_id: childId, input: { n: 4 } }), { activate: true });
-      const snapshot = (await t.deps.db.selectFrom('workflows').select('active_snapshot_id').where('id', '=', parentId).executeTakeFirstOrThrow()).active_snapshot_id!;
-      const started = await engine.run({ workspaceId: t.workspaces.main, workflowId: parentId, snapshotId: snapshot, userId: null, trigger: { method: 'RUN', headers: {}, query: {}, body: null } });
+      const snapshot = (
+        await t.deps.db.selectFrom('workflows').select('active_snapshot_id').where('id', '=', parentId).executeTakeFirstOrThrow()
+      ).active_snapshot_id!;
+      const started = await engine.run({
+        workspaceId: t.workspaces.main,
+        workflowId: parentId,
+        snapshotId: snapshot,
+        userId: null,
+        trigger: { method: 'RUN', headers: {}, query: {}, body: null },
+      });
       const done = (async () => {
         for (let i = 0; i < 200; i++) {
           if ((await executionRow(t, started.execution_id)).status === 'completed') return true;
@@ -138,7 +231,11 @@ describeEachDialect('call_workflow step', (dialect) => {
 
   describe('fire and forget', () => {
     it('passes on the child’s execution id at once and the child runs on its own', async () => {
-      const executionId = await runToRest(t, await workflowWith(t, 'Launcher', parentGraph({ workflow_id: childId, input: { n: 1 }, wait: false }), { activate: true }), {});
+      const executionId = await runToRest(
+        t,
+        await workflowWith(t, 'Launcher', parentGraph({ workflow_id: childId, input: { n: 1 }, wait: false }), { activate: true }),
+        {},
+      );
       const [child] = await childrenOf(executionId);
       const execution = await executionRow(t, executionId);
       expect(JSON.parse(execution.output!)).toEqual({ got: { execution_id: child!.id } });
@@ -163,20 +260,34 @@ describeEachDialect('call_workflow step', (dialect) => {
     it('answers a workflow of another workspace exactly like an unknown one', async () => {
       const foreign = await t.request('POST', '/api/v1/workflows', { token: t.tokens.other, body: { data: { name: 'Theirs' } } });
       const executions = await Promise.all(
-        [foreign.body.data.id, '01a2038b-0000-7000-8000-000000000000'].map(async (target) => executionRow(t, await runToRest(t, await workflowWith(t, `Reach ${target}`, parentGraph({ workflow_id: target })), { draft: true }))),
+        [foreign.body.data.id, '01a2038b-0000-7000-8000-000000000000'].map(async (target) =>
+          executionRow(
+            t,
+            await runToRest(t, await workflowWith(t, `Reach ${target}`, parentGraph({ workflow_id: target })), { draft: true }),
+          ),
+        ),
       );
       const errors = executions.map((e) => JSON.parse(e.error!));
       expect(errors.map((e) => e.code)).toEqual(['workflow_not_found', 'workflow_not_found']);
-      expect(errors[0].message.replace(foreign.body.data.id, 'X')).toBe(errors[1].message.replace('01a2038b-0000-7000-8000-000000000000', 'X'));
+      expect(errors[0].message.replace(foreign.body.data.id, 'X')).toBe(
+        errors[1].message.replace('01a2038b-0000-7000-8000-000000000000', 'X'),
+      );
     });
 
     it(`stops runaway recursion at depth ${MAX_CALL_DEPTH} with a clear error`, async () => {
       const id = await workflowWith(t, 'Recursive', { nodes: [node('hook', 'webhook')], edges: [] });
-      await t.request('PUT', `/api/v1/workflows/${id}/graph`, { body: { data: { graph: parentGraph({ workflow_id: id }), layout: false } } });
+      await t.request('PUT', `/api/v1/workflows/${id}/graph`, {
+        body: { data: { graph: parentGraph({ workflow_id: id }), layout: false } },
+      });
       const executionId = await runToRest(t, id, { draft: true });
       const execution = await executionRow(t, executionId);
       expect(execution.status).toBe('failed');
-      const chain = await t.deps.db.selectFrom('executions').select(['call_depth', 'status', 'error']).where('workflow_id', '=', id).orderBy('call_depth').execute();
+      const chain = await t.deps.db
+        .selectFrom('executions')
+        .select(['call_depth', 'status', 'error'])
+        .where('workflow_id', '=', id)
+        .orderBy('call_depth')
+        .execute();
       expect(chain.map((c) => c.call_depth)).toEqual(Array.from({ length: MAX_CALL_DEPTH + 1 }, (_, i) => i));
       const deepest = JSON.parse(chain.at(-1)!.error!);
       expect(deepest).toMatchObject({ code: 'call_depth_exceeded', retryable: false });

@@ -46,10 +46,18 @@ describeEachDialect('engine crash recovery', (dialect) => {
   });
 
   it('completes after a SIGKILL with no completed step run twice', async () => {
-    const setup = await buildDeps({ databaseUrl: null, dataDir, secretKey: 'test-secret-key-test-secret-key-0123456789', baseUrl: 'http://sy.test' }, { database: { ...database, close: async () => {} }, timers: false });
+    const setup = await buildDeps(
+      { databaseUrl: null, dataDir, secretKey: 'test-secret-key-test-secret-key-0123456789', baseUrl: 'http://sy.test' },
+      { database: { ...database, close: async () => {} }, timers: false },
+    );
     const workspace = await setup.identity.createWorkspace({ name: 'Crash', slug: 'crash', plan: 'pro' });
     const graph = {
-      nodes: [node('hook', 'webhook'), node('first', 'http', { url: `${base}/first` }), node('second', 'http', { url: `${base}/slow` }), node('third', 'set', { values: { done: '{{ nodes.second.body.name }}' } })],
+      nodes: [
+        node('hook', 'webhook'),
+        node('first', 'http', { url: `${base}/first` }),
+        node('second', 'http', { url: `${base}/slow` }),
+        node('third', 'set', { values: { done: '{{ nodes.second.body.name }}' } }),
+      ],
       edges: [edge('hook', 'first'), edge('first', 'second'), edge('second', 'third')],
     };
     const actor = { workspaceId: workspace.id, userId: workspace.owner_user_id };
@@ -58,13 +66,30 @@ describeEachDialect('engine crash recovery', (dialect) => {
     await setup.engine.stop();
 
     const slowReached = new Promise<void>((resolve) => (onSlow = resolve));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/engine-child.ts', dialect, database.url!, dataDir, workspace.id, workspace.owner_user_id, workflow.id], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'test/support/engine-child.ts',
+        dialect,
+        database.url!,
+        dataDir,
+        workspace.id,
+        workspace.owner_user_id,
+        workflow.id,
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stdout.on('data', (chunk) => (output += String(chunk)));
     child.stderr.on('data', (chunk) => (output += String(chunk)));
-    await Promise.race([slowReached, new Promise((_, reject) => setTimeout(() => reject(new Error(`the child never reached the slow step:\n${output}`)), 120_000))]);
+    await Promise.race([
+      slowReached,
+      new Promise((_, reject) => setTimeout(() => reject(new Error(`the child never reached the slow step:\n${output}`)), 120_000)),
+    ]);
     const { execution_id: executionId } = JSON.parse(output.split('\n')[0]!) as { execution_id: string };
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
@@ -72,12 +97,22 @@ describeEachDialect('engine crash recovery', (dialect) => {
     server.closeAllConnections();
 
     holdSlow = false;
-    const recovered: Deps = await buildDeps({ databaseUrl: null, dataDir, secretKey: 'test-secret-key-test-secret-key-0123456789', baseUrl: 'http://sy.test', httpAllow: ['127.0.0.1'] }, { database: { ...database, close: async () => {} }, timers: false });
+    const recovered: Deps = await buildDeps(
+      {
+        databaseUrl: null,
+        dataDir,
+        secretKey: 'test-secret-key-test-secret-key-0123456789',
+        baseUrl: 'http://sy.test',
+        httpAllow: ['127.0.0.1'],
+      },
+      { database: { ...database, close: async () => {} }, timers: false },
+    );
     await recovered.engine.start();
     await recovered.engine.idle();
     // On PostgreSQL the dead process's lease must expire first (1 s in the child): the survivor
     // claims the execution on a later pass, never while the lease is alive.
-    const statusOf = async () => (await recovered.db.selectFrom('executions').select('status').where('id', '=', executionId).executeTakeFirstOrThrow()).status;
+    const statusOf = async () =>
+      (await recovered.db.selectFrom('executions').select('status').where('id', '=', executionId).executeTakeFirstOrThrow()).status;
     for (let i = 0; i < 100 && (await statusOf()) !== 'completed'; i += 1) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       await recovered.engine.runDue();
@@ -87,7 +122,13 @@ describeEachDialect('engine crash recovery', (dialect) => {
     expect(execution.status).toBe('completed');
     expect(JSON.parse(execution.output!)).toEqual({ done: 'slow' });
     expect(hits).toEqual({ first: 1, slow: 2 });
-    const steps = await recovered.db.selectFrom('execution_steps').select(['node_id', 'status', 'attempt', 'error']).where('workflow_execution_id', '=', executionId).orderBy('inserted_at').orderBy('id').execute();
+    const steps = await recovered.db
+      .selectFrom('execution_steps')
+      .select(['node_id', 'status', 'attempt', 'error'])
+      .where('workflow_execution_id', '=', executionId)
+      .orderBy('inserted_at')
+      .orderBy('id')
+      .execute();
     // The request in flight was recorded running before it started: the recovery records that
     // attempt interrupted and runs the next; no completed step runs again.
     expect(steps.map(({ node_id, status, attempt }) => ({ node_id, status, attempt }))).toEqual([

@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { directWrites } from '../src/db/direct-writes.js';
-import { insertExecution, insertStep, listSteps, findExecution, updateExecution, updateStep, type ExecutionRow } from '../src/engine/execution-store.js';
+import {
+  insertExecution,
+  insertStep,
+  listSteps,
+  findExecution,
+  updateExecution,
+  updateStep,
+  type ExecutionRow,
+} from '../src/engine/execution-store.js';
 import { newExecutionRow, runIdentity } from '../src/engine/execution-start.js';
 import { stepRow } from '../src/engine/step-rows.js';
 import { manualClock } from '../src/lib/clock.js';
@@ -21,8 +29,37 @@ describeEachDialect('engine row writes', (dialect) => {
   });
   afterAll(() => database.close());
 
-  const execution = (): ExecutionRow => newExecutionRow(runIdentity({ workspaceId, workflowId: 'wf-1', snapshotId: 'snap-1', userId: null, trigger: { method: 'POST', headers: {}, query: {}, body: { n: 1 } } }), 'running', 1, clock.now(), null, null);
-  const step = (executionId: string, nodeId: string) => stepRow({ executionId, workspaceId, loopNodeId: null, iterIndex: null, savePayloads: true }, { nodeId, status: 'completed', attempt: 1, startedAt: clock.now(), finishedAt: clock.now(), durationMs: 0, kind: 'set', output: { nodeId }, ports: ['out'], now: clock.now() });
+  const execution = (): ExecutionRow =>
+    newExecutionRow(
+      runIdentity({
+        workspaceId,
+        workflowId: 'wf-1',
+        snapshotId: 'snap-1',
+        userId: null,
+        trigger: { method: 'POST', headers: {}, query: {}, body: { n: 1 } },
+      }),
+      'running',
+      1,
+      clock.now(),
+      null,
+      null,
+    );
+  const step = (executionId: string, nodeId: string) =>
+    stepRow(
+      { executionId, workspaceId, loopNodeId: null, iterIndex: null, savePayloads: true },
+      {
+        nodeId,
+        status: 'completed',
+        attempt: 1,
+        startedAt: clock.now(),
+        finishedAt: clock.now(),
+        durationMs: 0,
+        kind: 'set',
+        output: { nodeId },
+        ports: ['out'],
+        now: clock.now(),
+      },
+    );
 
   it(`uses the direct path only inside a transaction ${dialect === 'sqlite' ? 'on SQLite' : 'nowhere on PostgreSQL'}`, async () => {
     expect(directWrites(database.db)).toBeNull();
@@ -57,18 +94,33 @@ describeEachDialect('engine row writes', (dialect) => {
     const [hook] = await listSteps(database.db, row.id);
     const finishedAt = clock.now();
     await database.db.transaction().execute(async (trx) => {
-      expect(await updateExecution(trx, row.id, { status: 'completed', finished_at: finishedAt, output: '{"ok":true}' }, ['pending', 'running', 'waiting'])).toBe(true);
+      expect(
+        await updateExecution(trx, row.id, { status: 'completed', finished_at: finishedAt, output: '{"ok":true}' }, [
+          'pending',
+          'running',
+          'waiting',
+        ]),
+      ).toBe(true);
       // Already ended: a second conditional update changes nothing.
       expect(await updateExecution(trx, row.id, { status: 'cancelled' }, ['pending', 'running', 'waiting'])).toBe(false);
       // Undefined values are left out, as the query builder does.
       await updateStep(trx, hook!.id, { status: 'failed', error: '{"code":"x"}', provider: undefined });
     });
     expect(await findExecution(database.db, row.id)).toMatchObject({ status: 'completed', finished_at: finishedAt, output: '{"ok":true}' });
-    expect((await listSteps(database.db, row.id))[0]).toMatchObject({ status: 'failed', error: '{"code":"x"}', provider: null, node_id: 'hook' });
+    expect((await listSteps(database.db, row.id))[0]).toMatchObject({
+      status: 'failed',
+      error: '{"code":"x"}',
+      provider: null,
+      node_id: 'hook',
+    });
   });
 
   it('counts its writes per table, so caches of those tables notice them', async () => {
-    const before = { executions: database.writes.version(['executions']), steps: database.writes.version(['execution_steps']), other: database.writes.version(['workflows']) };
+    const before = {
+      executions: database.writes.version(['executions']),
+      steps: database.writes.version(['execution_steps']),
+      other: database.writes.version(['workflows']),
+    };
     const row = execution();
     await database.db.transaction().execute(async (trx) => {
       await insertExecution(trx, row, [step(row.id, 'hook')]);

@@ -36,7 +36,10 @@ describeEachDialect('execution engine', (dialect) => {
 
   describe('runs', () => {
     it('refuses to run an inactive workflow without draft, and runs its canvas with draft: true', async () => {
-      const id = await workflowWith(t, 'Draft run', { nodes: [node('hook', 'webhook'), node('shape', 'set', { values: { got: '{{ trigger.body.n }}' } })], edges: [edge('hook', 'shape')] });
+      const id = await workflowWith(t, 'Draft run', {
+        nodes: [node('hook', 'webhook'), node('shape', 'set', { values: { got: '{{ trigger.body.n }}' } })],
+        edges: [edge('hook', 'shape')],
+      });
       const refused = await t.request('POST', `/api/v1/workflows/${id}/run`, { body: { data: { input: { n: 1 } } } });
       expect(refused.status).toBe(422);
       const res = await t.request('POST', `/api/v1/workflows/${id}/run`, { body: { data: { draft: true, input: { n: 41 } } } });
@@ -50,16 +53,35 @@ describeEachDialect('execution engine', (dialect) => {
       expect(JSON.parse(execution.output!)).toEqual({ got: 41 });
       expect(JSON.parse(execution.inputs!)).toEqual({ method: 'RUN', headers: {}, query: {}, body: { n: 41 } });
       const steps = await stepRows(t, res.body.execution_id);
-      expect(steps.map((s) => [s.node_id, s.status, s.attempt])).toEqual([['hook', 'completed', 1], ['shape', 'completed', 1]]);
-      expect(steps[1]).toMatchObject({ input: { method: 'RUN', headers: {}, query: {}, body: { n: 41 } }, output: { got: 41 }, kind: 'set' });
+      expect(steps.map((s) => [s.node_id, s.status, s.attempt])).toEqual([
+        ['hook', 'completed', 1],
+        ['shape', 'completed', 1],
+      ]);
+      expect(steps[1]).toMatchObject({
+        input: { method: 'RUN', headers: {}, query: {}, body: { n: 41 } },
+        output: { got: 41 },
+        kind: 'set',
+      });
       expect(steps[1]!.output_bytes).toBe(JSON.stringify({ got: 41 }).length);
       expect(typeof steps[1]!.duration_ms).toBe('number');
       expect(execution.step_count).toBe(2);
     });
 
     it('runs an active workflow on its pinned snapshot, not the live canvas', async () => {
-      const id = await workflowWith(t, 'Pinned', { nodes: [node('hook', 'webhook'), node('v', 'set', { values: { version: 1 } })], edges: [edge('hook', 'v')] }, { activate: true });
-      await t.request('PUT', `/api/v1/workflows/${id}/graph`, { body: { data: { graph: { nodes: [node('hook', 'webhook'), node('v', 'set', { values: { version: 2 } })], edges: [edge('hook', 'v')] }, layout: false } } });
+      const id = await workflowWith(
+        t,
+        'Pinned',
+        { nodes: [node('hook', 'webhook'), node('v', 'set', { values: { version: 1 } })], edges: [edge('hook', 'v')] },
+        { activate: true },
+      );
+      await t.request('PUT', `/api/v1/workflows/${id}/graph`, {
+        body: {
+          data: {
+            graph: { nodes: [node('hook', 'webhook'), node('v', 'set', { values: { version: 2 } })], edges: [edge('hook', 'v')] },
+            layout: false,
+          },
+        },
+      });
       const pinned = await executionRow(t, await runToRest(t, id, {}));
       expect(JSON.parse(pinned.output!)).toEqual({ version: 1 });
       const draft = await executionRow(t, await runToRest(t, id, { draft: true }));
@@ -69,7 +91,14 @@ describeEachDialect('execution engine', (dialect) => {
 
     it('commits pure steps together and everything before a step with effects first', async () => {
       const graph = {
-        nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } }), node('b', 'set', { values: { b: 2 } }), node('c', 'set', { values: { c: 3 } }), node('call', 'http', { url: `${base}/flaky/effects/1` }), node('d', 'set', { values: { d: 4 } })],
+        nodes: [
+          node('hook', 'webhook'),
+          node('a', 'set', { values: { a: 1 } }),
+          node('b', 'set', { values: { b: 2 } }),
+          node('c', 'set', { values: { c: 3 } }),
+          node('call', 'http', { url: `${base}/flaky/effects/1` }),
+          node('d', 'set', { values: { d: 4 } }),
+        ],
         edges: [edge('hook', 'a'), edge('a', 'b'), edge('b', 'c'), edge('c', 'call'), edge('call', 'd')],
       };
       const id = await workflowWith(t, 'Effects', graph);
@@ -78,11 +107,21 @@ describeEachDialect('execution engine', (dialect) => {
       const executionId = await runToRest(t, id);
       // Creation; a, b and c before the request; the request and d with the final state.
       expect(t.deps.engine.batcher.commits - before).toBe(3);
-      expect((await stepRows(t, executionId)).map((s) => [s.node_id, s.status])).toEqual([['hook', 'completed'], ['a', 'completed'], ['b', 'completed'], ['c', 'completed'], ['call', 'completed'], ['d', 'completed']]);
+      expect((await stepRows(t, executionId)).map((s) => [s.node_id, s.status])).toEqual([
+        ['hook', 'completed'],
+        ['a', 'completed'],
+        ['b', 'completed'],
+        ['c', 'completed'],
+        ['call', 'completed'],
+        ['d', 'completed'],
+      ]);
     });
 
     it('commits a 3-step execution in at most 3 transactions', async () => {
-      const id = await workflowWith(t, 'Three steps', { nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } }), node('b', 'set', { values: { b: 2 } })], edges: [edge('hook', 'a'), edge('a', 'b')] });
+      const id = await workflowWith(t, 'Three steps', {
+        nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } }), node('b', 'set', { values: { b: 2 } })],
+        edges: [edge('hook', 'a'), edge('a', 'b')],
+      });
       await runToRest(t, id);
       const before = t.deps.engine.batcher.commits;
       const execution = await executionRow(t, await runToRest(t, id));
@@ -114,7 +153,13 @@ describeEachDialect('execution engine', (dialect) => {
       const graph = {
         nodes: [
           node('hook', 'webhook'),
-          node('route', 'switch', { value: '{{ trigger.body.kind }}', cases: [{ port: 'refund', equals: 'refund' }, { port: 'sale', equals: 'sale' }] }),
+          node('route', 'switch', {
+            value: '{{ trigger.body.kind }}',
+            cases: [
+              { port: 'refund', equals: 'refund' },
+              { port: 'sale', equals: 'sale' },
+            ],
+          }),
           node('r', 'set', { values: { handled: 'refund' } }),
           node('s', 'set', { values: { handled: 'sale' } }),
           node('d', 'set', { values: { handled: 'other' } }),
@@ -122,13 +167,22 @@ describeEachDialect('execution engine', (dialect) => {
         edges: [edge('hook', 'route'), edge('route', 'r', 'refund'), edge('route', 's', 'sale'), edge('route', 'd', 'default')],
       };
       const id = await workflowWith(t, 'Switch', graph);
-      expect(JSON.parse((await executionRow(t, await runToRest(t, id, { draft: true, input: { kind: 'sale' } }))).output!)).toEqual({ handled: 'sale' });
-      expect(JSON.parse((await executionRow(t, await runToRest(t, id, { draft: true, input: { kind: 'gift' } }))).output!)).toEqual({ handled: 'other' });
+      expect(JSON.parse((await executionRow(t, await runToRest(t, id, { draft: true, input: { kind: 'sale' } }))).output!)).toEqual({
+        handled: 'sale',
+      });
+      expect(JSON.parse((await executionRow(t, await runToRest(t, id, { draft: true, input: { kind: 'gift' } }))).output!)).toEqual({
+        handled: 'other',
+      });
     });
 
     it('gives a node with two taken inputs an object keyed by source id', async () => {
       const graph = {
-        nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } }), node('b', 'set', { values: { b: 2 } }), node('join', 'code', { code: 'return input;' })],
+        nodes: [
+          node('hook', 'webhook'),
+          node('a', 'set', { values: { a: 1 } }),
+          node('b', 'set', { values: { b: 2 } }),
+          node('join', 'code', { code: 'return input;' }),
+        ],
         edges: [edge('hook', 'a'), edge('hook', 'b'), edge('a', 'join'), edge('b', 'join')],
       };
       const executionId = await runToRest(t, await workflowWith(t, 'Join', graph));
@@ -137,7 +191,13 @@ describeEachDialect('execution engine', (dialect) => {
     });
 
     it('fails the step with a message naming the node and the config field for a bad expression', async () => {
-      const executionId = await runToRest(t, await workflowWith(t, 'Bad expression', { nodes: [node('hook', 'webhook'), node('broken', 'set', { values: { x: '{{ nodes.( }}' } })], edges: [edge('hook', 'broken')] }));
+      const executionId = await runToRest(
+        t,
+        await workflowWith(t, 'Bad expression', {
+          nodes: [node('hook', 'webhook'), node('broken', 'set', { values: { x: '{{ nodes.( }}' } })],
+          edges: [edge('hook', 'broken')],
+        }),
+      );
       const execution = await executionRow(t, executionId);
       expect(execution.status).toBe('failed');
       const failed = (await stepRows(t, executionId)).find((s) => s.node_id === 'broken')!;
@@ -151,21 +211,40 @@ describeEachDialect('execution engine', (dialect) => {
 
   describe('retries, errors and waits', () => {
     it('retries at once with backoff 0, one row per attempt', async () => {
-      const graph = { nodes: [node('hook', 'webhook'), node('call', 'http', { url: `${base}/flaky/a/3` }, { retry: { max_attempts: 5, backoff_ms: 0, backoff: 'fixed' } })], edges: [edge('hook', 'call')] };
+      const graph = {
+        nodes: [
+          node('hook', 'webhook'),
+          node('call', 'http', { url: `${base}/flaky/a/3` }, { retry: { max_attempts: 5, backoff_ms: 0, backoff: 'fixed' } }),
+        ],
+        edges: [edge('hook', 'call')],
+      };
       const executionId = await runToRest(t, await workflowWith(t, 'Immediate retry', graph));
       const calls = (await stepRows(t, executionId)).filter((s) => s.node_id === 'call');
-      expect(calls.map((s) => [s.attempt, s.status])).toEqual([[1, 'failed'], [2, 'failed'], [3, 'completed']]);
+      expect(calls.map((s) => [s.attempt, s.status])).toEqual([
+        [1, 'failed'],
+        [2, 'failed'],
+        [3, 'completed'],
+      ]);
       expect(calls[0]!.error.code).toBe('http_500');
       expect((await executionRow(t, executionId)).status).toBe('completed');
     });
 
     it('waits between attempts with a durable waiting row carrying resume_at', async () => {
-      const graph = { nodes: [node('hook', 'webhook'), node('call', 'http', { url: `${base}/flaky/b/2` }, { retry: { max_attempts: 3, backoff_ms: 60_000, backoff: 'exponential' } })], edges: [edge('hook', 'call')] };
+      const graph = {
+        nodes: [
+          node('hook', 'webhook'),
+          node('call', 'http', { url: `${base}/flaky/b/2` }, { retry: { max_attempts: 3, backoff_ms: 60_000, backoff: 'exponential' } }),
+        ],
+        edges: [edge('hook', 'call')],
+      };
       const executionId = await runToRest(t, await workflowWith(t, 'Delayed retry', graph));
       const waiting = await executionRow(t, executionId);
       expect(waiting.status).toBe('waiting');
       let calls = (await stepRows(t, executionId)).filter((s) => s.node_id === 'call');
-      expect(calls.map((s) => [s.attempt, s.status])).toEqual([[1, 'failed'], [2, 'waiting']]);
+      expect(calls.map((s) => [s.attempt, s.status])).toEqual([
+        [1, 'failed'],
+        [2, 'waiting'],
+      ]);
       expect(calls[1]!.resume_at).toBe(waiting.run_at);
       t.clock.advance(59_000);
       await t.deps.engine.runDue();
@@ -176,11 +255,25 @@ describeEachDialect('execution engine', (dialect) => {
       await t.deps.engine.idle();
       expect((await executionRow(t, executionId)).status).toBe('completed');
       calls = (await stepRows(t, executionId)).filter((s) => s.node_id === 'call');
-      expect(calls.map((s) => [s.attempt, s.status])).toEqual([[1, 'failed'], [2, 'completed']]);
+      expect(calls.map((s) => [s.attempt, s.status])).toEqual([
+        [1, 'failed'],
+        [2, 'completed'],
+      ]);
     });
 
     it('fails at once on a non-retriable error despite the policy', async () => {
-      const graph = { nodes: [node('hook', 'webhook'), node('bad', 'code', { code: 'throw new NonRetriableError("bad input")' }, { retry: { max_attempts: 5, backoff_ms: 0, backoff: 'fixed' } })], edges: [edge('hook', 'bad')] };
+      const graph = {
+        nodes: [
+          node('hook', 'webhook'),
+          node(
+            'bad',
+            'code',
+            { code: 'throw new NonRetriableError("bad input")' },
+            { retry: { max_attempts: 5, backoff_ms: 0, backoff: 'fixed' } },
+          ),
+        ],
+        edges: [edge('hook', 'bad')],
+      };
       const executionId = await runToRest(t, await workflowWith(t, 'Non-retriable', graph));
       const rows = (await stepRows(t, executionId)).filter((s) => s.node_id === 'bad');
       expect(rows.map((s) => [s.attempt, s.status])).toEqual([[1, 'failed']]);
@@ -189,7 +282,11 @@ describeEachDialect('execution engine', (dialect) => {
 
     it('routes an error to the error port with on_error: continue', async () => {
       const graph = {
-        nodes: [node('hook', 'webhook'), node('bad', 'code', { code: 'throw new Error("boom")' }, { on_error: 'continue' }), node('handle', 'set', { values: { recovered: '{{ input.error.message }}' } })],
+        nodes: [
+          node('hook', 'webhook'),
+          node('bad', 'code', { code: 'throw new Error("boom")' }, { on_error: 'continue' }),
+          node('handle', 'set', { values: { recovered: '{{ input.error.message }}' } }),
+        ],
         edges: [edge('hook', 'bad'), edge('bad', 'handle', 'error')],
       };
       const executionId = await runToRest(t, await workflowWith(t, 'Error port', graph));
@@ -200,7 +297,14 @@ describeEachDialect('execution engine', (dialect) => {
     });
 
     it('suspends on a wait step and completes the same row when due', async () => {
-      const graph = { nodes: [node('hook', 'webhook'), node('pause', 'wait', { duration_ms: 3_600_000 }), node('after', 'set', { values: { done: true } })], edges: [edge('hook', 'pause'), edge('pause', 'after')] };
+      const graph = {
+        nodes: [
+          node('hook', 'webhook'),
+          node('pause', 'wait', { duration_ms: 3_600_000 }),
+          node('after', 'set', { values: { done: true } }),
+        ],
+        edges: [edge('hook', 'pause'), edge('pause', 'after')],
+      };
       const executionId = await runToRest(t, await workflowWith(t, 'Wait', graph));
       expect((await executionRow(t, executionId)).status).toBe('waiting');
       const pause = (await stepRows(t, executionId)).find((s) => s.node_id === 'pause')!;
@@ -217,12 +321,39 @@ describeEachDialect('execution engine', (dialect) => {
 
   describe('concurrency', () => {
     it('queues executions past the engine-wide limit as pending and starts them in order', async () => {
-      const limited = new Engine({ db: t.deps.db, clock: t.clock, settings: { httpAllow: ['127.0.0.1'] }, maxConcurrent: 1, timers: false });
-      const id = await workflowWith(t, 'Limited', { nodes: [node('hook', 'webhook'), node('call', 'http', { url: `${base}/flaky/limit/1` })], edges: [edge('hook', 'call')] }, { activate: true });
-      const workflow = await t.deps.db.selectFrom('workflows').select(['active_snapshot_id']).where('id', '=', id).executeTakeFirstOrThrow();
-      const snapshot = await t.deps.db.selectFrom('workflow_snapshots').select('graph').where('id', '=', workflow.active_snapshot_id!).executeTakeFirstOrThrow();
-      const start = { workspaceId: t.workspaces.main, workflowId: id, snapshotId: workflow.active_snapshot_id!, graph: JSON.parse(snapshot.graph), userId: null };
-      const answers = await Promise.all([1, 2, 3].map((n) => limited.run({ ...start, trigger: { method: 'RUN', headers: {}, query: {}, body: n } })));
+      const limited = new Engine({
+        db: t.deps.db,
+        clock: t.clock,
+        settings: { httpAllow: ['127.0.0.1'] },
+        maxConcurrent: 1,
+        timers: false,
+      });
+      const id = await workflowWith(
+        t,
+        'Limited',
+        { nodes: [node('hook', 'webhook'), node('call', 'http', { url: `${base}/flaky/limit/1` })], edges: [edge('hook', 'call')] },
+        { activate: true },
+      );
+      const workflow = await t.deps.db
+        .selectFrom('workflows')
+        .select(['active_snapshot_id'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      const snapshot = await t.deps.db
+        .selectFrom('workflow_snapshots')
+        .select('graph')
+        .where('id', '=', workflow.active_snapshot_id!)
+        .executeTakeFirstOrThrow();
+      const start = {
+        workspaceId: t.workspaces.main,
+        workflowId: id,
+        snapshotId: workflow.active_snapshot_id!,
+        graph: JSON.parse(snapshot.graph),
+        userId: null,
+      };
+      const answers = await Promise.all(
+        [1, 2, 3].map((n) => limited.run({ ...start, trigger: { method: 'RUN', headers: {}, query: {}, body: n } })),
+      );
       expect(answers.map((a) => a.status)).toEqual(['running', 'pending', 'pending']);
       await limited.idle();
       const rows = await Promise.all(answers.map((a) => executionRow(t, a.execution_id)));
@@ -235,7 +366,10 @@ describeEachDialect('execution engine', (dialect) => {
 
   describe('cancellation', () => {
     it('cancels a waiting execution through the API, then refuses a second cancel with 409, and nothing runs afterwards', async () => {
-      const graph = { nodes: [node('hook', 'webhook'), node('pause', 'wait', { duration_ms: 60_000 }), node('after', 'set', { values: { ran: true } })], edges: [edge('hook', 'pause'), edge('pause', 'after')] };
+      const graph = {
+        nodes: [node('hook', 'webhook'), node('pause', 'wait', { duration_ms: 60_000 }), node('after', 'set', { values: { ran: true } })],
+        edges: [edge('hook', 'pause'), edge('pause', 'after')],
+      };
       const executionId = await runToRest(t, await workflowWith(t, 'Cancel me', graph));
       expect((await executionRow(t, executionId)).status).toBe('waiting');
       const res = await t.request('POST', `/api/v1/executions/${executionId}/cancel?fields[execution]=status,finished_at`);
@@ -253,7 +387,14 @@ describeEachDialect('execution engine', (dialect) => {
     });
 
     it('aborts a running step and starts no step after it', async () => {
-      const graph = { nodes: [node('hook', 'webhook'), node('spin', 'http', { url: `${base}/hang`, timeout_ms: 60_000 }), node('after', 'set', { values: { ran: true } })], edges: [edge('hook', 'spin'), edge('spin', 'after')] };
+      const graph = {
+        nodes: [
+          node('hook', 'webhook'),
+          node('spin', 'http', { url: `${base}/hang`, timeout_ms: 60_000 }),
+          node('after', 'set', { values: { ran: true } }),
+        ],
+        edges: [edge('hook', 'spin'), edge('spin', 'after')],
+      };
       const id = await workflowWith(t, 'Abort me', graph);
       const started = await t.request('POST', `/api/v1/workflows/${id}/run`, { body: { data: { draft: true } } });
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -263,12 +404,21 @@ describeEachDialect('execution engine', (dialect) => {
       expect((await executionRow(t, started.body.execution_id)).status).toBe('cancelled');
       // The request in flight was recorded before it started, and ends failed with the cancellation.
       const rows = await stepRows(t, started.body.execution_id);
-      expect(rows.map((s) => [s.node_id, s.status])).toEqual([['hook', 'completed'], ['spin', 'failed']]);
+      expect(rows.map((s) => [s.node_id, s.status])).toEqual([
+        ['hook', 'completed'],
+        ['spin', 'failed'],
+      ]);
       expect(rows[1]!.error).toMatchObject({ code: 'cancelled' });
     });
 
     it('answers 404 for another workspace’s execution, exactly as for an unknown one', async () => {
-      const executionId = await runToRest(t, await workflowWith(t, 'Not yours', { nodes: [node('hook', 'webhook'), node('p', 'wait', { duration_ms: 60_000 })], edges: [edge('hook', 'p')] }));
+      const executionId = await runToRest(
+        t,
+        await workflowWith(t, 'Not yours', {
+          nodes: [node('hook', 'webhook'), node('p', 'wait', { duration_ms: 60_000 })],
+          edges: [edge('hook', 'p')],
+        }),
+      );
       const foreign = await t.request('POST', `/api/v1/executions/${executionId}/cancel`, { token: t.tokens.other });
       expect(foreign.status).toBe(404);
       expect((await executionRow(t, executionId)).status).toBe('waiting');
@@ -278,7 +428,12 @@ describeEachDialect('execution engine', (dialect) => {
   describe('retry', () => {
     it('runs a failed execution again from its failed step as a new, linked execution', async () => {
       const graph = {
-        nodes: [node('hook', 'webhook'), node('first', 'http', { url: `${base}/flaky/retry1/1` }), node('flaky', 'http', { url: `${base}/flaky/retry2/2` }), node('after', 'set', { values: { ok: '{{ nodes.flaky.body.ok }}' } })],
+        nodes: [
+          node('hook', 'webhook'),
+          node('first', 'http', { url: `${base}/flaky/retry1/1` }),
+          node('flaky', 'http', { url: `${base}/flaky/retry2/2` }),
+          node('after', 'set', { values: { ok: '{{ nodes.flaky.body.ok }}' } }),
+        ],
         edges: [edge('hook', 'first'), edge('first', 'flaky'), edge('flaky', 'after')],
       };
       const failedId = await runToRest(t, await workflowWith(t, 'Retry me', graph));
@@ -289,16 +444,31 @@ describeEachDialect('execution engine', (dialect) => {
       expect(completed.headers['content-type']).toMatch(/^application\/json/);
       await t.deps.engine.idle();
       const retried = await executionRow(t, completed.body.execution_id);
-      expect(retried).toMatchObject({ status: 'completed', retry_of_execution_id: failedId, workflow_snapshot_id: (await executionRow(t, failedId)).workflow_snapshot_id });
+      expect(retried).toMatchObject({
+        status: 'completed',
+        retry_of_execution_id: failedId,
+        workflow_snapshot_id: (await executionRow(t, failedId)).workflow_snapshot_id,
+      });
       expect(JSON.parse(retried.output!)).toEqual({ ok: true });
       expect([hits.get('retry1'), hits.get('retry2')]).toEqual([1, 2]);
       const rows = await stepRows(t, completed.body.execution_id);
-      expect(rows.map((s) => [s.node_id, s.status])).toEqual([['hook', 'completed'], ['first', 'completed'], ['flaky', 'completed'], ['after', 'completed']]);
+      expect(rows.map((s) => [s.node_id, s.status])).toEqual([
+        ['hook', 'completed'],
+        ['first', 'completed'],
+        ['flaky', 'completed'],
+        ['after', 'completed'],
+      ]);
       expect((await executionRow(t, failedId)).status).toBe('failed');
     });
 
     it('refuses to retry an execution that did not fail (409) and another workspace’s (404)', async () => {
-      const okId = await runToRest(t, await workflowWith(t, 'Fine', { nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } })], edges: [edge('hook', 'a')] }));
+      const okId = await runToRest(
+        t,
+        await workflowWith(t, 'Fine', {
+          nodes: [node('hook', 'webhook'), node('a', 'set', { values: { a: 1 } })],
+          edges: [edge('hook', 'a')],
+        }),
+      );
       const refused = await t.request('POST', `/api/v1/executions/${okId}/retry`);
       expect(refused.status).toBe(409);
       expect(refused.body.errors[0].code).toBe('invalid_state');
@@ -309,7 +479,11 @@ describeEachDialect('execution engine', (dialect) => {
   describe('recovery', () => {
     it('resumes an execution left running from its last persisted step, never re-running a completed one', async () => {
       const graph = {
-        nodes: [node('hook', 'webhook'), node('first', 'http', { url: `${base}/flaky/rec1/1` }), node('second', 'http', { url: `${base}/flaky/rec2/1` })],
+        nodes: [
+          node('hook', 'webhook'),
+          node('first', 'http', { url: `${base}/flaky/rec1/1` }),
+          node('second', 'http', { url: `${base}/flaky/rec2/1` }),
+        ],
         edges: [edge('hook', 'first'), edge('first', 'second')],
       };
       const id = await workflowWith(t, 'Recovery', graph, { activate: true });
@@ -320,7 +494,11 @@ describeEachDialect('execution engine', (dialect) => {
       const second = (await stepRows(t, executionId)).find((s) => s.node_id === 'second')!;
       await t.deps.db.deleteFrom('execution_steps').where('id', '=', second.id).execute();
       // The process that ran it is gone: on PostgreSQL its lease is gone with it (expired).
-      await t.deps.db.updateTable('executions').set({ status: 'running', finished_at: null, output: null, lease_owner: null, lease_expires_at: null }).where('id', '=', executionId).execute();
+      await t.deps.db
+        .updateTable('executions')
+        .set({ status: 'running', finished_at: null, output: null, lease_owner: null, lease_expires_at: null })
+        .where('id', '=', executionId)
+        .execute();
       await t.deps.engine.start();
       await t.deps.engine.idle();
       expect((await executionRow(t, executionId)).status).toBe('completed');

@@ -7,25 +7,81 @@ import { createTestApp, type TestApp } from './support/test-app.js';
 const UNKNOWN = '0190f2a0-0000-7000-8000-000000000000';
 const at = (second: number) => `2026-11-01T00:00:${String(second).padStart(2, '0')}.000000Z`;
 const EXECUTION_DEFAULTS = ['finished_at', 'inserted_at', 'started_at', 'status', 'triggered_by_step_id', 'workflow_id'];
-const STEP_DEFAULTS = ['attempt', 'duration_ms', 'finished_at', 'inserted_at', 'iter_index', 'kind', 'loop_node_id', 'node_id', 'provider', 'started_at', 'status'];
+const STEP_DEFAULTS = [
+  'attempt',
+  'duration_ms',
+  'finished_at',
+  'inserted_at',
+  'iter_index',
+  'kind',
+  'loop_node_id',
+  'node_id',
+  'provider',
+  'started_at',
+  'status',
+];
 
 /** An executions row in the shape the engine writes, heavy payloads as JSON text. */
 function executionRow(workspaceId: string, workflowId: string, second: number, values: Partial<ExecutionsTable> = {}): ExecutionsTable {
   return {
-    id: newId(), workspace_id: workspaceId, workflow_id: workflowId, workflow_snapshot_id: newId(), status: 'completed',
-    triggered_by_step_id: null, parent_execution_id: null, call_depth: 0, retry_of_execution_id: null, user_id: null,
-    started_at: at(second), finished_at: at(second), inserted_at: at(second), updated_at: at(second),
-    context: null, inputs: JSON.stringify({ method: 'RUN', headers: {}, query: {}, body: { n: second } }), output: null, error: null,
-    step_count: null, run_at: null, lease_owner: null, lease_expires_at: null, response: null, concurrency_limit: null, waiter: null, ...values,
+    id: newId(),
+    workspace_id: workspaceId,
+    workflow_id: workflowId,
+    workflow_snapshot_id: newId(),
+    status: 'completed',
+    triggered_by_step_id: null,
+    parent_execution_id: null,
+    call_depth: 0,
+    retry_of_execution_id: null,
+    user_id: null,
+    started_at: at(second),
+    finished_at: at(second),
+    inserted_at: at(second),
+    updated_at: at(second),
+    context: null,
+    inputs: JSON.stringify({ method: 'RUN', headers: {}, query: {}, body: { n: second } }),
+    output: null,
+    error: null,
+    step_count: null,
+    run_at: null,
+    lease_owner: null,
+    lease_expires_at: null,
+    response: null,
+    concurrency_limit: null,
+    waiter: null,
+    ...values,
   };
 }
 
 function stepRow(execution: ExecutionsTable, second: number, values: Partial<ExecutionStepsTable>): ExecutionStepsTable {
   return {
-    id: newId(), workspace_id: execution.workspace_id, workflow_execution_id: execution.id, node_id: 'n', status: 'completed', attempt: 1,
-    workflow_step_id: null, awaiting_workflow_execution_id: null, duration_ms: 5, started_at: at(second), finished_at: at(second),
-    iter_index: null, kind: 'code', loop_node_id: null, provider: null, input: null, output: null, error: null, logs: null, ports: null,
-    memory_bytes: null, output_bytes: null, reductions: null, resume_at: null, inserted_at: at(second), updated_at: at(second), ...values,
+    id: newId(),
+    workspace_id: execution.workspace_id,
+    workflow_execution_id: execution.id,
+    node_id: 'n',
+    status: 'completed',
+    attempt: 1,
+    workflow_step_id: null,
+    awaiting_workflow_execution_id: null,
+    duration_ms: 5,
+    started_at: at(second),
+    finished_at: at(second),
+    iter_index: null,
+    kind: 'code',
+    loop_node_id: null,
+    provider: null,
+    input: null,
+    output: null,
+    error: null,
+    logs: null,
+    ports: null,
+    memory_bytes: null,
+    output_bytes: null,
+    reductions: null,
+    resume_at: null,
+    inserted_at: at(second),
+    updated_at: at(second),
+    ...values,
   };
 }
 
@@ -39,13 +95,19 @@ describeEachDialect('executions API', (dialect) => {
 
   beforeAll(async () => {
     t = await createTestApp(dialect);
-    const create = async (name: string, token = t.tokens.build) => (await t.request('POST', '/api/v1/workflows', { token, body: { data: { name } } })).body.data.id as string;
+    const create = async (name: string, token = t.tokens.build) =>
+      (await t.request('POST', '/api/v1/workflows', { token, body: { data: { name } } })).body.data.id as string;
     wf.alpha = await create('Alpha');
     wf.beta = await create('Beta');
     wf.foreign = await create('Foreign', t.tokens.other);
     const main = t.workspaces.main;
     e = [
-      executionRow(main, wf.alpha, 1, { step_count: 6, user_id: newId(), output: JSON.stringify({ ok: true }), context: JSON.stringify({ nodes: {} }) }),
+      executionRow(main, wf.alpha, 1, {
+        step_count: 6,
+        user_id: newId(),
+        output: JSON.stringify({ ok: true }),
+        context: JSON.stringify({ nodes: {} }),
+      }),
       executionRow(main, wf.alpha, 2, { status: 'failed', step_count: 2, error: JSON.stringify({ message: 'boom', retryable: false }) }),
       executionRow(main, wf.beta, 3, { status: 'running', finished_at: null, step_count: 1 }),
       executionRow(main, wf.beta, 4, { status: 'pending', started_at: null, finished_at: null }),
@@ -55,9 +117,29 @@ describeEachDialect('executions API', (dialect) => {
     const first = e[0]!;
     steps = [
       stepRow(first, 1, { node_id: 'hook', kind: 'webhook', input: JSON.stringify({ body: 1 }), output: JSON.stringify({ body: 1 }) }),
-      stepRow(first, 2, { node_id: 'shape', output: JSON.stringify('text'), logs: JSON.stringify(['hello']), memory_bytes: 2048, output_bytes: 6, reductions: 5_000_000_000 }),
-      stepRow(first, 3, { node_id: 'call', status: 'running', kind: 'call_workflow', finished_at: null, duration_ms: null, output: JSON.stringify(42) }),
-      stepRow(first, 4, { node_id: 'fail', status: 'failed', attempt: 3, error: JSON.stringify({ message: 'nope', code: 'http_500' }), output: JSON.stringify([1, 'a']) }),
+      stepRow(first, 2, {
+        node_id: 'shape',
+        output: JSON.stringify('text'),
+        logs: JSON.stringify(['hello']),
+        memory_bytes: 2048,
+        output_bytes: 6,
+        reductions: 5_000_000_000,
+      }),
+      stepRow(first, 3, {
+        node_id: 'call',
+        status: 'running',
+        kind: 'call_workflow',
+        finished_at: null,
+        duration_ms: null,
+        output: JSON.stringify(42),
+      }),
+      stepRow(first, 4, {
+        node_id: 'fail',
+        status: 'failed',
+        attempt: 3,
+        error: JSON.stringify({ message: 'nope', code: 'http_500' }),
+        output: JSON.stringify([1, 'a']),
+      }),
       stepRow(first, 5, { node_id: 'skip', status: 'skipped', kind: null, started_at: null, finished_at: null, duration_ms: null }),
       stepRow(first, 6, { node_id: 'wait', status: 'waiting', kind: 'wait', resume_at: at(59), iter_index: 0, loop_node_id: 'loop' }),
       stepRow(first, 7, { node_id: 'later', status: 'pending', kind: null, started_at: null, finished_at: null, duration_ms: null }),
@@ -66,8 +148,14 @@ describeEachDialect('executions API', (dialect) => {
     e[3]!.triggered_by_step_id = steps[2]!.id;
     const foreignExecution = executionRow(t.workspaces.other, wf.foreign, 9);
     foreign = { execution: foreignExecution, step: stepRow(foreignExecution, 9, { node_id: 'foreign' }) };
-    await t.deps.db.insertInto('executions').values([...e, foreign.execution]).execute();
-    await t.deps.db.insertInto('execution_steps').values([...steps, foreign.step]).execute();
+    await t.deps.db
+      .insertInto('executions')
+      .values([...e, foreign.execution])
+      .execute();
+    await t.deps.db
+      .insertInto('execution_steps')
+      .values([...steps, foreign.step])
+      .execute();
   });
   afterAll(() => t.close());
 
@@ -84,18 +172,35 @@ describeEachDialect('executions API', (dialect) => {
       expect(Object.keys(pending.attributes).sort()).toEqual(EXECUTION_DEFAULTS);
       expect(pending).toMatchObject({
         type: 'execution',
-        attributes: { status: 'pending', workflow_id: wf.beta, triggered_by_step_id: steps[2]!.id, started_at: null, finished_at: null, inserted_at: at(4) },
+        attributes: {
+          status: 'pending',
+          workflow_id: wf.beta,
+          triggered_by_step_id: steps[2]!.id,
+          started_at: null,
+          finished_at: null,
+          inserted_at: at(4),
+        },
         relationships: { workflow: { data: { type: 'workflow', id: wf.beta } } },
         links: { self: `http://sy.test/api/v1/executions/${e[3]!.id}` },
       });
     });
 
     it('returns heavy payloads and other opt-in attributes only when fields[execution] names them', async () => {
-      const res = await get('/api/v1/executions?fields[execution]=status,context,inputs,output,error,step_count,user_id,workflow_snapshot_id,workspace_id,updated_at&sort=inserted_at');
+      const res = await get(
+        '/api/v1/executions?fields[execution]=status,context,inputs,output,error,step_count,user_id,workflow_snapshot_id,workspace_id,updated_at&sort=inserted_at',
+      );
       const [oldest, failed] = res.body.data;
       expect(oldest.attributes).toEqual({
-        status: 'completed', updated_at: at(1), context: { nodes: {} }, inputs: { method: 'RUN', headers: {}, query: {}, body: { n: 1 } }, output: { ok: true },
-        error: null, step_count: 6, user_id: e[0]!.user_id, workflow_snapshot_id: e[0]!.workflow_snapshot_id, workspace_id: t.workspaces.main,
+        status: 'completed',
+        updated_at: at(1),
+        context: { nodes: {} },
+        inputs: { method: 'RUN', headers: {}, query: {}, body: { n: 1 } },
+        output: { ok: true },
+        error: null,
+        step_count: 6,
+        user_id: e[0]!.user_id,
+        workflow_snapshot_id: e[0]!.workflow_snapshot_id,
+        workspace_id: t.workspaces.main,
       });
       expect(failed.attributes.error).toEqual({ message: 'boom', retryable: false });
       expect(res.body.data[4].attributes.output).toBe('plain text');
@@ -111,7 +216,11 @@ describeEachDialect('executions API', (dialect) => {
       expect(ids(await get('/api/v1/executions?filter[step_count][is_nil]=true'))).toEqual(idsOf(5, 4, 3));
       expect(ids(await get('/api/v1/executions?filter[finished_at][is_nil]=true'))).toEqual(idsOf(4, 3, 2));
       expect(ids(await get(`/api/v1/executions?filter[triggered_by_step_id]=${steps[2]!.id}`))).toEqual(idsOf(3));
-      expect(ids(await get('/api/v1/executions?filter[or][0][status]=failed&filter[or][1][workflow][name][eq]=Beta&filter[not][status]=cancelled'))).toEqual(idsOf(3, 2, 1));
+      expect(
+        ids(
+          await get('/api/v1/executions?filter[or][0][status]=failed&filter[or][1][workflow][name][eq]=Beta&filter[not][status]=cancelled'),
+        ),
+      ).toEqual(idsOf(3, 2, 1));
     });
 
     it('never reaches another workspace’s workflows through a relation filter', async () => {
@@ -159,7 +268,11 @@ describeEachDialect('executions API', (dialect) => {
     it('includes each execution’s workflow once with include=workflow', async () => {
       const res = await get('/api/v1/executions?include=workflow');
       expect(res.body.included.map((w: { id: string }) => w.id)).toEqual([wf.beta, wf.alpha]);
-      expect(res.body.included[0]).toMatchObject({ type: 'workflow', attributes: { name: 'Beta', status: 'inactive' }, links: { self: `http://sy.test/api/v1/workflows/${wf.beta}` } });
+      expect(res.body.included[0]).toMatchObject({
+        type: 'workflow',
+        attributes: { name: 'Beta', status: 'inactive' },
+        links: { self: `http://sy.test/api/v1/workflows/${wf.beta}` },
+      });
       expect(Object.keys(res.body.included[0].attributes).sort()).toEqual(['ai_auto_probe', 'created_at', 'name', 'status', 'updated_at']);
       expect((await get('/api/v1/executions?filter[workflow_id]=' + UNKNOWN + '&include=workflow')).body.included).toEqual([]);
     });
@@ -183,7 +296,9 @@ describeEachDialect('executions API', (dialect) => {
       expect(plain.body.included).toBeUndefined();
       const rich = await get(`/api/v1/executions/${e[1]!.id}?fields[execution]=status,error&include=workflow&fields[workflow]=name`);
       expect(rich.body.data.attributes).toEqual({ status: 'failed', error: { message: 'boom', retryable: false } });
-      expect(rich.body.included).toEqual([{ type: 'workflow', id: wf.alpha, attributes: { name: 'Alpha' }, links: { self: `http://sy.test/api/v1/workflows/${wf.alpha}` } }]);
+      expect(rich.body.included).toEqual([
+        { type: 'workflow', id: wf.alpha, attributes: { name: 'Alpha' }, links: { self: `http://sy.test/api/v1/workflows/${wf.alpha}` } },
+      ]);
     });
   });
 
@@ -195,7 +310,15 @@ describeEachDialect('executions API', (dialect) => {
       const res = await get(stepsUrl());
       expect(res.status).toBe(200);
       expect(nodes(res)).toEqual(['hook', 'shape', 'call', 'fail', 'skip', 'wait', 'later']);
-      expect(res.body.data.map((d: { attributes: { status: string } }) => d.attributes.status).sort()).toEqual(['completed', 'completed', 'failed', 'pending', 'running', 'skipped', 'waiting']);
+      expect(res.body.data.map((d: { attributes: { status: string } }) => d.attributes.status).sort()).toEqual([
+        'completed',
+        'completed',
+        'failed',
+        'pending',
+        'running',
+        'skipped',
+        'waiting',
+      ]);
       for (const step of res.body.data) expect(Object.keys(step.attributes).sort()).toEqual(STEP_DEFAULTS);
       expect(res.body.data[5]).toMatchObject({
         type: 'execution-step',
@@ -207,10 +330,26 @@ describeEachDialect('executions API', (dialect) => {
     });
 
     it('returns any JSON as input and output, and the other opt-in attributes, on request', async () => {
-      const fields = 'fields[execution-step]=input,output,error,logs,memory_bytes,output_bytes,reductions,resume_at,updated_at,workflow_execution_id,workflow_step_id,awaiting_workflow_execution_id';
+      const fields =
+        'fields[execution-step]=input,output,error,logs,memory_bytes,output_bytes,reductions,resume_at,updated_at,workflow_execution_id,workflow_step_id,awaiting_workflow_execution_id';
       const data = (await get(stepsUrl(`?${fields}`))).body.data;
-      expect(data.map((d: { attributes: { output: unknown } }) => d.attributes.output)).toEqual([{ body: 1 }, 'text', 42, [1, 'a'], null, null, null]);
-      expect(data[1].attributes).toMatchObject({ logs: ['hello'], memory_bytes: 2048, output_bytes: 6, reductions: 5_000_000_000, workflow_execution_id: e[0]!.id, workflow_step_id: null });
+      expect(data.map((d: { attributes: { output: unknown } }) => d.attributes.output)).toEqual([
+        { body: 1 },
+        'text',
+        42,
+        [1, 'a'],
+        null,
+        null,
+        null,
+      ]);
+      expect(data[1].attributes).toMatchObject({
+        logs: ['hello'],
+        memory_bytes: 2048,
+        output_bytes: 6,
+        reductions: 5_000_000_000,
+        workflow_execution_id: e[0]!.id,
+        workflow_step_id: null,
+      });
       expect(data[3].attributes.error).toEqual({ message: 'nope', code: 'http_500' });
       expect(data[5].attributes.resume_at).toBe(at(59));
       expect(data[0].attributes.input).toEqual({ body: 1 });
@@ -221,7 +360,9 @@ describeEachDialect('executions API', (dialect) => {
       expect(nodes(await get(stepsUrl('?filter[kind][is_nil]=true&sort=-inserted_at')))).toEqual(['later', 'skip']);
       expect(nodes(await get(stepsUrl('?filter[workflow_execution][status][eq]=completed')))).toHaveLength(7);
       expect(nodes(await get(stepsUrl('?filter[workflow_execution][status][eq]=failed')))).toEqual([]);
-      expect(nodes(await get(stepsUrl('?filter[workflow_execution][workflow][name][eq]=Alpha&filter[attempt][greater_than]=1')))).toEqual(['fail']);
+      expect(nodes(await get(stepsUrl('?filter[workflow_execution][workflow][name][eq]=Alpha&filter[attempt][greater_than]=1')))).toEqual([
+        'fail',
+      ]);
       expect(nodes(await get(`/api/v1/executions/${e[1]!.id}/steps`))).toEqual(['other-run']);
     });
 
@@ -275,9 +416,12 @@ describeEachDialect('executions API', (dialect) => {
       await t.deps.db.insertInto('executions').values(added).execute();
       expect(await list()).toEqual([added.id]);
 
-      const byName = async () => (await get(`/api/v1/executions/${e[0]!.id}/steps?filter[workflow_execution][workflow][name]=Alpha`)).body.data.length;
+      const byName = async () =>
+        (await get(`/api/v1/executions/${e[0]!.id}/steps?filter[workflow_execution][workflow][name]=Alpha`)).body.data.length;
       expect(await byName()).toBe(7);
-      await t.request('PATCH', `/api/v1/workflows/${wf.alpha}`, { body: { data: { type: 'workflow', id: wf.alpha, attributes: { name: 'Renamed' } } } });
+      await t.request('PATCH', `/api/v1/workflows/${wf.alpha}`, {
+        body: { data: { type: 'workflow', id: wf.alpha, attributes: { name: 'Renamed' } } },
+      });
       expect(await byName()).toBe(0);
     });
   });

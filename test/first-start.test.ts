@@ -5,9 +5,19 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /** Runs the real `switchyard serve` process on an empty data dir and reads what it prints. */
-function startServer(dataDir: string, env: Record<string, string | undefined> = { SWITCHYARD_LOG_LEVEL: 'warn' }): Promise<{ child: ChildProcess; output: () => string; address: string }> {
+function startServer(
+  dataDir: string,
+  env: Record<string, string | undefined> = { SWITCHYARD_LOG_LEVEL: 'warn' },
+): Promise<{ child: ChildProcess; output: () => string; address: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
-    env: { ...process.env, SWITCHYARD_DATA_DIR: dataDir, PORT: '0', SWITCHYARD_LOG_LEVEL: undefined, SWITCHYARD_LOG_FORMAT: undefined, ...env },
+    env: {
+      ...process.env,
+      SWITCHYARD_DATA_DIR: dataDir,
+      PORT: '0',
+      SWITCHYARD_LOG_LEVEL: undefined,
+      SWITCHYARD_LOG_FORMAT: undefined,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -60,7 +70,11 @@ describe('first start (embedded SQLite)', () => {
     cleanup.push(() => second.child.kill('SIGKILL'));
     expect(second.output()).not.toMatch(/sy_[0-9A-Za-z]{40}/);
     const again = await fetch(`${second.address}/api/v1/workflows`, { headers: { authorization: `Bearer ${token}` } });
-    expect(((await again.json()) as { data: { attributes: { name: string } }[] }).data.map((w: { attributes: { name: string } }) => w.attributes.name)).toEqual(['hello']);
+    expect(
+      ((await again.json()) as { data: { attributes: { name: string } }[] }).data.map(
+        (w: { attributes: { name: string } }) => w.attributes.name,
+      ),
+    ).toEqual(['hello']);
   }, 150_000);
 
   it('logs one access line per request at its default level and loses none on a clean exit', async () => {
@@ -71,14 +85,20 @@ describe('first start (embedded SQLite)', () => {
     const token = /^\s+(sy_[0-9A-Za-z]{40})$/m.exec(server.output())![1];
     const sizes: number[] = [];
     for (let i = 0; i < 5; i += 1) {
-      const answer = await fetch(`${server.address}/api/v1/me`, { headers: { authorization: `Bearer ${token}`, 'x-request-id': `log-${i}` } });
+      const answer = await fetch(`${server.address}/api/v1/me`, {
+        headers: { authorization: `Bearer ${token}`, 'x-request-id': `log-${i}` },
+      });
       expect(answer.status).toBe(200);
       sizes.push((await answer.text()).length);
     }
     server.child.kill('SIGTERM');
     const code = await new Promise((resolve) => server.child.once('exit', resolve));
     expect(code).toBe(0);
-    const lines = server.output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = server
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     const access = lines.filter((line) => line.msg === 'request');
     // Five short lines stay in the 4 KB buffer until the shutdown flush writes them.
     expect(access.map((line) => line.req_id)).toEqual(['log-0', 'log-1', 'log-2', 'log-3', 'log-4']);
@@ -92,7 +112,10 @@ describe('first start (embedded SQLite)', () => {
   }, 150_000);
 
   it('refuses to start on a bad setting, naming the variable', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], { env: { ...process.env, PORT: 'eighty' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+      env: { ...process.env, PORT: 'eighty' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += String(chunk)));
     const code = await new Promise((resolve) => child.on('exit', resolve));

@@ -11,13 +11,20 @@ describeEachDialect('folders', (dialect) => {
 
   const folder = async (name: string, parentId?: string) => {
     const body = parentId
-      ? { data: { type: 'workflow-folder', attributes: { name }, relationships: { parent: { data: { type: 'workflow-folder', id: parentId } } } } }
+      ? {
+          data: {
+            type: 'workflow-folder',
+            attributes: { name },
+            relationships: { parent: { data: { type: 'workflow-folder', id: parentId } } },
+          },
+        }
       : { data: { type: 'workflow-folder', attributes: { name } } };
     const res = await t.request('POST', '/api/v1/folders', { body });
     expect(res.status).toBe(201);
     return res.body.data as { id: string; attributes: { name: string; parent_id: string | null; position: number } };
   };
-  const workflow = async (name: string) => (await t.request('POST', '/api/v1/workflows', { body: { data: { name } } })).body.data.id as string;
+  const workflow = async (name: string) =>
+    (await t.request('POST', '/api/v1/workflows', { body: { data: { name } } })).body.data.id as string;
   const namesOf = (res: { body: { data: { attributes: { name: string } }[] } }) => res.body.data.map((d) => d.attributes.name);
 
   it('creates a folder and a child folder, through the relationship or parent_id', async () => {
@@ -51,10 +58,14 @@ describeEachDialect('folders', (dialect) => {
 
   it('renames a folder and refuses other attributes', async () => {
     const f = await folder('Old');
-    const res = await t.request('PATCH', `/api/v1/folders/${f.id}`, { body: { data: { type: 'workflow-folder', id: f.id, attributes: { name: 'New' } } } });
+    const res = await t.request('PATCH', `/api/v1/folders/${f.id}`, {
+      body: { data: { type: 'workflow-folder', id: f.id, attributes: { name: 'New' } } },
+    });
     expect(res.status).toBe(200);
     expect(res.body.data.attributes.name).toBe('New');
-    const refused = await t.request('PATCH', `/api/v1/folders/${f.id}`, { body: { data: { type: 'workflow-folder', id: f.id, attributes: { position: 3 } } } });
+    const refused = await t.request('PATCH', `/api/v1/folders/${f.id}`, {
+      body: { data: { type: 'workflow-folder', id: f.id, attributes: { position: 3 } } },
+    });
     expect(refused.status).toBe(422);
   });
 
@@ -62,7 +73,13 @@ describeEachDialect('folders', (dialect) => {
     const f = await folder('Temporary');
     const sub = await folder('Sub', f.id);
     const wf = await workflow('Filed');
-    expect((await t.request('PATCH', `/api/v1/workflows/${wf}/move`, { body: { data: { type: 'workflow', id: wf, attributes: { folder_id: f.id } } } })).status).toBe(200);
+    expect(
+      (
+        await t.request('PATCH', `/api/v1/workflows/${wf}/move`, {
+          body: { data: { type: 'workflow', id: wf, attributes: { folder_id: f.id } } },
+        })
+      ).status,
+    ).toBe(200);
     expect((await t.request('DELETE', `/api/v1/folders/${f.id}`)).status).toBe(204);
     expect((await t.request('GET', `/api/v1/folders/${f.id}`)).status).toBe(404);
     expect((await t.request('GET', `/api/v1/workflows/${wf}?fields[workflow]=folder_id`)).body.data.attributes.folder_id).toBeNull();
@@ -77,11 +94,15 @@ describeEachDialect('folders', (dialect) => {
       const c = await folder('C', parent.id);
       const list = () => t.request('GET', `/api/v1/folders?filter[parent_id][eq]=${parent.id}`);
       expect(namesOf(await list())).toEqual(['A', 'B', 'C']);
-      const moved = await t.request('PATCH', `/api/v1/folders/${c.id}/reorder`, { body: { data: { type: 'workflow-folder', id: c.id, attributes: { before_id: a.id } } } });
+      const moved = await t.request('PATCH', `/api/v1/folders/${c.id}/reorder`, {
+        body: { data: { type: 'workflow-folder', id: c.id, attributes: { before_id: a.id } } },
+      });
       expect(moved.status).toBe(200);
       expect(moved.body.data.attributes.position).toBeLessThan(a.attributes.position);
       expect(namesOf(await list())).toEqual(['C', 'A', 'B']);
-      await t.request('PATCH', `/api/v1/folders/${c.id}/reorder`, { body: { data: { type: 'workflow-folder', id: c.id, attributes: { after_id: a.id } } } });
+      await t.request('PATCH', `/api/v1/folders/${c.id}/reorder`, {
+        body: { data: { type: 'workflow-folder', id: c.id, attributes: { after_id: a.id } } },
+      });
       expect(namesOf(await list())).toEqual(['A', 'C', 'B']);
       const between = (await t.request('GET', `/api/v1/folders/${c.id}`)).body.data.attributes.position;
       expect(between).toBeGreaterThan(a.attributes.position);
@@ -94,7 +115,10 @@ describeEachDialect('folders', (dialect) => {
       await folder('B', parent.id);
       const moving = [] as string[];
       for (let i = 0; i < 60; i += 1) moving.push((await folder(`M${i}`, parent.id)).id);
-      for (const id of moving) await t.request('PATCH', `/api/v1/folders/${id}/reorder`, { body: { data: { type: 'workflow-folder', id, attributes: { after_id: a.id } } } });
+      for (const id of moving)
+        await t.request('PATCH', `/api/v1/folders/${id}/reorder`, {
+          body: { data: { type: 'workflow-folder', id, attributes: { after_id: a.id } } },
+        });
       const names = namesOf(await t.request('GET', `/api/v1/folders?filter[parent_id][eq]=${parent.id}&page[limit]=100`));
       expect(names[0]).toBe('A');
       expect(names[1]).toBe('M59');
@@ -105,14 +129,22 @@ describeEachDialect('folders', (dialect) => {
       const p1 = await folder('P1');
       const p2 = await folder('P2');
       const child = await folder('Moving', p1.id);
-      const raw = await t.request('PATCH', `/api/v1/folders/${child.id}/reorder`, { body: { data: { type: 'workflow-folder', id: child.id, attributes: { position: 12.5 } } } });
+      const raw = await t.request('PATCH', `/api/v1/folders/${child.id}/reorder`, {
+        body: { data: { type: 'workflow-folder', id: child.id, attributes: { position: 12.5 } } },
+      });
       expect(raw.body.data.attributes.position).toBe(12.5);
-      const reparented = await t.request('PATCH', `/api/v1/folders/${child.id}/reorder`, { body: { data: { type: 'workflow-folder', id: child.id, attributes: { parent_id: p2.id } } } });
+      const reparented = await t.request('PATCH', `/api/v1/folders/${child.id}/reorder`, {
+        body: { data: { type: 'workflow-folder', id: child.id, attributes: { parent_id: p2.id } } },
+      });
       expect(reparented.status).toBe(200);
       expect(reparented.body.data.attributes.parent_id).toBe(p2.id);
-      const intoChild = await t.request('PATCH', `/api/v1/folders/${p1.id}/reorder`, { body: { data: { type: 'workflow-folder', id: p1.id, attributes: { parent_id: child.id } } } });
+      const intoChild = await t.request('PATCH', `/api/v1/folders/${p1.id}/reorder`, {
+        body: { data: { type: 'workflow-folder', id: p1.id, attributes: { parent_id: child.id } } },
+      });
       expect(intoChild.status).toBe(422);
-      const withChildren = await t.request('PATCH', `/api/v1/folders/${p2.id}/reorder`, { body: { data: { type: 'workflow-folder', id: p2.id, attributes: { parent_id: p1.id } } } });
+      const withChildren = await t.request('PATCH', `/api/v1/folders/${p2.id}/reorder`, {
+        body: { data: { type: 'workflow-folder', id: p2.id, attributes: { parent_id: p1.id } } },
+      });
       expect(withChildren.status).toBe(422);
     });
 
@@ -120,7 +152,9 @@ describeEachDialect('folders', (dialect) => {
       const p = await folder('Siblings');
       const x = await folder('X', p.id);
       const stranger = await folder('Stranger');
-      const res = await t.request('PATCH', `/api/v1/folders/${x.id}/reorder`, { body: { data: { type: 'workflow-folder', id: x.id, attributes: { before_id: stranger.id } } } });
+      const res = await t.request('PATCH', `/api/v1/folders/${x.id}/reorder`, {
+        body: { data: { type: 'workflow-folder', id: x.id, attributes: { before_id: stranger.id } } },
+      });
       expect(res.status).toBe(422);
       expect(res.body.errors[0].source.pointer).toBe('/data/attributes/before_id');
     });
@@ -130,7 +164,8 @@ describeEachDialect('folders', (dialect) => {
     it('files workflows into a folder in before/after order and back to the root', async () => {
       const f = await folder('Filing');
       const [w1, w2, w3] = [await workflow('W1'), await workflow('W2'), await workflow('W3')];
-      const move = (id: string, attributes: Record<string, unknown>) => t.request('PATCH', `/api/v1/workflows/${id}/move`, { body: { data: { type: 'workflow', id, attributes } } });
+      const move = (id: string, attributes: Record<string, unknown>) =>
+        t.request('PATCH', `/api/v1/workflows/${id}/move`, { body: { data: { type: 'workflow', id, attributes } } });
       expect((await move(w1, { folder_id: f.id })).status).toBe(200);
       expect((await move(w2, { folder_id: f.id })).status).toBe(200);
       expect((await move(w3, { folder_id: f.id, before_id: w1 })).status).toBe(200);
@@ -145,12 +180,16 @@ describeEachDialect('folders', (dialect) => {
 
     it('answers 422 for an unknown folder or a neighbour outside the target folder', async () => {
       const wf = await workflow('Mover');
-      const unknown = await t.request('PATCH', `/api/v1/workflows/${wf}/move`, { body: { data: { type: 'workflow', id: wf, attributes: { folder_id: '0190f2a0-0000-7000-8000-000000000000' } } } });
+      const unknown = await t.request('PATCH', `/api/v1/workflows/${wf}/move`, {
+        body: { data: { type: 'workflow', id: wf, attributes: { folder_id: '0190f2a0-0000-7000-8000-000000000000' } } },
+      });
       expect(unknown.status).toBe(422);
       expect(unknown.body.errors[0].source.pointer).toBe('/data/attributes/folder_id');
       const f = await folder('Elsewhere');
       const outsider = await workflow('Outsider');
-      const res = await t.request('PATCH', `/api/v1/workflows/${wf}/move`, { body: { data: { type: 'workflow', id: wf, attributes: { folder_id: f.id, before_id: outsider } } } });
+      const res = await t.request('PATCH', `/api/v1/workflows/${wf}/move`, {
+        body: { data: { type: 'workflow', id: wf, attributes: { folder_id: f.id, before_id: outsider } } },
+      });
       expect(res.status).toBe(422);
       expect(res.body.errors[0].source.pointer).toBe('/data/attributes/before_id');
     });

@@ -25,7 +25,12 @@ describeEachDialect('fuzz from the OpenAPI document', (dialect) => {
   beforeAll(async () => {
     t = await createTestApp(dialect);
     send = async (request: FuzzRequest): Promise<FuzzResponse> => {
-      const response = await t.app.inject({ method: request.method as 'GET', url: request.url, headers: request.headers, ...(request.body !== undefined ? { payload: request.body } : {}) });
+      const response = await t.app.inject({
+        method: request.method as 'GET',
+        url: request.url,
+        headers: request.headers,
+        ...(request.body !== undefined ? { payload: request.body } : {}),
+      });
       return { status: response.statusCode, headers: response.headers, body: response.body };
     };
     ({ ctx, foreign } = await prepareFuzz(send, { build: t.tokens.build, read: t.tokens.read, free: t.tokens.free }, t.tokens.other));
@@ -34,7 +39,14 @@ describeEachDialect('fuzz from the OpenAPI document', (dialect) => {
 
   it('reads every operation of the document', () => {
     const listed = ctx.operations.map((op) => `${op.method} ${op.path}`);
-    expect(listed).toEqual(expect.arrayContaining(['GET /api/v1/workflows', 'PUT /api/v1/workflows/{id}/graph', 'POST /api/v1/executions/{id}/cancel', 'POST /webhooks/{webhook_id}']));
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        'GET /api/v1/workflows',
+        'PUT /api/v1/workflows/{id}/graph',
+        'POST /api/v1/executions/{id}/cancel',
+        'POST /webhooks/{webhook_id}',
+      ]),
+    );
     expect(ctx.operations.length).toBeGreaterThanOrEqual(30);
   });
 
@@ -51,7 +63,16 @@ describeEachDialect('fuzz from the OpenAPI document', (dialect) => {
         let url = op.path;
         for (const param of op.pathParams) url = url.replace(`{${param}}`, param === bad ? value : other);
         const body = op.bodyType === null ? undefined : op.bodyType.includes('json') ? '{"data":{}}' : 'text';
-        const request = { method: op.method.toUpperCase(), url, headers: { authorization: `Bearer ${ctx.tokens.build}`, accept: '*/*', ...(body === undefined ? {} : { 'content-type': op.bodyType! }) }, ...(body === undefined ? {} : { body }) };
+        const request = {
+          method: op.method.toUpperCase(),
+          url,
+          headers: {
+            authorization: `Bearer ${ctx.tokens.build}`,
+            accept: '*/*',
+            ...(body === undefined ? {} : { 'content-type': op.bodyType! }),
+          },
+          ...(body === undefined ? {} : { body }),
+        };
         const findings = checkAnswer(request, await send(request), foreign);
         expect(findings, describeRequest(request)).toEqual([]);
         sent += 1;

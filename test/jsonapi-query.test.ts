@@ -9,7 +9,14 @@ import { parsePage } from '../src/api/jsonapi/page.js';
 import { parseSort } from '../src/api/jsonapi/sort.js';
 import { AppError } from '../src/errors/app-error.js';
 import { createTestDatabase, describeEachDialect, type TestDatabase } from './support/dialects.js';
-import { WS_A, createGadgetTables, gadgetDefinition as gadget, gadgetId, gadgetNumber, type GadgetTables } from './support/gadget-fixture.js';
+import {
+  WS_A,
+  createGadgetTables,
+  gadgetDefinition as gadget,
+  gadgetId,
+  gadgetNumber,
+  type GadgetTables,
+} from './support/gadget-fixture.js';
 import { OPERATOR_CASES } from './support/gadget-filter-cases.js';
 
 const QS = { depth: 10, arrayLimit: 100 };
@@ -109,14 +116,22 @@ describeEachDialect('JSON:API list queries', (dialectName) => {
       expect(first).toEqual({ rows: [1, 10, 2, 3, 4], links: { next: 'sort=made_at&page%5Boffset%5D=5&page%5Blimit%5D=5' } });
       const second = await list(first.links.next!);
       expect(second.rows).toEqual([5, 6, 7, 8, 9]);
-      expect(second.links).toEqual({ next: 'sort=made_at&page%5Boffset%5D=10&page%5Blimit%5D=5', prev: 'sort=made_at&page%5Boffset%5D=0&page%5Blimit%5D=5' });
+      expect(second.links).toEqual({
+        next: 'sort=made_at&page%5Boffset%5D=10&page%5Blimit%5D=5',
+        prev: 'sort=made_at&page%5Boffset%5D=0&page%5Blimit%5D=5',
+      });
       const last = await list(second.links.next!);
       expect(last).toEqual({ rows: [11, 12], links: { prev: 'sort=made_at&page%5Boffset%5D=5&page%5Blimit%5D=5' } });
     });
 
     it('clamps prev to offset 0 and gives no next on an exactly full last page', async () => {
-      expect(await list('sort=made_at&page[limit]=4&page[offset]=2')).toMatchObject({ rows: [2, 3, 4, 5], links: { prev: 'sort=made_at&page%5Boffset%5D=0&page%5Blimit%5D=4' } });
-      expect((await list('sort=made_at&page[limit]=4&page[offset]=8')).links).toEqual({ prev: 'sort=made_at&page%5Boffset%5D=4&page%5Blimit%5D=4' });
+      expect(await list('sort=made_at&page[limit]=4&page[offset]=2')).toMatchObject({
+        rows: [2, 3, 4, 5],
+        links: { prev: 'sort=made_at&page%5Boffset%5D=0&page%5Blimit%5D=4' },
+      });
+      expect((await list('sort=made_at&page[limit]=4&page[offset]=8')).links).toEqual({
+        prev: 'sort=made_at&page%5Boffset%5D=4&page%5Blimit%5D=4',
+      });
     });
 
     it('pages by offset when a sort key is nullable, and refuses a cursor for it', async () => {
@@ -124,7 +139,11 @@ describeEachDialect('JSON:API list queries', (dialectName) => {
       expect(first).toEqual({ rows: [11, 1, 9, 10, 5], links: { next: 'sort=nickname&page%5Boffset%5D=5&page%5Blimit%5D=5' } });
       const cursor = encodeCursor('gadget', parseSort('nickname', gadget), { id: gadgetId(5), nickname: 'p' });
       const error = await list(`sort=nickname&page[after]=${cursor}`).catch((e: unknown) => e);
-      expectInvalid(error, 'page[after]', "page[after] cannot be used with sort on 'nickname', which can be null; page with page[offset] instead");
+      expectInvalid(
+        error,
+        'page[after]',
+        "page[after] cannot be used with sort on 'nickname', which can be null; page with page[offset] instead",
+      );
     });
   });
 
@@ -155,7 +174,9 @@ describeEachDialect('JSON:API list queries', (dialectName) => {
       expect(everything).toHaveLength(12);
       const forward = await walk(`sort=${sort}&page[limit]=${limit}`, 'next');
       expect(forward.pages.flat()).toEqual(everything);
-      expect(forward.pages.map((page) => page.length)).toEqual(Array.from({ length: Math.ceil(12 / limit) }, (_, i) => Math.min(limit, 12 - i * limit)));
+      expect(forward.pages.map((page) => page.length)).toEqual(
+        Array.from({ length: Math.ceil(12 / limit) }, (_, i) => Math.min(limit, 12 - i * limit)),
+      );
 
       // Walking back from the last page retraces the forward pages exactly.
       const backward = forward.last.prev ? await walk(forward.last.prev, 'prev') : { pages: [], last: {} };

@@ -39,13 +39,24 @@ describeEachDialect('knowledge bases', (dialect) => {
     return res.body.data as { id: string; attributes: Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
   };
   const ingest = (baseId: string, attributes: Record<string, unknown>) =>
-    t.request('POST', `${KB}/${baseId}/documents`, { body: { data: { type: 'knowledge-document', attributes: { content_type: 'text/markdown', ...attributes } } } });
+    t.request('POST', `${KB}/${baseId}/documents`, {
+      body: { data: { type: 'knowledge-document', attributes: { content_type: 'text/markdown', ...attributes } } },
+    });
   const search = (baseId: string, data: Record<string, unknown>) => t.request('POST', `${KB}/${baseId}/search`, { body: { data } });
   const drain = () => t.deps.background.drain();
 
   it('creates a base with the documented defaults and lists bases oldest first', async () => {
     const first = await createBase({ name: 'First' });
-    expect(first.attributes).toMatchObject({ name: 'First', description: null, embedder: { kind: 'builtin' }, chunk_size: 512, chunk_overlap: 64, document_count: 0, chunk_count: 0, embedder_status: 'ready' });
+    expect(first.attributes).toMatchObject({
+      name: 'First',
+      description: null,
+      embedder: { kind: 'builtin' },
+      chunk_size: 512,
+      chunk_overlap: 64,
+      document_count: 0,
+      chunk_count: 0,
+      embedder_status: 'ready',
+    });
     const second = await createBase({ name: 'Second', description: 'more', chunk_size: 256, chunk_overlap: 32 });
     expect(second.attributes).toMatchObject({ chunk_size: 256, chunk_overlap: 32, description: 'more' });
     const list = await t.request('GET', `${KB}?filter[name][in]=First,Second`);
@@ -53,10 +64,25 @@ describeEachDialect('knowledge bases', (dialect) => {
   });
 
   it('refuses invalid attributes with 422 and a pointer per violation', async () => {
-    const res = await t.request('POST', KB, { body: { data: { type: 'knowledge-base', attributes: { name: '', chunk_size: 10, chunk_overlap: -1, embedder: { connection_id: 'nope', model: 'x' }, colour: 'red' } } } });
+    const res = await t.request('POST', KB, {
+      body: {
+        data: {
+          type: 'knowledge-base',
+          attributes: { name: '', chunk_size: 10, chunk_overlap: -1, embedder: { connection_id: 'nope', model: 'x' }, colour: 'red' },
+        },
+      },
+    });
     expect(res.status).toBe(422);
     const pointers = res.body.errors.map((e: { source: { pointer: string } }) => e.source.pointer).sort();
-    expect(pointers).toEqual(['/data/attributes/chunk_overlap', '/data/attributes/chunk_size', '/data/attributes/colour', '/data/attributes/embedder/connection_id', '/data/attributes/name'].sort());
+    expect(pointers).toEqual(
+      [
+        '/data/attributes/chunk_overlap',
+        '/data/attributes/chunk_size',
+        '/data/attributes/colour',
+        '/data/attributes/embedder/connection_id',
+        '/data/attributes/name',
+      ].sort(),
+    );
     expect(res.body.errors.every((e: { code: string }) => e.code === 'validation_failed')).toBe(true);
   });
 
@@ -66,7 +92,15 @@ describeEachDialect('knowledge bases', (dialect) => {
     expect(created.status).toBe(201);
     expect(created.headers.location).toBe(`http://sy.test${KB}/${base.id}/documents/${created.body.data.id}`);
     expect(created.body.meta).toEqual({ outcome: 'created' });
-    expect(created.body.data.attributes).toMatchObject({ title: 'Limits', external_key: 'limits.md', status: 'pending', chunk_count: 0, content_type: 'text/markdown', metadata: { area: 'api' }, error: null });
+    expect(created.body.data.attributes).toMatchObject({
+      title: 'Limits',
+      external_key: 'limits.md',
+      status: 'pending',
+      chunk_count: 0,
+      content_type: 'text/markdown',
+      metadata: { area: 'api' },
+      error: null,
+    });
     expect(created.body.data.attributes.sha256).toMatch(/^[0-9a-f]{64}$/);
     // Nothing is searchable before the background work ran.
     expect((await search(base.id, { query: 'rate limit', mode: 'keyword' })).body.results).toEqual([]);
@@ -81,7 +115,11 @@ describeEachDialect('knowledge bases', (dialect) => {
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toContain('application/json');
       expect(res.body.results).toHaveLength(1);
-      expect(res.body.results[0]).toMatchObject({ document_id: created.body.data.id, title: 'Limits', heading_path: ['Limits', 'Rate limits'] });
+      expect(res.body.results[0]).toMatchObject({
+        document_id: created.body.data.id,
+        title: 'Limits',
+        heading_path: ['Limits', 'Rate limits'],
+      });
       expect(res.body.results[0].text).toContain('Retry-After');
       expect(typeof res.body.results[0].score).toBe('number');
     }
@@ -95,11 +133,19 @@ describeEachDialect('knowledge bases', (dialect) => {
     for (const mode of ['keyword', 'vector', 'hybrid']) {
       const all = await search(base.id, { query: 'limits webhooks verification rate', mode, top_k: 10 });
       expect(new Set(all.body.results.map((r: { title: string }) => r.title))).toEqual(new Set(['Limits', 'Webhooks']));
-      for (const [filter, title] of [[{ area: 'webhooks' }, 'Webhooks'], [{ version: 2 }, 'Limits'], [{ public: false }, 'Webhooks'], [{ area: 'api', public: true }, 'Limits']] as const) {
+      for (const [filter, title] of [
+        [{ area: 'webhooks' }, 'Webhooks'],
+        [{ version: 2 }, 'Limits'],
+        [{ public: false }, 'Webhooks'],
+        [{ area: 'api', public: true }, 'Limits'],
+      ] as const) {
         const res = await search(base.id, { query: 'limits webhooks verification rate', mode, top_k: 10, filter });
         expect(res.status).toBe(200);
         expect(res.body.results.length).toBeGreaterThan(0);
-        expect(res.body.results.every((r: { title: string }) => r.title === title), `${mode} ${JSON.stringify(filter)}`).toBe(true);
+        expect(
+          res.body.results.every((r: { title: string }) => r.title === title),
+          `${mode} ${JSON.stringify(filter)}`,
+        ).toBe(true);
       }
       expect((await search(base.id, { query: 'limits', mode, filter: { area: 'nowhere' } })).body.results).toEqual([]);
     }
@@ -109,7 +155,9 @@ describeEachDialect('knowledge bases', (dialect) => {
     const base = await createBase({ name: 'Search validation' });
     const res = await search(base.id, { query: '', top_k: 51, mode: 'fuzzy', filter: { 'bad key': 1, nested: { a: 1 } } });
     expect(res.status).toBe(422);
-    expect(res.body.errors.map((e: { source: { pointer: string } }) => e.source.pointer).sort()).toEqual(['/data/filter/bad key', '/data/filter/nested', '/data/mode', '/data/query', '/data/top_k'].sort());
+    expect(res.body.errors.map((e: { source: { pointer: string } }) => e.source.pointer).sort()).toEqual(
+      ['/data/filter/bad key', '/data/filter/nested', '/data/mode', '/data/query', '/data/top_k'].sort(),
+    );
   });
 
   it('re-sending identical content is a no-op answering the same document; changed content replaces it with no duplicate chunks', async () => {
@@ -122,7 +170,11 @@ describeEachDialect('knowledge bases', (dialect) => {
     expect(again.body.data.id).toBe(first.body.data.id);
     expect(again.body.data.attributes.status).toBe('ready');
 
-    const changed = await ingest(base.id, { title: 'Limits', content: `${RATE_LIMITS}\n## Burst\n\nShort bursts above the limit are absorbed by a token bucket.\n`, external_key: 'k1' });
+    const changed = await ingest(base.id, {
+      title: 'Limits',
+      content: `${RATE_LIMITS}\n## Burst\n\nShort bursts above the limit are absorbed by a token bucket.\n`,
+      external_key: 'k1',
+    });
     expect(changed.status).toBe(200);
     expect(changed.body.meta).toEqual({ outcome: 'replaced' });
     expect(changed.body.data.id).toBe(first.body.data.id);
@@ -131,7 +183,11 @@ describeEachDialect('knowledge bases', (dialect) => {
     const docs = await t.request('GET', `${KB}/${base.id}/documents`);
     expect(docs.body.data).toHaveLength(1);
     expect(docs.body.data[0].attributes).toMatchObject({ status: 'ready', chunk_count: 3 });
-    const chunks = await t.deps.db.selectFrom('knowledge_chunks').select(['text', 'live']).where('knowledge_base_id', '=', base.id).execute();
+    const chunks = await t.deps.db
+      .selectFrom('knowledge_chunks')
+      .select(['text', 'live'])
+      .where('knowledge_base_id', '=', base.id)
+      .execute();
     expect(chunks).toHaveLength(3);
     expect(chunks.every((c) => Boolean(c.live))).toBe(true);
     expect((await t.request('GET', `${KB}/${base.id}`)).body.data.attributes).toMatchObject({ document_count: 1, chunk_count: 3 });
@@ -163,10 +219,16 @@ describeEachDialect('knowledge bases', (dialect) => {
 
   it('ingests a raw text/markdown or text/plain body with title and external_key in the query', async () => {
     const base = await createBase({ name: 'Raw' });
-    const md = await t.request('POST', `${KB}/${base.id}/documents?title=Limits&external_key=raw-limits`, { body: RATE_LIMITS, contentType: 'text/markdown' });
+    const md = await t.request('POST', `${KB}/${base.id}/documents?title=Limits&external_key=raw-limits`, {
+      body: RATE_LIMITS,
+      contentType: 'text/markdown',
+    });
     expect(md.status).toBe(201);
     expect(md.body.data.attributes).toMatchObject({ title: 'Limits', external_key: 'raw-limits', content_type: 'text/markdown' });
-    const plain = await t.request('POST', `${KB}/${base.id}/documents?title=Notes`, { body: 'Plain notes.\n\nSecond paragraph.', contentType: 'text/plain; charset=utf-8' });
+    const plain = await t.request('POST', `${KB}/${base.id}/documents?title=Notes`, {
+      body: 'Plain notes.\n\nSecond paragraph.',
+      contentType: 'text/plain; charset=utf-8',
+    });
     expect(plain.status).toBe(201);
     expect(plain.body.data.attributes.content_type).toBe('text/plain');
     const untitled = await t.request('POST', `${KB}/${base.id}/documents`, { body: 'x', contentType: 'text/plain' });
@@ -205,7 +267,11 @@ describeEachDialect('knowledge bases', (dialect) => {
     expect(third.body.data.id).toBe(first.body.data.id);
     expect(third.body.data.attributes).toMatchObject({ status: 'pending' });
     await drain();
-    const chunks = await t.deps.db.selectFrom('knowledge_chunks').select(['text', 'live']).where('document_id', '=', first.body.data.id).execute();
+    const chunks = await t.deps.db
+      .selectFrom('knowledge_chunks')
+      .select(['text', 'live'])
+      .where('document_id', '=', first.body.data.id)
+      .execute();
     expect(chunks.map((c) => [c.text, Boolean(c.live)])).toEqual([['Version three of the plan mentions cherries.', true]]);
     const res = await search(base.id, { query: 'apples bananas cherries', mode: 'keyword', top_k: 10 });
     expect(res.body.results.map((r: { text: string }) => r.text)).toEqual(['Version three of the plan mentions cherries.']);
@@ -216,10 +282,17 @@ describeEachDialect('knowledge bases', (dialect) => {
     const empty = await ingest(base.id, { title: 'Blank', content: '' });
     const full = await ingest(base.id, { title: 'Full', content: 'Some words about lighthouses.' });
     await drain();
-    expect((await t.request('GET', `${KB}/${base.id}/documents/${empty.body.data.id}`)).body.data.attributes).toMatchObject({ status: 'ready', chunk_count: 0, bytes: 0 });
+    expect((await t.request('GET', `${KB}/${base.id}/documents/${empty.body.data.id}`)).body.data.attributes).toMatchObject({
+      status: 'ready',
+      chunk_count: 0,
+      bytes: 0,
+    });
     await ingest(base.id, { title: 'Full', content: '   ' });
     await drain();
-    expect((await t.request('GET', `${KB}/${base.id}/documents/${full.body.data.id}`)).body.data.attributes).toMatchObject({ status: 'ready', chunk_count: 0 });
+    expect((await t.request('GET', `${KB}/${base.id}/documents/${full.body.data.id}`)).body.data.attributes).toMatchObject({
+      status: 'ready',
+      chunk_count: 0,
+    });
     expect((await search(base.id, { query: 'lighthouses', mode: 'hybrid' })).body.results).toEqual([]);
     expect((await t.request('GET', `${KB}/${base.id}`)).body.data.attributes).toMatchObject({ document_count: 2, chunk_count: 0 });
   });

@@ -17,12 +17,15 @@ describeEachDialect('background work claims', (dialect) => {
     const base = await t.request('POST', KB, { body: { data: { type: 'knowledge-base', attributes: { name: 'Claims' } } } });
     const ids: string[] = [];
     for (const title of ['a', 'b', 'c']) {
-      const doc = await t.request('POST', `${KB}/${base.body.data.id}/documents`, { body: { data: { type: 'knowledge-document', attributes: { title, content: `Document ${title}.` } } } });
+      const doc = await t.request('POST', `${KB}/${base.body.data.id}/documents`, {
+        body: { data: { type: 'knowledge-document', attributes: { title, content: `Document ${title}.` } } },
+      });
       ids.push(doc.body.data.id);
     }
     const now = t.clock.now();
     const later = new Date(t.clock.nowMs() + 60_000).toISOString();
-    const claim = (owner: string, at: string, leaseUntil: string, limit: number) => claimDue(t.deps.db, 'knowledge_documents', 'pending', { dialect, owner, now: at, leaseUntil, limit });
+    const claim = (owner: string, at: string, leaseUntil: string, limit: number) =>
+      claimDue(t.deps.db, 'knowledge_documents', 'pending', { dialect, owner, now: at, leaseUntil, limit });
     // The compiled claim is reused: each call's own owner, times and limit go into it.
     const first = await claim('first', now, later, 2);
     expect(first).toHaveLength(2);

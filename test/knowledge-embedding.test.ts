@@ -24,7 +24,14 @@ describeEachDialect('knowledge embedding through a provider', (dialect) => {
   beforeAll(async () => {
     t = await createTestApp(dialect);
     provider = await startFakeProvider();
-    const connection = await t.request('POST', '/api/v1/connections', { body: { data: { type: 'connection', attributes: { provider: 'openai_compatible', name: 'Local', base_url: provider.openAiBase, api_key: KEY } } } });
+    const connection = await t.request('POST', '/api/v1/connections', {
+      body: {
+        data: {
+          type: 'connection',
+          attributes: { provider: 'openai_compatible', name: 'Local', base_url: provider.openAiBase, api_key: KEY },
+        },
+      },
+    });
     connectionId = connection.body.data.id;
   });
   beforeEach(() => provider.reset());
@@ -39,12 +46,15 @@ describeEachDialect('knowledge embedding through a provider', (dialect) => {
     return res.body.data.id as string;
   };
   const ingest = async (baseId: string, content = DOC, key = 'backups') => {
-    const res = await t.request('POST', `${KB}/${baseId}/documents`, { body: { data: { type: 'knowledge-document', attributes: { title: 'Backups', content, external_key: key } } } });
+    const res = await t.request('POST', `${KB}/${baseId}/documents`, {
+      body: { data: { type: 'knowledge-document', attributes: { title: 'Backups', content, external_key: key } } },
+    });
     expect(res.status).toBeLessThan(300);
     return res.body.data.id as string;
   };
   const documentOf = async (baseId: string, id: string) => (await t.request('GET', `${KB}/${baseId}/documents/${id}`)).body.data.attributes;
-  const search = (baseId: string, query: string, mode = 'vector') => t.request('POST', `${KB}/${baseId}/search`, { body: { data: { query, mode } } });
+  const search = (baseId: string, query: string, mode = 'vector') =>
+    t.request('POST', `${KB}/${baseId}/search`, { body: { data: { query, mode } } });
   const drain = () => t.deps.background.drain();
 
   it('embeds through /v1/embeddings of the connection (model, key) and embeds queries the same way', async () => {
@@ -62,7 +72,10 @@ describeEachDialect('knowledge embedding through a provider', (dialect) => {
     expect(res.status).toBe(200);
     expect(res.body.results[0].heading_path).toEqual(['Backups', 'Restores']);
     expect(provider.received('embeddings').at(-1)!.body.input).toEqual(['how long does a restore take?']);
-    expect((await t.request('GET', `${KB}/${base}?fields[knowledge-base]=index_embedder,index_dimensions`)).body.data.attributes).toEqual({ index_embedder: { connection_id: connectionId, model: 'nomic-embed-text' }, index_dimensions: 256 });
+    expect((await t.request('GET', `${KB}/${base}?fields[knowledge-base]=index_embedder,index_dimensions`)).body.data.attributes).toEqual({
+      index_embedder: { connection_id: connectionId, model: 'nomic-embed-text' },
+      index_dimensions: 256,
+    });
   });
 
   it('retries a 429 after its Retry-After, then becomes ready', async () => {
@@ -72,7 +85,11 @@ describeEachDialect('knowledge embedding through a provider', (dialect) => {
     await drain();
     const waiting = await documentOf(base, doc);
     expect(waiting).toMatchObject({ status: 'pending', error: { code: 'provider_429' } });
-    const row = await t.deps.db.selectFrom('knowledge_documents').select(['attempts', 'next_attempt_at']).where('id', '=', doc).executeTakeFirstOrThrow();
+    const row = await t.deps.db
+      .selectFrom('knowledge_documents')
+      .select(['attempts', 'next_attempt_at'])
+      .where('id', '=', doc)
+      .executeTakeFirstOrThrow();
     expect(row.attempts).toBe(1);
     expect(Date.parse(row.next_attempt_at!) - t.clock.nowMs()).toBeGreaterThan(6_900);
     // Not before the delay the provider asked for.
@@ -144,7 +161,14 @@ describeEachDialect('knowledge embedding through a provider', (dialect) => {
     // (Answered by input: the order in which one pass embeds its documents is the claim's.)
     const answer = (request: { body: { input: string[] } }) =>
       request.body.input.some((input) => input.includes('harbour'))
-        ? { body: { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.6, 0.8] }], model: 'm', usage: { prompt_tokens: 1, total_tokens: 1 } } }
+        ? {
+            body: {
+              object: 'list',
+              data: [{ object: 'embedding', index: 0, embedding: [0.6, 0.8] }],
+              model: 'm',
+              usage: { prompt_tokens: 1, total_tokens: 1 },
+            },
+          }
         : { body: embeddingsAnswer(request.body.input) };
     provider.script('embeddings', answer, answer, answer);
     transactions.mockClear();
@@ -162,7 +186,11 @@ describeEachDialect('knowledge embedding through a provider', (dialect) => {
     const base = await createBase('Search errors');
     await ingest(base);
     await drain();
-    provider.script('embeddings', { status: 503, headers: { 'retry-after': '3' } }, { status: 400, body: { error: { message: 'bad model' } } });
+    provider.script(
+      'embeddings',
+      { status: 503, headers: { 'retry-after': '3' } },
+      { status: 400, body: { error: { message: 'bad model' } } },
+    );
     const unavailable = await search(base, 'backups');
     expect(unavailable.status).toBe(503);
     expect(unavailable.headers['retry-after']).toBe('3');
@@ -179,8 +207,15 @@ describeEachDialect('knowledge embedding through a provider', (dialect) => {
     await ingest(base);
     await drain();
     expect(provider.received('embeddings')).toHaveLength(0);
-    const patched = await t.request('PATCH', `${KB}/${base}`, { body: { data: { type: 'knowledge-base', id: base, attributes: { embedder: { connection_id: connectionId, model: 'bigger-model' } } } } });
-    expect(patched.body.data.attributes).toMatchObject({ embedder_status: 'reembedding', embedder: { connection_id: connectionId, model: 'bigger-model' } });
+    const patched = await t.request('PATCH', `${KB}/${base}`, {
+      body: {
+        data: { type: 'knowledge-base', id: base, attributes: { embedder: { connection_id: connectionId, model: 'bigger-model' } } },
+      },
+    });
+    expect(patched.body.data.attributes).toMatchObject({
+      embedder_status: 'reembedding',
+      embedder: { connection_id: connectionId, model: 'bigger-model' },
+    });
     // Before the swap: queries are embedded with the built-in embedder (no provider call).
     const before = await search(base, 'restore minutes per gigabyte');
     expect(before.body.results[0].heading_path).toEqual(['Backups', 'Restores']);
@@ -189,7 +224,11 @@ describeEachDialect('knowledge embedding through a provider', (dialect) => {
     expect(provider.received('embeddings')).toHaveLength(1);
     expect(provider.received('embeddings')[0]!.body.model).toBe('bigger-model');
     const after = await t.request('GET', `${KB}/${base}?fields[knowledge-base]=embedder_status,index_embedder,chunk_count`);
-    expect(after.body.data.attributes).toEqual({ embedder_status: 'ready', index_embedder: { connection_id: connectionId, model: 'bigger-model' }, chunk_count: 2 });
+    expect(after.body.data.attributes).toEqual({
+      embedder_status: 'ready',
+      index_embedder: { connection_id: connectionId, model: 'bigger-model' },
+      chunk_count: 2,
+    });
     const res = await search(base, 'restore minutes per gigabyte');
     expect(res.body.results[0].heading_path).toEqual(['Backups', 'Restores']);
     expect(provider.received('embeddings').at(-1)!.body.input).toEqual(['restore minutes per gigabyte']);
@@ -211,10 +250,20 @@ describeEachDialect('knowledge embedding across a restart', (dialect) => {
   const open = async () => {
     const clock = manualClock('2026-11-01T00:00:00.000000Z');
     const deps = await buildDeps(
-      { databaseUrl: null, dataDir: '/nonexistent', secretKey: 'test-secret-key-test-secret-key-0123456789', baseUrl: 'http://sy.test', httpAllow: ['127.0.0.1'] },
+      {
+        databaseUrl: null,
+        dataDir: '/nonexistent',
+        secretKey: 'test-secret-key-test-secret-key-0123456789',
+        baseUrl: 'http://sy.test',
+        httpAllow: ['127.0.0.1'],
+      },
       { clock, database: { ...database, close: async () => {} }, timers: false },
     );
-    const app = await buildApp({ ...deps, config: { apiRateLimit: 0, webhookRateLimit: 0, trustProxy: [], baseUrl: 'http://sy.test' }, logger: false });
+    const app = await buildApp({
+      ...deps,
+      config: { apiRateLimit: 0, webhookRateLimit: 0, trustProxy: [], baseUrl: 'http://sy.test' },
+      logger: false,
+    });
     return { deps, app, close: async () => (await app.close(), await deps.close()) };
   };
 
@@ -223,12 +272,21 @@ describeEachDialect('knowledge embedding across a restart', (dialect) => {
     const workspace = await first.deps.identity.createWorkspace({ name: 'Restart', slug: 'restart', plan: 'pro' });
     const { token } = await first.deps.identity.createToken({ workspaceSlug: 'restart', scope: 'build' });
     const call = async (app: typeof first.app, method: 'GET' | 'POST', url: string, body?: unknown) => {
-      const res = await app.inject({ method, url, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': JSONAPI } : {}) }, ...(body ? { payload: JSON.stringify(body) } : {}) });
+      const res = await app.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': JSONAPI } : {}) },
+        ...(body ? { payload: JSON.stringify(body) } : {}),
+      });
       return { status: res.statusCode, body: JSON.parse(res.body) };
     };
     expect(workspace.id).toBeTruthy();
-    const connection = await call(first.app, 'POST', '/api/v1/connections', { data: { type: 'connection', attributes: { provider: 'openai_compatible', name: 'Local', base_url: provider.openAiBase } } });
-    const base = await call(first.app, 'POST', KB, { data: { type: 'knowledge-base', attributes: { name: 'Durable', embedder: { connection_id: connection.body.data.id, model: 'm' } } } });
+    const connection = await call(first.app, 'POST', '/api/v1/connections', {
+      data: { type: 'connection', attributes: { provider: 'openai_compatible', name: 'Local', base_url: provider.openAiBase } },
+    });
+    const base = await call(first.app, 'POST', KB, {
+      data: { type: 'knowledge-base', attributes: { name: 'Durable', embedder: { connection_id: connection.body.data.id, model: 'm' } } },
+    });
     // The provider never answers the first request: the process stops while it is in flight.
     provider.script('embeddings', { hang: true });
     const reached = new Promise<void>((resolve) => {
@@ -240,11 +298,17 @@ describeEachDialect('knowledge embedding across a restart', (dialect) => {
       }, 5);
     });
     first.deps.background.start();
-    const doc = await call(first.app, 'POST', `${KB}/${base.body.data.id}/documents`, { data: { type: 'knowledge-document', attributes: { title: 'Backups', content: DOC } } });
+    const doc = await call(first.app, 'POST', `${KB}/${base.body.data.id}/documents`, {
+      data: { type: 'knowledge-document', attributes: { title: 'Backups', content: DOC } },
+    });
     expect(doc.status).toBe(201);
     await reached;
     await first.close();
-    const stopped = await database.db.selectFrom('knowledge_documents').select(['status', 'lease_owner', 'attempts']).where('id', '=', doc.body.data.id).executeTakeFirstOrThrow();
+    const stopped = await database.db
+      .selectFrom('knowledge_documents')
+      .select(['status', 'lease_owner', 'attempts'])
+      .where('id', '=', doc.body.data.id)
+      .executeTakeFirstOrThrow();
     expect(stopped).toEqual({ status: 'pending', lease_owner: null, attempts: 0 });
 
     const second = await open();

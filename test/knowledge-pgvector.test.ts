@@ -31,10 +31,19 @@ describe.skipIf(!TEST_DATABASE_URL && !required)('knowledge search on pgvector [
       console.warn('pgvector tests skipped: the PostgreSQL server offers no vector extension (see .ci/run)');
       return;
     }
-    base = (await t.request('POST', KB, { body: { data: { type: 'knowledge-base', attributes: { name: 'Vectors', chunk_size: 64, chunk_overlap: 0 } } } })).body.data.id;
+    base = (
+      await t.request('POST', KB, {
+        body: { data: { type: 'knowledge-base', attributes: { name: 'Vectors', chunk_size: 64, chunk_overlap: 0 } } },
+      })
+    ).body.data.id;
     for (const [i, topic] of TOPICS.entries()) {
-      const content = Array.from({ length: 4 }, (_, j) => `## ${topic} part ${j}\n\nNotes on ${topic}, item ${i}x${j}: how ${topic} change over a season and what to record.`).join('\n\n');
-      const res = await t.request('POST', `${KB}/${base}/documents`, { body: { data: { type: 'knowledge-document', attributes: { title: topic, content } } } });
+      const content = Array.from(
+        { length: 4 },
+        (_, j) => `## ${topic} part ${j}\n\nNotes on ${topic}, item ${i}x${j}: how ${topic} change over a season and what to record.`,
+      ).join('\n\n');
+      const res = await t.request('POST', `${KB}/${base}/documents`, {
+        body: { data: { type: 'knowledge-document', attributes: { title: topic, content } } },
+      });
       documents.set(topic, res.body.data.id);
     }
     await t.deps.background.drain();
@@ -42,16 +51,28 @@ describe.skipIf(!TEST_DATABASE_URL && !required)('knowledge search on pgvector [
   afterAll(() => t?.close());
 
   const vectorSearch = async (query: string, topK = 5) =>
-    ((await t.request('POST', `${KB}/${base}/search`, { body: { data: { query, mode: 'vector', top_k: topK } } })).body.results as { chunk_id: string; document_id: string; score: number }[]);
-  const seqsOf = async (chunkIds: string[]) => (await t.deps.db.selectFrom('knowledge_chunks').select(['id', 'seq']).where('id', 'in', chunkIds).execute()).map((row) => ({ id: row.id, seq: Number(row.seq) }));
+    (await t.request('POST', `${KB}/${base}/search`, { body: { data: { query, mode: 'vector', top_k: topK } } })).body.results as {
+      chunk_id: string;
+      document_id: string;
+      score: number;
+    }[];
+  const seqsOf = async (chunkIds: string[]) =>
+    (await t.deps.db.selectFrom('knowledge_chunks').select(['id', 'seq']).where('id', 'in', chunkIds).execute()).map((row) => ({
+      id: row.id,
+      seq: Number(row.seq),
+    }));
 
   it('is chosen at start, reported by /readyz, and indexes vectors with HNSW', async (ctx) => {
     if (!available) ctx.skip();
     expect(t.deps.vectorMode).toBe('pgvector');
     expect((await t.request('GET', '/readyz', { token: null })).body).toMatchObject({ vector_search: 'pgvector' });
-    const indexes = await sql<{ indexdef: string }>`select indexdef from pg_indexes where tablename = 'knowledge_vectors_256'`.execute(t.deps.db);
+    const indexes = await sql<{ indexdef: string }>`select indexdef from pg_indexes where tablename = 'knowledge_vectors_256'`.execute(
+      t.deps.db,
+    );
     expect(indexes.rows.map((row) => row.indexdef).join('\n')).toMatch(/USING hnsw \(embedding vector_cosine_ops\)/);
-    const counted = await sql<{ n: string }>`select count(*) as n from knowledge_vectors_256 where knowledge_base_id = ${base}`.execute(t.deps.db);
+    const counted = await sql<{ n: string }>`select count(*) as n from knowledge_vectors_256 where knowledge_base_id = ${base}`.execute(
+      t.deps.db,
+    );
     expect(Number(counted.rows[0]!.n)).toBe(TOPICS.length * 4);
   });
 
@@ -68,22 +89,35 @@ describe.skipIf(!TEST_DATABASE_URL && !required)('knowledge search on pgvector [
     }
   });
 
-  it('takes a replaced document\'s old vectors and a deleted document\'s out of the index', async (ctx) => {
+  it("takes a replaced document's old vectors and a deleted document's out of the index", async (ctx) => {
     if (!available) ctx.skip();
     const topic = 'tidal energy';
-    const vectorsLeft = async (seqs: number[]) => Number((await sql<{ n: string }>`select count(*) as n from knowledge_vectors_256 where seq = any(${seqs}::bigint[])`.execute(t.deps.db)).rows[0]!.n);
+    const vectorsLeft = async (seqs: number[]) =>
+      Number(
+        (await sql<{ n: string }>`select count(*) as n from knowledge_vectors_256 where seq = any(${seqs}::bigint[])`.execute(t.deps.db))
+          .rows[0]!.n,
+      );
     const before = (await vectorSearch(topic)).filter((r) => r.document_id === documents.get(topic));
     const oldSeqs = (await seqsOf(before.map((r) => r.chunk_id))).map((row) => row.seq);
     expect(oldSeqs.length).toBeGreaterThan(0);
     expect(await vectorsLeft(oldSeqs)).toBe(oldSeqs.length);
-    await t.request('POST', `${KB}/${base}/documents`, { body: { data: { type: 'knowledge-document', attributes: { title: topic, content: '## Turbines\n\nUnderwater turbines under the harbour bridge.' } } } });
+    await t.request('POST', `${KB}/${base}/documents`, {
+      body: {
+        data: {
+          type: 'knowledge-document',
+          attributes: { title: topic, content: '## Turbines\n\nUnderwater turbines under the harbour bridge.' },
+        },
+      },
+    });
     await t.deps.background.drain();
     const replaced = await vectorSearch('underwater turbines harbour bridge', 3);
     expect(replaced[0]!.document_id).toBe(documents.get(topic));
     expect(await vectorsLeft(oldSeqs)).toBe(0);
 
     const gone = documents.get('chess openings')!;
-    const chessSeqs = (await seqsOf((await vectorSearch('chess openings', 10)).filter((r) => r.document_id === gone).map((r) => r.chunk_id))).map((row) => row.seq);
+    const chessSeqs = (
+      await seqsOf((await vectorSearch('chess openings', 10)).filter((r) => r.document_id === gone).map((r) => r.chunk_id))
+    ).map((row) => row.seq);
     expect(chessSeqs.length).toBeGreaterThan(0);
     expect((await t.request('DELETE', `${KB}/${base}/documents/${gone}`)).status).toBe(204);
     expect(await vectorsLeft(chessSeqs)).toBe(0);

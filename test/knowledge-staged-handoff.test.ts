@@ -9,7 +9,7 @@ const row = (seq: number) => ({ seq, text: `chunk ${seq}` }) as unknown as Knowl
 const rows = (from: number, count: number) => Array.from({ length: count }, (_, i) => row(from + i));
 
 describe('staged hand-off', () => {
-  it('hands a version\'s rows over once; a newer version replaces an older one', () => {
+  it("hands a version's rows over once; a newer version replaces an older one", () => {
     const handoff = new StagedHandoff();
     handoff.put('doc', 2, rows(1, 3));
     // A loop still at version 1 gets nothing, and leaves version 2 in place.
@@ -67,15 +67,24 @@ describeEachDialect('staged chunks handed from the ingest to the embedding loop'
   afterEach(() => vi.restoreAllMocks());
   afterAll(() => t.close());
 
-  const createBase = async (name: string) => (await t.request('POST', KB, { body: { data: { type: 'knowledge-base', attributes: { name, chunk_size: 32, chunk_overlap: 0 } } } })).body.data.id as string;
-  const content = '# Backups\n\nBackups run every night at two and are kept for thirty days. Nobody restores them by hand.\n\n## Restores\n\nA restore takes about ten minutes per gigabyte of data, measured on the staging cluster last spring.\n';
+  const createBase = async (name: string) =>
+    (await t.request('POST', KB, { body: { data: { type: 'knowledge-base', attributes: { name, chunk_size: 32, chunk_overlap: 0 } } } }))
+      .body.data.id as string;
+  const content =
+    '# Backups\n\nBackups run every night at two and are kept for thirty days. Nobody restores them by hand.\n\n## Restores\n\nA restore takes about ten minutes per gigabyte of data, measured on the staging cluster last spring.\n';
   const ingest = async (baseId: string, text = content) => {
-    const res = await t.request('POST', `${KB}/${baseId}/documents`, { body: { data: { type: 'knowledge-document', attributes: { title: 'Backups', content: text } } } });
+    const res = await t.request('POST', `${KB}/${baseId}/documents`, {
+      body: { data: { type: 'knowledge-document', attributes: { title: 'Backups', content: text } } },
+    });
     expect(res.status).toBeLessThan(300);
     return res.body.data as { id: string; attributes: { version?: number } };
   };
   const statusOf = async (baseId: string, id: string) => (await t.request('GET', `${KB}/${baseId}/documents/${id}`)).body.data.attributes;
-  const search = async (baseId: string, query: string) => (await t.request('POST', `${KB}/${baseId}/search`, { body: { data: { query, mode: 'keyword' } } })).body.results as { text: string; document_id: string }[];
+  const search = async (baseId: string, query: string) =>
+    (await t.request('POST', `${KB}/${baseId}/search`, { body: { data: { query, mode: 'keyword' } } })).body.results as {
+      text: string;
+      document_id: string;
+    }[];
 
   it('hands over exactly the rows the ingest committed, and the loop swaps them in without reading them back', async () => {
     const baseId = await createBase('Handed');
@@ -83,7 +92,17 @@ describeEachDialect('staged chunks handed from the ingest to the embedding loop'
     const handed = t.deps.stagedHandoff.take(doc.id, 1)!;
     expect(handed.length).toBeGreaterThan(1);
     const stored = await new KnowledgeChunkRepository(t.deps.db, t.workspaces.main).staged(doc.id, 1);
-    const shape = (r: KnowledgeChunkRow) => ({ seq: Number(r.seq), id: r.id, position: r.position, text: r.text, heading_path: r.heading_path, tokens: r.tokens, version: r.document_version, embedding: r.embedding, key: r.embedding_key });
+    const shape = (r: KnowledgeChunkRow) => ({
+      seq: Number(r.seq),
+      id: r.id,
+      position: r.position,
+      text: r.text,
+      heading_path: r.heading_path,
+      tokens: r.tokens,
+      version: r.document_version,
+      embedding: r.embedding,
+      key: r.embedding_key,
+    });
     expect(handed.map(shape)).toEqual(stored.map(shape));
     t.deps.stagedHandoff.put(doc.id, 1, handed);
 
@@ -106,7 +125,7 @@ describeEachDialect('staged chunks handed from the ingest to the embedding loop'
     expect((await search(baseId, 'gigabyte restore'))[0]?.text).toContain('ten minutes per gigabyte');
   });
 
-  it('swaps in the newest version when a replaced version\'s rows were handed over first', async () => {
+  it("swaps in the newest version when a replaced version's rows were handed over first", async () => {
     const baseId = await createBase('Replaced');
     const first = await ingest(baseId);
     const second = await ingest(baseId, content.replace('ten minutes', 'twelve minutes'));

@@ -9,7 +9,16 @@ import { VectorReader } from '../src/knowledge/vector-reader.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 const KB = '/api/v1/knowledge-bases';
-const TOPICS = ['lighthouse keepers', 'sourdough starters', 'glacier retreat', 'chess openings', 'honeybee colonies', 'tidal energy', 'violin making', 'desert botany'];
+const TOPICS = [
+  'lighthouse keepers',
+  'sourdough starters',
+  'glacier retreat',
+  'chess openings',
+  'honeybee colonies',
+  'tidal energy',
+  'violin making',
+  'desert botany',
+];
 
 /**
  * SQLite only: the vector reader is a second, read-only connection to the database file on a
@@ -21,10 +30,20 @@ describe('vector scans on the reader thread [sqlite]', () => {
   let baseId: string;
   beforeAll(async () => {
     t = await createTestApp('sqlite', { sqliteFile: true });
-    baseId = (await t.request('POST', KB, { body: { data: { type: 'knowledge-base', attributes: { name: 'Reader', chunk_size: 64, chunk_overlap: 0 } } } })).body.data.id;
+    baseId = (
+      await t.request('POST', KB, {
+        body: { data: { type: 'knowledge-base', attributes: { name: 'Reader', chunk_size: 64, chunk_overlap: 0 } } },
+      })
+    ).body.data.id;
     for (let d = 0; d < 40; d++) {
-      const paragraphs = Array.from({ length: 3 }, (_, p) => `Note ${d}.${p} on ${TOPICS[(d + p) % TOPICS.length]}: observation ${d * 7 + p} concerns ${TOPICS[(d * 3 + p) % TOPICS.length]} and item${d}x${p}.`);
-      await t.request('POST', `${KB}/${baseId}/documents`, { body: { data: { type: 'knowledge-document', attributes: { title: `doc ${d}`, content: paragraphs.join('\n\n') } } } });
+      const paragraphs = Array.from(
+        { length: 3 },
+        (_, p) =>
+          `Note ${d}.${p} on ${TOPICS[(d + p) % TOPICS.length]}: observation ${d * 7 + p} concerns ${TOPICS[(d * 3 + p) % TOPICS.length]} and item${d}x${p}.`,
+      );
+      await t.request('POST', `${KB}/${baseId}/documents`, {
+        body: { data: { type: 'knowledge-document', attributes: { title: `doc ${d}`, content: paragraphs.join('\n\n') } } },
+      });
     }
   });
   afterAll(() => t.close());
@@ -33,11 +52,34 @@ describe('vector scans on the reader thread [sqlite]', () => {
     for (const ivfMinVectors of [1_000_000, 64]) {
       const reading = await openSearchIndexes(t.database, { ivfMinVectors });
       const inline = await openSearchIndexes(t.database, { ivfMinVectors, vectorReader: false });
-      const jobs = createEmbeddingJobs({ db: t.deps.db, dialect: 'sqlite', indexes: reading, clock: t.clock, secretKey: t.deps.secretKey, httpAllow: [] });
+      const jobs = createEmbeddingJobs({
+        db: t.deps.db,
+        dialect: 'sqlite',
+        indexes: reading,
+        clock: t.clock,
+        secretKey: t.deps.secretKey,
+        httpAllow: [],
+      });
       // The second round's swap crosses the low threshold: the base's vectors are filed into lists.
-      if (ivfMinVectors === 64) await t.request('POST', `${KB}/${baseId}/documents`, { body: { data: { type: 'knowledge-document', attributes: { title: 'one more', content: 'Note on lighthouse keepers and glacier retreat.' } } } });
-      for (let pass = 0; pass < 20 && (await Promise.all(jobs.map((job) => job.run(new AbortController().signal)))).some((n) => n > 0); pass++);
-      const partitions = await sql<{ n: number }>`select count(distinct knowledge_base_id) as n from knowledge_vectors_256 where knowledge_base_id like ${`${baseId}%`}`.execute(t.deps.db);
+      if (ivfMinVectors === 64)
+        await t.request('POST', `${KB}/${baseId}/documents`, {
+          body: {
+            data: {
+              type: 'knowledge-document',
+              attributes: { title: 'one more', content: 'Note on lighthouse keepers and glacier retreat.' },
+            },
+          },
+        });
+      for (
+        let pass = 0;
+        pass < 20 && (await Promise.all(jobs.map((job) => job.run(new AbortController().signal)))).some((n) => n > 0);
+        pass++
+      );
+      const partitions = await sql<{
+        n: number;
+      }>`select count(distinct knowledge_base_id) as n from knowledge_vectors_256 where knowledge_base_id like ${`${baseId}%`}`.execute(
+        t.deps.db,
+      );
       expect(Number(partitions.rows[0]!.n) > 1).toBe(ivfMinVectors === 64);
       expect(await reading.ready!()).toBe(true);
       expect(await inline.ready!()).toBe(false);
@@ -52,7 +94,13 @@ describe('vector scans on the reader thread [sqlite]', () => {
         expect(viaReader.map((hit) => hit.seq)).toEqual(viaConnection.map((hit) => hit.seq));
         viaReader.forEach((hit, i) => expect(hit.score).toBeCloseTo(viaConnection[i]!.score, 6));
         expect(viaReader.length).toBe(10);
-        const context = (indexes: typeof reading) => ({ db: t.deps.db, dialect: 'sqlite' as const, indexes, resolver: new ConnectionResolver(t.deps.db, t.deps.secretKey), httpAllow: [] });
+        const context = (indexes: typeof reading) => ({
+          db: t.deps.db,
+          dialect: 'sqlite' as const,
+          indexes,
+          resolver: new ConnectionResolver(t.deps.db, t.deps.secretKey),
+          httpAllow: [],
+        });
         const hybrid = await searchKnowledge(context(reading), base, { query, topK: 5, mode: 'hybrid', filter: null });
         expect(hybrid).toEqual(await searchKnowledge(context(inline), base, { query, topK: 5, mode: 'hybrid', filter: null }));
         expect(hybrid.length).toBe(5);
@@ -63,14 +111,34 @@ describe('vector scans on the reader thread [sqlite]', () => {
 
   it('sees a swap committed on the serving connection at once, and leaves a scan inside a transaction to that connection', async () => {
     const indexes = await openSearchIndexes(t.database);
-    const jobs = createEmbeddingJobs({ db: t.deps.db, dialect: 'sqlite', indexes, clock: t.clock, secretKey: t.deps.secretKey, httpAllow: [] });
+    const jobs = createEmbeddingJobs({
+      db: t.deps.db,
+      dialect: 'sqlite',
+      indexes,
+      clock: t.clock,
+      secretKey: t.deps.secretKey,
+      httpAllow: [],
+    });
     expect(await indexes.ready!()).toBe(true);
     const text = 'A quokka photographed on Rottnest island at dawn.';
     const query = builtinEmbed('quokka photographed rottnest island');
     await indexes.nearest(t.deps.db, baseId, 256, query, 1, null);
-    await t.request('POST', `${KB}/${baseId}/documents`, { body: { data: { type: 'knowledge-document', attributes: { title: 'quokka', content: text } } } });
-    for (let pass = 0; pass < 10 && (await Promise.all(jobs.map((job) => job.run(new AbortController().signal)))).some((n) => n > 0); pass++);
-    const seq = (await t.deps.db.selectFrom('knowledge_chunks').select('seq').where('text', '=', text).where('live', '=', true).executeTakeFirstOrThrow()).seq;
+    await t.request('POST', `${KB}/${baseId}/documents`, {
+      body: { data: { type: 'knowledge-document', attributes: { title: 'quokka', content: text } } },
+    });
+    for (
+      let pass = 0;
+      pass < 10 && (await Promise.all(jobs.map((job) => job.run(new AbortController().signal)))).some((n) => n > 0);
+      pass++
+    );
+    const seq = (
+      await t.deps.db
+        .selectFrom('knowledge_chunks')
+        .select('seq')
+        .where('text', '=', text)
+        .where('live', '=', true)
+        .executeTakeFirstOrThrow()
+    ).seq;
     expect((await indexes.nearest(t.deps.db, baseId, 256, query, 1, null))[0]?.seq).toBe(Number(seq));
 
     // Rows written inside a transaction are visible to its own scan (the reader cannot see them).

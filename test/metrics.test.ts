@@ -29,7 +29,12 @@ describeEachDialect('GET /metrics', (dialect) => {
     const samples = await scrape();
     expect(samples.length).toBeGreaterThan(20);
     expect(samples.filter((s) => !s.name.startsWith('switchyard_')).map((s) => s.name)).toEqual([]);
-    for (const name of ['switchyard_executions_started_total', 'switchyard_lease_expiries_total', 'switchyard_takeovers_total', 'switchyard_process_resident_memory_bytes']) {
+    for (const name of [
+      'switchyard_executions_started_total',
+      'switchyard_lease_expiries_total',
+      'switchyard_takeovers_total',
+      'switchyard_process_resident_memory_bytes',
+    ]) {
       expect(samples.map((s) => s.name)).toContain(name);
     }
   });
@@ -65,25 +70,40 @@ describeEachDialect('GET /metrics', (dialect) => {
     const values = samples.flatMap((s) => Object.values(s.labels));
     expect(values.filter((value) => UUID.test(value))).toEqual([]);
     expect(values.filter((value) => value.includes('?'))).toEqual([]);
-    expect(sampleValue(samples, 'switchyard_http_request_duration_seconds_count', { method: 'GET', route: '(unmatched)', status: '404' })).toBeGreaterThanOrEqual(1);
+    expect(
+      sampleValue(samples, 'switchyard_http_request_duration_seconds_count', { method: 'GET', route: '(unmatched)', status: '404' }),
+    ).toBeGreaterThanOrEqual(1);
   });
 
   it('reports the queue depth by status from the database, counting each queued execution once', async () => {
-    const row = (id: string, status: string, runAt: string | null) => ({ id, workspace_id: t.workspaces.main, workflow_id: 'w', workflow_snapshot_id: 's', status, call_depth: 0, inserted_at: NOW, updated_at: NOW, run_at: runAt });
+    const row = (id: string, status: string, runAt: string | null) => ({
+      id,
+      workspace_id: t.workspaces.main,
+      workflow_id: 'w',
+      workflow_snapshot_id: 's',
+      status,
+      call_depth: 0,
+      inserted_at: NOW,
+      updated_at: NOW,
+      run_at: runAt,
+    });
     // Runs of the earlier tests end first; on PostgreSQL the app's engine would claim these
     // hand-made rows: it looks away meanwhile.
     await t.deps.engine.idle();
     t.deps.engine.cluster?.stopClaiming();
-    await t.deps.db.insertInto('executions').values([
-      row('q1', 'pending', NOW),
-      row('q2', 'pending', NOW),
-      row('q3', 'waiting', NOW),
-      row('q4', 'waiting', null),
-      row('q5', 'running', null),
-      row('q6', 'running', NOW),
-      row('q7', 'completed', null),
-      row('q8', 'failed', null),
-    ] as never).execute();
+    await t.deps.db
+      .insertInto('executions')
+      .values([
+        row('q1', 'pending', NOW),
+        row('q2', 'pending', NOW),
+        row('q3', 'waiting', NOW),
+        row('q4', 'waiting', null),
+        row('q5', 'running', null),
+        row('q6', 'running', NOW),
+        row('q7', 'completed', null),
+        row('q8', 'failed', null),
+      ] as never)
+      .execute();
     expect(await countQueue(t.deps.db)).toEqual({ pending: 2, waiting: 1, running: 2 });
     const samples = await scrape();
     expect(sampleValue(samples, 'switchyard_queue_depth', { status: 'pending' })).toBe(2);
@@ -94,7 +114,9 @@ describeEachDialect('GET /metrics', (dialect) => {
   });
 
   it('counts the queue through the partial indexes of the queue, never the whole table', async () => {
-    const query = sql.raw('select status, count(*) as n from executions where run_at is not null group by status union all select \'running\' as status, count(*) as n from executions where status = \'running\' and run_at is null');
+    const query = sql.raw(
+      "select status, count(*) as n from executions where run_at is not null group by status union all select 'running' as status, count(*) as n from executions where status = 'running' and run_at is null",
+    );
     let plan: string;
     if (dialect === 'postgres') {
       plan = await t.deps.db.connection().execute(async (db) => {
@@ -125,7 +147,13 @@ describeEachDialect('GET /metrics with SWITCHYARD_METRICS_TOKEN', (dialect) => {
   afterAll(() => t.close());
 
   it('refuses a scrape without the token, or with another, as a JSON:API 401', async () => {
-    for (const authorization of [undefined, 'Bearer scrape-token-012345678', 'Bearer scrape-token-0123456789x', `Bearer ${t.tokens.build}`, 'Basic c2NyYXBlOnRva2Vu']) {
+    for (const authorization of [
+      undefined,
+      'Bearer scrape-token-012345678',
+      'Bearer scrape-token-0123456789x',
+      `Bearer ${t.tokens.build}`,
+      'Basic c2NyYXBlOnRva2Vu',
+    ]) {
       const answer = await t.app.inject({ method: 'GET', url: '/metrics', headers: authorization ? { authorization } : {} });
       expect(answer.statusCode).toBe(401);
       expect(answer.headers['content-type']).toBe('application/vnd.api+json');

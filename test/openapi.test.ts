@@ -104,19 +104,27 @@ describeEachDialect('OpenAPI document', (dialect) => {
 
   it('describes every route with its schemas', async () => {
     const doc = (await t.request('GET', '/api/docs/openapi.json', { token: null })).body;
-    const described = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method} ${path}`));
+    const described = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
+      Object.keys(ops).map((method) => `${method} ${path}`),
+    );
     for (const route of ROUTES) expect(described).toContain(route);
     const list = doc.paths['/api/v1/workflows'].get;
-    expect(list.responses['200'].content['application/vnd.api+json'].schema.properties.data.items.properties.attributes.properties).toHaveProperty('graph');
+    expect(
+      list.responses['200'].content['application/vnd.api+json'].schema.properties.data.items.properties.attributes.properties,
+    ).toHaveProperty('graph');
     expect(doc.paths['/api/v1/workflows'].post.requestBody.content).toHaveProperty(['application/vnd.api+json']);
     expect(doc.paths['/api/v1/workflows/{id}/graph'].put.responses['200'].content).toHaveProperty(['application/json']);
     expect(doc.paths['/api/v1/workflows/{id}/graph'].put.responses['422'].content).toHaveProperty(['application/vnd.api+json']);
     const steps = doc.paths['/api/v1/executions/{workflow_execution_id}/steps'].get;
     expect(steps.tags).toEqual(['Executions']);
-    expect(steps.responses['200'].content['application/vnd.api+json'].schema.properties.data.items.properties.attributes.properties).toHaveProperty('logs');
+    expect(
+      steps.responses['200'].content['application/vnd.api+json'].schema.properties.data.items.properties.attributes.properties,
+    ).toHaveProperty('logs');
     expect(doc.paths['/api/v1/executions/{id}'].get.responses['404'].content).toHaveProperty(['application/vnd.api+json']);
     // The webhook routes: rotation and capture (API), and the inbound endpoint (no API token).
-    expect(doc.paths['/api/v1/workflows/{id}/webhooks/{node_id}/rotate'].post.responses['200'].content).toHaveProperty(['application/json']);
+    expect(doc.paths['/api/v1/workflows/{id}/webhooks/{node_id}/rotate'].post.responses['200'].content).toHaveProperty([
+      'application/json',
+    ]);
     expect(Object.keys(doc.paths['/api/v1/workflows/{id}/webhooks/{node_id}/capture'])).toEqual(expect.arrayContaining(['get', 'post']));
     const inbound = doc.paths['/webhooks/{webhook_id}'].post;
     expect(inbound.security).toEqual([]);
@@ -129,22 +137,39 @@ describeEachDialect('OpenAPI document', (dialect) => {
     expect(Object.keys(put.responses)).toEqual(expect.arrayContaining(['200', '201', '404', '409', '422']));
     expect(put.responses['201'].content).toHaveProperty(['application/json']);
     expect(put.tags).toEqual(['Stores']);
-    expect(doc.paths['/api/v1/stores/{store_id}/rows'].get.responses['200'].content['application/vnd.api+json'].schema.properties.data.items.properties.attributes.properties).toHaveProperty('row');
+    expect(
+      doc.paths['/api/v1/stores/{store_id}/rows'].get.responses['200'].content['application/vnd.api+json'].schema.properties.data.items
+        .properties.attributes.properties,
+    ).toHaveProperty('row');
     expect(doc.paths['/api/v1/stores/{store_id}/rows'].put).toBeUndefined();
     expect(doc.paths['/api/v1/stores/{id}/deletions'].get.responses['200'].content).toHaveProperty(['application/json']);
     // Knowledge: ingest takes JSON:API or a raw text body; search and message writes answer plain JSON.
-    expect(Object.keys(doc.paths['/api/v1/knowledge-bases/{id}/documents'].post.requestBody.content).sort()).toEqual(['application/vnd.api+json', 'text/markdown', 'text/plain']);
-    expect(doc.paths['/api/v1/knowledge-bases/{id}/search'].post.responses['200'].content['application/json'].schema.properties.results.items.properties).toHaveProperty('heading_path');
+    expect(Object.keys(doc.paths['/api/v1/knowledge-bases/{id}/documents'].post.requestBody.content).sort()).toEqual([
+      'application/vnd.api+json',
+      'text/markdown',
+      'text/plain',
+    ]);
+    expect(
+      doc.paths['/api/v1/knowledge-bases/{id}/search'].post.responses['200'].content['application/json'].schema.properties.results.items
+        .properties,
+    ).toHaveProperty('heading_path');
     expect(doc.paths['/api/v1/memories/{id}/sessions/{key}/messages'].post.responses['201'].content).toHaveProperty(['application/json']);
-    expect(doc.paths['/api/v1/connections'].get.responses['200'].content['application/vnd.api+json'].schema.properties.data.items.properties.attributes.properties).not.toHaveProperty('api_key');
+    expect(
+      doc.paths['/api/v1/connections'].get.responses['200'].content['application/vnd.api+json'].schema.properties.data.items.properties
+        .attributes.properties,
+    ).not.toHaveProperty('api_key');
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     // Workflow documents: both formats are named schemas, and the export routes answer them as plain JSON.
     expect(doc.components.schemas.ServiceDocument.properties.format).toMatchObject({ type: 'string', enum: ['service/v1'] });
     expect(doc.components.schemas.ServiceFolderDocument.properties.format).toMatchObject({ type: 'string', enum: ['service-folder/v1'] });
-    expect(doc.paths['/api/v1/workflows/{id}/export'].get.responses['200'].content['application/json'].schema.properties.references).toBeDefined();
+    expect(
+      doc.paths['/api/v1/workflows/{id}/export'].get.responses['200'].content['application/json'].schema.properties.references,
+    ).toBeDefined();
     expect(doc.paths['/api/v1/folders/{id}/export'].get.responses['200'].content['application/json'].schema.properties.calls).toBeDefined();
     expect(doc.paths['/api/v1/workflows/map'].get.responses['200'].content['application/json'].schema.properties.systems).toBeDefined();
-    expect(doc.components.schemas.ServiceDocument.properties.references.properties.installations.items.properties.providers.items.enum).toEqual(['slack', 'twilio', 'mailgun', 'postmark']);
+    expect(
+      doc.components.schemas.ServiceDocument.properties.references.properties.installations.items.properties.providers.items.enum,
+    ).toEqual(['slack', 'twilio', 'mailgun', 'postmark']);
   });
 
   it('describes what POST /workflows imports: the ServiceDocument component, an n8n workflow or a bare graph, in either body form, and the import report', async () => {
@@ -163,11 +188,20 @@ describeEachDialect('OpenAPI document', (dialect) => {
     expect(JSON.stringify(create.requestBody)).not.toContain('definitions');
     const meta = create.responses['201'].content['application/vnd.api+json'].schema.properties.meta;
     expect(Object.keys(meta.properties)).toEqual(['source', 'placeholders', 'requirements', 'webhook_tokens', 'source_nodes']);
-    expect(Object.keys(meta.properties.requirements.properties)).toEqual(['credentials', 'secrets', 'bindings', 'expressions', 'provider_keys']);
+    expect(Object.keys(meta.properties.requirements.properties)).toEqual([
+      'credentials',
+      'secrets',
+      'bindings',
+      'expressions',
+      'provider_keys',
+    ]);
     expect(meta.properties.placeholders.items.properties.original.properties).toHaveProperty('version');
     const folderImport = doc.paths['/api/v1/folders/import'].post;
     expect(folderImport.requestBody.content['application/vnd.api+json'].schema.properties.data.required).toEqual(['document']);
-    expect(folderImport.responses['201'].content['application/vnd.api+json'].schema.properties.meta.properties.workflows.items.properties.requirements).toEqual(meta.properties.requirements);
+    expect(
+      folderImport.responses['201'].content['application/vnd.api+json'].schema.properties.meta.properties.workflows.items.properties
+        .requirements,
+    ).toEqual(meta.properties.requirements);
   });
 
   it('is the same document at /api/v1/open_api with a token, and 401 without one', async () => {

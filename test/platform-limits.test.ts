@@ -33,24 +33,54 @@ describeEachDialect('platform endpoint limits (Slack, Twilio, Mailgun, Postmark)
   afterAll(() => t.close());
 
   it('answers 413 for a Twilio body over 64 KiB before reading it', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/webhooks/inbound/twilio', remoteAddress: '203.0.113.1', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `Body=${'x'.repeat(65 * 1024)}` });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/webhooks/inbound/twilio',
+      remoteAddress: '203.0.113.1',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `Body=${'x'.repeat(65 * 1024)}`,
+    });
     expect(res.statusCode).toBe(413);
-    expect(JSON.parse(res.body).errors[0]).toMatchObject({ code: 'payload_too_large', detail: 'the body exceeds the limit of 65536 bytes' });
+    expect(JSON.parse(res.body).errors[0]).toMatchObject({
+      code: 'payload_too_large',
+      detail: 'the body exceeds the limit of 65536 bytes',
+    });
   });
 
   it('answers 413 for a Slack body over 1 MiB before reading it, and reads one of exactly 1 MiB (then 401: unsigned)', async () => {
     expect(SLACK_MAX_BODY_BYTES).toBe(1024 * 1024);
     const body = (bytes: number) => JSON.stringify({ type: 'event_callback', pad: '' }).replace('""', `"${'x'.repeat(bytes - 34)}"`);
     expect(body(SLACK_MAX_BODY_BYTES)).toHaveLength(SLACK_MAX_BODY_BYTES);
-    const over = await t.app.inject({ method: 'POST', url: '/webhooks/inbound/slack', remoteAddress: '203.0.113.2', headers: { 'content-type': 'application/json' }, payload: body(SLACK_MAX_BODY_BYTES + 1) });
+    const over = await t.app.inject({
+      method: 'POST',
+      url: '/webhooks/inbound/slack',
+      remoteAddress: '203.0.113.2',
+      headers: { 'content-type': 'application/json' },
+      payload: body(SLACK_MAX_BODY_BYTES + 1),
+    });
     expect(over.statusCode).toBe(413);
-    expect(JSON.parse(over.body).errors[0]).toMatchObject({ code: 'payload_too_large', detail: 'the body exceeds the limit of 1048576 bytes' });
-    const at = await t.app.inject({ method: 'POST', url: '/webhooks/inbound/slack', remoteAddress: '203.0.113.3', headers: { 'content-type': 'application/json' }, payload: body(SLACK_MAX_BODY_BYTES) });
+    expect(JSON.parse(over.body).errors[0]).toMatchObject({
+      code: 'payload_too_large',
+      detail: 'the body exceeds the limit of 1048576 bytes',
+    });
+    const at = await t.app.inject({
+      method: 'POST',
+      url: '/webhooks/inbound/slack',
+      remoteAddress: '203.0.113.3',
+      headers: { 'content-type': 'application/json' },
+      payload: body(SLACK_MAX_BODY_BYTES),
+    });
     expect(at.statusCode).toBe(401);
   });
 
   it('answers 413 for a Slack body streamed without a length once it passes 1 MiB', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/webhooks/inbound/slack', remoteAddress: '203.0.113.4', headers: { 'content-type': 'application/json' }, payload: streamedBody(SLACK_MAX_BODY_BYTES + 1) });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/webhooks/inbound/slack',
+      remoteAddress: '203.0.113.4',
+      headers: { 'content-type': 'application/json' },
+      payload: streamedBody(SLACK_MAX_BODY_BYTES + 1),
+    });
     expect(res.statusCode).toBe(413);
     expect(JSON.parse(res.body).errors[0]).toMatchObject({ status: '413', code: 'payload_too_large' });
   });
@@ -59,25 +89,57 @@ describeEachDialect('platform endpoint limits (Slack, Twilio, Mailgun, Postmark)
     expect(EMAIL_MAX_BODY_BYTES).toBe(36 * 1024 * 1024);
     for (const [index, path] of ['mailgun', 'mailgun/mime', 'postmark'].entries()) {
       // The declared length alone decides: the few bytes sent are never read.
-      const res = await t.app.inject({ method: 'POST', url: `/webhooks/inbound/${path}`, remoteAddress: `203.0.113.2${index}`, headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(EMAIL_MAX_BODY_BYTES + 1) }, payload: 'a=b' });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/webhooks/inbound/${path}`,
+        remoteAddress: `203.0.113.2${index}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(EMAIL_MAX_BODY_BYTES + 1) },
+        payload: 'a=b',
+      });
       expect(res.statusCode, path).toBe(413);
-      expect(JSON.parse(res.body).errors[0]).toMatchObject({ code: 'payload_too_large', detail: 'the body exceeds the limit of 37748736 bytes' });
+      expect(JSON.parse(res.body).errors[0]).toMatchObject({
+        code: 'payload_too_large',
+        detail: 'the body exceeds the limit of 37748736 bytes',
+      });
     }
   });
 
   it('answers 413 for an email body streamed without a length once it passes 36 MiB, on every email endpoint, and reads one of exactly 36 MiB', async () => {
     for (const [index, path] of ['mailgun', 'mailgun/mime', 'postmark'].entries()) {
-      const res = await t.app.inject({ method: 'POST', url: `/webhooks/inbound/${path}`, remoteAddress: `203.0.113.3${index}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: streamedBody(EMAIL_MAX_BODY_BYTES + 1) });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/webhooks/inbound/${path}`,
+        remoteAddress: `203.0.113.3${index}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: streamedBody(EMAIL_MAX_BODY_BYTES + 1),
+      });
       expect(res.statusCode, path).toBe(413);
-      expect(JSON.parse(res.body).errors[0]).toMatchObject({ status: '413', code: 'payload_too_large', detail: 'the request body is too large' });
+      expect(JSON.parse(res.body).errors[0]).toMatchObject({
+        status: '413',
+        code: 'payload_too_large',
+        detail: 'the request body is too large',
+      });
     }
     // At the cap the body is read and handed on: Postmark then checks its Basic credentials (none here).
-    const at = await t.app.inject({ method: 'POST', url: '/webhooks/inbound/postmark', remoteAddress: '203.0.113.40', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: streamedBody(EMAIL_MAX_BODY_BYTES) });
+    const at = await t.app.inject({
+      method: 'POST',
+      url: '/webhooks/inbound/postmark',
+      remoteAddress: '203.0.113.40',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: streamedBody(EMAIL_MAX_BODY_BYTES),
+    });
     expect(at.statusCode).toBe(401);
   });
 
   it('limits deliveries per source address across the platform endpoints, apart from other addresses', async () => {
-    const from = (address: string, path: string) => t.app.inject({ method: 'POST', url: `/webhooks/inbound/${path}`, remoteAddress: address, headers: { 'content-type': 'application/json' }, payload: '{}' });
+    const from = (address: string, path: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: `/webhooks/inbound/${path}`,
+        remoteAddress: address,
+        headers: { 'content-type': 'application/json' },
+        payload: '{}',
+      });
     const statuses = [];
     for (const path of ['postmark', 'mailgun', 'twilio', 'postmark']) statuses.push((await from('203.0.113.9', path)).statusCode);
     expect(statuses.slice(0, 3).every((s) => s !== 429)).toBe(true);

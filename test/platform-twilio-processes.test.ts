@@ -51,9 +51,26 @@ describe.skipIf(!TEST_DATABASE_URL)('Twilio SMS across an API process and a work
       SWITCHYARD_SHUTDOWN_GRACE_MS: '2000',
     };
     // The operator's command, with the secret key every process shares (the auth token is stored encrypted).
-    const program = buildProgram(env, () => {}, () => {}, async () => '');
+    const program = buildProgram(
+      env,
+      () => {},
+      () => {},
+      async () => '',
+    );
     program.exitOverride();
-    await program.parseAsync(['node', 'switchyard', 'app', 'install', 'twilio', '--workspace', 'main', '--account-id', ACCOUNT, '--auth-token', AUTH_TOKEN]);
+    await program.parseAsync([
+      'node',
+      'switchyard',
+      'app',
+      'install',
+      'twilio',
+      '--workspace',
+      'main',
+      '--account-id',
+      ACCOUNT,
+      '--auth-token',
+      AUTH_TOKEN,
+    ]);
     [api, worker] = await Promise.all([startServe({ ...env, SWITCHYARD_ROLE: 'api' }), startServe({ ...env, SWITCHYARD_ROLE: 'worker' })]);
   }, 90_000);
   afterAll(async () => {
@@ -77,12 +94,16 @@ describe.skipIf(!TEST_DATABASE_URL)('Twilio SMS across an API process and a work
   function deliver(params: Record<string, string>): Promise<Response> {
     return fetch(`${api.address}${PATH}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilio.getExpectedTwilioSignature(AUTH_TOKEN, `${BASE_URL}${PATH}`, params) },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-twilio-signature': twilio.getExpectedTwilioSignature(AUTH_TOKEN, `${BASE_URL}${PATH}`, params),
+      },
       body: new URLSearchParams(params).toString(),
     });
   }
 
-  const executionsOf = (workflowId: string) => database.db.selectFrom('executions').select(['id', 'status', 'lease_owner', 'output']).where('workflow_id', '=', workflowId).execute();
+  const executionsOf = (workflowId: string) =>
+    database.db.selectFrom('executions').select(['id', 'status', 'lease_owner', 'output']).where('workflow_id', '=', workflowId).execute();
 
   async function until<T>(probe: () => Promise<T>, accept: (value: T) => boolean, ms = 20_000): Promise<T> {
     const deadline = Date.now() + ms;
@@ -95,7 +116,7 @@ describe.skipIf(!TEST_DATABASE_URL)('Twilio SMS across an API process and a work
     return value;
   }
 
-  it('answers the SMS with the respond step\'s text, XML-escaped, run by the worker; a redelivery starts nothing', async () => {
+  it("answers the SMS with the respond step's text, XML-escaped, run by the worker; a redelivery starts nothing", async () => {
     const replying = await activeWorkflow('SMS reply', {
       nodes: [
         node('in', 'sms', { numbers: ['+15550100777'] }),
@@ -107,8 +128,13 @@ describe.skipIf(!TEST_DATABASE_URL)('Twilio SMS across an API process and a work
     const res = await deliver(sms('SMC001', '+15550100777', 'tom & <jerry>'));
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/xml/);
-    expect(await res.text()).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Message>TOM &amp; &lt;JERRY&gt; &amp; &lt;thanks&gt;</Message></Response>');
-    const [run] = await until(() => executionsOf(replying), (rows) => rows.length === 1 && rows[0]!.status === 'completed');
+    expect(await res.text()).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?><Response><Message>TOM &amp; &lt;JERRY&gt; &amp; &lt;thanks&gt;</Message></Response>',
+    );
+    const [run] = await until(
+      () => executionsOf(replying),
+      (rows) => rows.length === 1 && rows[0]!.status === 'completed',
+    );
     expect(res.headers.get('x-execution-id')).toBe(run!.id);
     // Only the worker runs steps: the run carries its lease.
     expect(run!.lease_owner).not.toBeNull();
@@ -119,20 +145,28 @@ describe.skipIf(!TEST_DATABASE_URL)('Twilio SMS across an API process and a work
     expect(await executionsOf(replying)).toHaveLength(1);
   }, 60_000);
 
-  it('refuses a delivery signed over the API process\'s own address rather than SWITCHYARD_BASE_URL', async () => {
+  it("refuses a delivery signed over the API process's own address rather than SWITCHYARD_BASE_URL", async () => {
     const params = sms('SMC002', '+15550100777', 'hello');
     const res = await fetch(`${api.address}${PATH}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilio.getExpectedTwilioSignature(AUTH_TOKEN, `${api.address}${PATH}`, params) },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-twilio-signature': twilio.getExpectedTwilioSignature(AUTH_TOKEN, `${api.address}${PATH}`, params),
+      },
       body: new URLSearchParams(params).toString(),
     });
     expect(res.status).toBe(401);
-    expect(await database.db.selectFrom('platform_events').select('dedupe_key').where('dedupe_key', 'like', '%SMC002%').execute()).toEqual([]);
+    expect(await database.db.selectFrom('platform_events').select('dedupe_key').where('dedupe_key', 'like', '%SMC002%').execute()).toEqual(
+      [],
+    );
   }, 30_000);
 
   it('without a worker the API process answers an empty TwiML response at the reply timeout, and the run completes once a worker is up', async () => {
     const waiting = await activeWorkflow('SMS no worker', {
-      nodes: [node('in', 'sms', { numbers: ['+15550100888'], reply_timeout_ms: 1_000 }), node('answer', 'respond_to_webhook', { body: 'too late' })],
+      nodes: [
+        node('in', 'sms', { numbers: ['+15550100888'], reply_timeout_ms: 1_000 }),
+        node('answer', 'respond_to_webhook', { body: 'too late' }),
+      ],
       edges: [edge('in', 'answer')],
     });
     await worker!.stop();
@@ -144,7 +178,10 @@ describe.skipIf(!TEST_DATABASE_URL)('Twilio SMS across an API process and a work
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
     expect((await executionsOf(waiting)).map((row) => row.status)).toEqual(['pending']);
     worker = await startServe({ ...env, SWITCHYARD_ROLE: 'worker' });
-    const [run] = await until(() => executionsOf(waiting), (rows) => rows[0]?.status === 'completed');
+    const [run] = await until(
+      () => executionsOf(waiting),
+      (rows) => rows[0]?.status === 'completed',
+    );
     expect(JSON.parse(run!.output!)).toMatchObject({ body: 'too late' });
   }, 90_000);
 });

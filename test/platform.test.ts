@@ -22,7 +22,10 @@ describeEachDialect('HTTP platform', (dialect) => {
     it('answers 401 for an unknown, malformed, or non-bearer token with the same body', async () => {
       const unknown = await t.request('GET', '/api/v1/me', { token: `sy_${'A'.repeat(40)}` });
       const malformed = await t.request('GET', '/api/v1/me', { token: 'not-a-token' });
-      const basic = await t.request('GET', '/api/v1/me', { token: null, headers: { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` } });
+      const basic = await t.request('GET', '/api/v1/me', {
+        token: null,
+        headers: { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` },
+      });
       for (const res of [unknown, malformed, basic]) {
         expect(res.status).toBe(401);
         expect(res.body.errors[0].detail).toBe(unknown.body.errors[0].detail);
@@ -136,16 +139,30 @@ describeEachDialect('HTTP platform', (dialect) => {
     });
 
     it('gives every error the request id and echoes it in x-request-id', async () => {
-      const res = await t.request('GET', '/api/v1/workflows/0190f2a0-0000-7000-8000-000000000000', { headers: { 'x-request-id': 'trace-123' } });
+      const res = await t.request('GET', '/api/v1/workflows/0190f2a0-0000-7000-8000-000000000000', {
+        headers: { 'x-request-id': 'trace-123' },
+      });
       expect(res.status).toBe(404);
       expect(res.headers['x-request-id']).toBe('trace-123');
       expect(res.body.errors[0].id).toBe('trace-123');
     });
 
     it('never leaks internals in a 500', async () => {
-      const failing = { ...t.deps.workflows, get: async () => Promise.reject(new Error('SELECT secret FROM passwords')) } as unknown as typeof t.deps.workflows;
-      const app = await buildApp({ ...t.deps, workflows: failing, config: { apiRateLimit: 0, trustProxy: [], baseUrl: 'http://sy.test' }, logger: false });
-      const res = await app.inject({ method: 'GET', url: '/api/v1/workflows/0190f2a0-0000-7000-8000-000000000000', headers: { authorization: `Bearer ${t.tokens.build}` } });
+      const failing = {
+        ...t.deps.workflows,
+        get: async () => Promise.reject(new Error('SELECT secret FROM passwords')),
+      } as unknown as typeof t.deps.workflows;
+      const app = await buildApp({
+        ...t.deps,
+        workflows: failing,
+        config: { apiRateLimit: 0, trustProxy: [], baseUrl: 'http://sy.test' },
+        logger: false,
+      });
+      const res = await app.inject({
+        method: 'GET',
+        url: '/api/v1/workflows/0190f2a0-0000-7000-8000-000000000000',
+        headers: { authorization: `Bearer ${t.tokens.build}` },
+      });
       await app.close();
       expect(res.statusCode).toBe(500);
       expect(res.body).not.toContain('SELECT');
@@ -160,9 +177,14 @@ describeEachDialect('HTTP platform', (dialect) => {
       // Readiness also says how vectors are searched: sqlite-vec, or on PostgreSQL pgvector when the
       // extension is installed and the exact scan otherwise (this machine has no pgvector).
       const ready = (await t.request('GET', '/readyz', { token: null })).body;
-      expect(ready).toEqual({ status: 'ready', vector_search: dialect === 'sqlite' ? 'sqlite-vec' : expect.stringMatching(/^(pgvector|exact)$/) });
+      expect(ready).toEqual({
+        status: 'ready',
+        vector_search: dialect === 'sqlite' ? 'sqlite-vec' : expect.stringMatching(/^(pgvector|exact)$/),
+      });
       if (dialect === 'postgres') {
-        const available = await sql<{ n: number }>`select count(*)::int as n from pg_available_extensions where name = 'vector'`.execute(t.deps.db);
+        const available = await sql<{ n: number }>`select count(*)::int as n from pg_available_extensions where name = 'vector'`.execute(
+          t.deps.db,
+        );
         expect(ready.vector_search).toBe(available.rows[0]!.n > 0 ? 'pgvector' : 'exact');
       }
     });
@@ -194,4 +216,3 @@ describeEachDialect('rate limit', (dialect) => {
     expect((await t.request('GET', '/api/v1/me', { token: t.tokens.read })).status).toBe(200);
   });
 });
-

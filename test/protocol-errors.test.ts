@@ -11,10 +11,16 @@ import { webhookWorkflow } from './support/webhook-helpers.js';
 const UNKNOWN_ID = '0190f2a0-0000-7000-8000-000000000000';
 
 /** A JSON:API error document with exactly this status and code, as the media type promises. */
-function expectErrorDocument(response: { status: number; headers: Record<string, unknown>; body: unknown }, status: number, code: string): void {
+function expectErrorDocument(
+  response: { status: number; headers: Record<string, unknown>; body: unknown },
+  status: number,
+  code: string,
+): void {
   expect(response.status).toBe(status);
   expect(response.headers['content-type']).toBe(JSONAPI);
-  const body = (typeof response.body === 'string' ? JSON.parse(response.body) : response.body) as { errors: { status: string; code: string; title: string; detail: string }[] };
+  const body = (typeof response.body === 'string' ? JSON.parse(response.body) : response.body) as {
+    errors: { status: string; code: string; title: string; detail: string }[];
+  };
   expect(jsonApiViolations(body)).toEqual([]);
   expect(body.errors).toHaveLength(1);
   expect(body.errors[0]).toMatchObject({ status: String(status), code });
@@ -73,7 +79,11 @@ describeEachDialect('answers raised outside the route handlers', (dialect) => {
 
     it('keeps answering an unknown path 404 not_found, with or without a body', async () => {
       expectErrorDocument(await t.request('GET', '/api/v1/nothing-here'), 404, 'not_found');
-      expectErrorDocument(await t.request('POST', '/nowhere', { token: null, body: '{not json', contentType: 'application/json' }), 404, 'not_found');
+      expectErrorDocument(
+        await t.request('POST', '/nowhere', { token: null, body: '{not json', contentType: 'application/json' }),
+        404,
+        'not_found',
+      );
     });
   });
 
@@ -82,14 +92,30 @@ describeEachDialect('answers raised outside the route handlers', (dialect) => {
       const malformed = await t.request('POST', '/api/docs/openapi.json', { token: null, body: '{"a":', contentType: 'application/json' });
       expectErrorDocument(malformed, 405, 'method_not_allowed');
       expect(malformed.headers.allow).toBe('GET, HEAD, OPTIONS');
-      expectErrorDocument(await t.request('POST', '/nowhere', { token: null, body: 'x'.repeat(2 * 1024 * 1024), contentType: 'application/json' }), 404, 'not_found');
-      expectErrorDocument(await t.request('PUT', '/healthz', { token: null, body: '<a/>', contentType: 'application/xml' }), 405, 'method_not_allowed');
+      expectErrorDocument(
+        await t.request('POST', '/nowhere', { token: null, body: 'x'.repeat(2 * 1024 * 1024), contentType: 'application/json' }),
+        404,
+        'not_found',
+      );
+      expectErrorDocument(
+        await t.request('PUT', '/healthz', { token: null, body: '<a/>', contentType: 'application/xml' }),
+        405,
+        'method_not_allowed',
+      );
     });
 
     it('still answers body errors inside /api/v1 as documents: 400 malformed_json, 413, 415', async () => {
       expectErrorDocument(await t.request('POST', '/api/v1/workflows', { body: '{"data": ' }), 400, 'malformed_json');
-      expectErrorDocument(await t.request('POST', '/api/v1/workflows', { body: { data: { name: 'x'.repeat(1_100_000) } } }), 413, 'payload_too_large');
-      expectErrorDocument(await t.request('POST', '/api/v1/workflows', { body: '<a/>', contentType: 'application/xml' }), 415, 'unsupported_media_type');
+      expectErrorDocument(
+        await t.request('POST', '/api/v1/workflows', { body: { data: { name: 'x'.repeat(1_100_000) } } }),
+        413,
+        'payload_too_large',
+      );
+      expectErrorDocument(
+        await t.request('POST', '/api/v1/workflows', { body: '<a/>', contentType: 'application/xml' }),
+        415,
+        'unsupported_media_type',
+      );
     });
   });
 
@@ -98,7 +124,9 @@ describeEachDialect('answers raised outside the route handlers', (dialect) => {
       const flat = await t.request('POST', '/api/v1/folders', { body: { data: { name: 'x', 'a/b~c': 1 } } });
       expectErrorDocument(flat, 422, 'validation_failed');
       expect(flat.body.errors[0].source).toEqual({ pointer: '/data/a~1b~0c' });
-      const envelope = await t.request('POST', '/api/v1/workflows', { body: { data: { type: 'workflow', attributes: { name: 'x', '~/': 1 } } } });
+      const envelope = await t.request('POST', '/api/v1/workflows', {
+        body: { data: { type: 'workflow', attributes: { name: 'x', '~/': 1 } } },
+      });
       expect(envelope.status).toBe(422);
       expect(envelope.body.errors[0].source).toEqual({ pointer: '/data/attributes/~0~1' });
       const member = await t.request('POST', '/api/v1/workflows', { body: { data: { type: 'workflow', 'x/y': 1 } } });
@@ -184,10 +212,14 @@ describeEachDialect('answers of the HTTP parser and of timeouts, over a real soc
   });
 
   it('keeps reading and dropping what a client sends after the 431, so the close is still clean', async () => {
-    const exchange = await rawExchange(port, [`GET /healthz HTTP/1.1\r\nHost: sy.test\r\nX-Padding: ${'p'.repeat(20_000)}`], async (socket) => {
-      // More header bytes after the answer went out: a destroy now would reset the connection.
-      for (let i = 0; i < 5; i += 1) await new Promise<void>((done) => socket.write('q'.repeat(10_000), () => done()));
-    });
+    const exchange = await rawExchange(
+      port,
+      [`GET /healthz HTTP/1.1\r\nHost: sy.test\r\nX-Padding: ${'p'.repeat(20_000)}`],
+      async (socket) => {
+        // More header bytes after the answer went out: a destroy now would reset the connection.
+        for (let i = 0; i < 5; i += 1) await new Promise<void>((done) => socket.write('q'.repeat(10_000), () => done()));
+      },
+    );
     rawErrorDocument(exchange.responses[0], 431, 'headers_too_large');
     expect(exchange.error).toBeNull();
     await stillServing();
@@ -204,7 +236,9 @@ describeEachDialect('answers of the HTTP parser and of timeouts, over a real soc
   });
 
   it('answers the requests pipelined before bad bytes first, then 400, in order (found by the fuzz run)', async () => {
-    const exchange = await rawExchange(port, ['GET /healthz HTTP/1.1\r\nHost: sy.test\r\n\r\nGET /readyz HTTP/1.1\r\nHost: sy.test\r\n\r\nNOT HTTP\r\n\r\n']);
+    const exchange = await rawExchange(port, [
+      'GET /healthz HTTP/1.1\r\nHost: sy.test\r\n\r\nGET /readyz HTTP/1.1\r\nHost: sy.test\r\n\r\nNOT HTTP\r\n\r\n',
+    ]);
     expect(exchange.responses.map((r) => r.status)).toEqual([200, 200, 400]);
     expect(JSON.parse(exchange.responses[1]!.body)).toMatchObject({ status: 'ready' });
     rawErrorDocument(exchange.responses[2], 400, 'bad_request');
@@ -212,7 +246,9 @@ describeEachDialect('answers of the HTTP parser and of timeouts, over a real soc
   });
 
   it('answers a chunked body that breaks off with 400 at once, not after waiting for the body (found by the fuzz run)', async () => {
-    const exchange = await rawExchange(port, [`POST /api/v1/workflows HTTP/1.1\r\nHost: sy.test\r\nAuthorization: Bearer ${t.tokens.build}\r\nContent-Type: ${JSONAPI}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"dat\r\nzz\r\n`]);
+    const exchange = await rawExchange(port, [
+      `POST /api/v1/workflows HTTP/1.1\r\nHost: sy.test\r\nAuthorization: Bearer ${t.tokens.build}\r\nContent-Type: ${JSONAPI}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"dat\r\nzz\r\n`,
+    ]);
     expect(exchange.responses).toHaveLength(1);
     rawErrorDocument(exchange.responses[0], 400, 'bad_request');
     expect(exchange.error).toBeNull();
@@ -228,7 +264,10 @@ describeEachDialect('answers of the HTTP parser and of timeouts, over a real soc
 
   it('answers a body over the limit with 413 and lets the client finish sending before closing, so it reads the answer (found by the fuzz run)', async () => {
     const body = JSON.stringify({ data: { name: 'x', description: 'y'.repeat(4_000_000) } });
-    const exchange = await rawExchange(port, [`POST /api/v1/workflows HTTP/1.1\r\nHost: sy.test\r\nAuthorization: Bearer ${t.tokens.build}\r\nContent-Type: ${JSONAPI}\r\nContent-Length: ${body.length}\r\n\r\n`, body]);
+    const exchange = await rawExchange(port, [
+      `POST /api/v1/workflows HTTP/1.1\r\nHost: sy.test\r\nAuthorization: Bearer ${t.tokens.build}\r\nContent-Type: ${JSONAPI}\r\nContent-Length: ${body.length}\r\n\r\n`,
+      body,
+    ]);
     expect(exchange.responses).toHaveLength(1);
     rawErrorDocument(exchange.responses[0], 413, 'payload_too_large');
     expect(exchange.ended).toBe(true);
@@ -245,7 +284,9 @@ describeEachDialect('answers of the HTTP parser and of timeouts, over a real soc
   });
 
   it('answers a body that does not arrive in time with 408 request_timeout', async () => {
-    const exchange = await rawExchange(port, [`POST /api/v1/workflows HTTP/1.1\r\nHost: sy.test\r\nAuthorization: Bearer ${t.tokens.build}\r\nContent-Type: ${JSONAPI}\r\nContent-Length: 100\r\n\r\n{"data":`]);
+    const exchange = await rawExchange(port, [
+      `POST /api/v1/workflows HTTP/1.1\r\nHost: sy.test\r\nAuthorization: Bearer ${t.tokens.build}\r\nContent-Type: ${JSONAPI}\r\nContent-Length: 100\r\n\r\n{"data":`,
+    ]);
     rawErrorDocument(exchange.responses[0], 408, 'request_timeout');
     expect(exchange.error).toBeNull();
     await stillServing();
@@ -272,24 +313,37 @@ describeEachDialect('503 while the server shuts down', (dialect) => {
         throw notFound('workflow');
       },
     } as unknown as typeof t.deps.workflows;
-    const app = await buildApp({ ...t.deps, workflows: blocking, config: { apiRateLimit: 0, trustProxy: [], baseUrl: 'http://sy.test' }, logger: false });
+    const app = await buildApp({
+      ...t.deps,
+      workflows: blocking,
+      config: { apiRateLimit: 0, trustProxy: [], baseUrl: 'http://sy.test' },
+      logger: false,
+    });
     await app.listen({ host: '127.0.0.1', port: 0 });
     const port = (app.server.address() as { port: number }).port;
 
     let closed: Promise<undefined> | undefined;
-    const exchange = await rawExchange(port, [`GET /api/v1/workflows/${UNKNOWN_ID} HTTP/1.1\r\nHost: sy.test\r\nAuthorization: Bearer ${t.tokens.build}\r\n\r\n`], async (socket) => {
-      await inHandler;
-      closed = app.close();
-      // server.close() runs once the preClose hooks have; from then on, new requests are refused.
-      while (app.server.listening) await new Promise((resolve) => setImmediate(resolve));
-      // A second request on the same (busy, so not idle-closed) keep-alive connection.
-      await new Promise<void>((done) => socket.write('GET /healthz HTTP/1.1\r\nHost: sy.test\r\n\r\n', () => done()));
-      release();
-    });
+    const exchange = await rawExchange(
+      port,
+      [`GET /api/v1/workflows/${UNKNOWN_ID} HTTP/1.1\r\nHost: sy.test\r\nAuthorization: Bearer ${t.tokens.build}\r\n\r\n`],
+      async (socket) => {
+        await inHandler;
+        closed = app.close();
+        // server.close() runs once the preClose hooks have; from then on, new requests are refused.
+        while (app.server.listening) await new Promise((resolve) => setImmediate(resolve));
+        // A second request on the same (busy, so not idle-closed) keep-alive connection.
+        await new Promise<void>((done) => socket.write('GET /healthz HTTP/1.1\r\nHost: sy.test\r\n\r\n', () => done()));
+        release();
+      },
+    );
     await closed;
 
     expect(exchange.responses).toHaveLength(2);
-    expectErrorDocument({ status: exchange.responses[0]!.status, headers: exchange.responses[0]!.headers, body: exchange.responses[0]!.body }, 404, 'not_found');
+    expectErrorDocument(
+      { status: exchange.responses[0]!.status, headers: exchange.responses[0]!.headers, body: exchange.responses[0]!.body },
+      404,
+      'not_found',
+    );
     rawErrorDocument(exchange.responses[1], 503, 'service_unavailable');
     expect(exchange.error).toBeNull();
   });
@@ -305,7 +359,9 @@ describeEachDialect('503 while the server shuts down', (dialect) => {
     let received = '';
     socket.on('data', (chunk) => (received += String(chunk)));
     const ended = new Promise<void>((resolve) => socket.once('end', () => resolve()));
-    socket.write(`POST /api/v1/stores/restore?slug=stalled HTTP/1.1\r\nHost: sy.test\r\nAuthorization: Bearer ${t.tokens.build}\r\nAccept: text/html\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n`);
+    socket.write(
+      `POST /api/v1/stores/restore?slug=stalled HTTP/1.1\r\nHost: sy.test\r\nAuthorization: Bearer ${t.tokens.build}\r\nAccept: text/html\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n`,
+    );
     socket.write(Buffer.alloc(1024 * 1024, 'x'));
     await ended;
     const [answer] = parseResponses(Buffer.from(received));

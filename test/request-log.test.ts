@@ -19,7 +19,10 @@ interface LogLine {
 }
 
 /** An app over the test app's services that logs to memory at `level`. */
-async function loggingApp(t: TestApp, level: string): Promise<{ app: FastifyInstance; lines: () => LogLine[]; logger: ReturnType<typeof createLogger>['logger'] }> {
+async function loggingApp(
+  t: TestApp,
+  level: string,
+): Promise<{ app: FastifyInstance; lines: () => LogLine[]; logger: ReturnType<typeof createLogger>['logger'] }> {
   const chunks: string[] = [];
   const destination = new Writable({
     write(chunk, _encoding, done) {
@@ -29,7 +32,12 @@ async function loggingApp(t: TestApp, level: string): Promise<{ app: FastifyInst
   });
   const { logger } = createLogger({ level, format: 'json', base: { role: 'all' }, destination });
   const app = await buildApp({ ...t.deps, config: { apiRateLimit: 0, trustProxy: [], baseUrl: 'http://sy.test' }, logger });
-  const lines = () => chunks.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line) as LogLine);
+  const lines = () =>
+    chunks
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as LogLine);
   return { app, lines, logger };
 }
 
@@ -49,9 +57,18 @@ describeEachDialect('request logging', (dialect) => {
     t = await createTestApp(dialect);
     const logging = await loggingApp(t, 'info');
     app = logging.app;
-    const created = await app.inject({ method: 'POST', url: '/api/v1/workflows', headers: { authorization: `Bearer ${t.tokens.build}`, 'content-type': 'application/vnd.api+json' }, payload: JSON.stringify({ data: { name: 'Logged' } }) });
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/v1/workflows',
+      headers: { authorization: `Bearer ${t.tokens.build}`, 'content-type': 'application/vnd.api+json' },
+      payload: JSON.stringify({ data: { name: 'Logged' } }),
+    });
     const id = (JSON.parse(created.body) as { data: { id: string } }).data.id;
-    const read = await app.inject({ method: 'GET', url: `/api/v1/workflows/${id}?fields[workflow]=name`, headers: { authorization: `Bearer ${t.tokens.build}`, 'x-request-id': 'trace-me-1' } });
+    const read = await app.inject({
+      method: 'GET',
+      url: `/api/v1/workflows/${id}?fields[workflow]=name`,
+      headers: { authorization: `Bearer ${t.tokens.build}`, 'x-request-id': 'trace-me-1' },
+    });
     await app.inject({ method: 'GET', url: '/api/v1/me' });
 
     const lines = logging.lines();
@@ -82,8 +99,14 @@ describeEachDialect('request logging', (dialect) => {
     t = await createTestApp(dialect);
     const logging = await loggingApp(t, 'debug');
     app = logging.app;
-    await app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization: `Bearer ${t.tokens.build}`, cookie: 'session=s3cret', 'user-agent': 'log-test' } });
-    const received = logging.lines().find((line) => line.msg === 'request received') as LogLine & { request: { headers: Record<string, string> } };
+    await app.inject({
+      method: 'GET',
+      url: '/api/v1/me',
+      headers: { authorization: `Bearer ${t.tokens.build}`, cookie: 'session=s3cret', 'user-agent': 'log-test' },
+    });
+    const received = logging.lines().find((line) => line.msg === 'request received') as LogLine & {
+      request: { headers: Record<string, string> };
+    };
     expect(received.request.headers['user-agent']).toBe('log-test');
     expect(received.request.headers.authorization).toBe('[redacted]');
     expect(received.request.headers.cookie).toBe('[redacted]');
@@ -93,16 +116,25 @@ describeEachDialect('request logging', (dialect) => {
 
   it('logs no header and no webhook id of a webhook delivery, even at debug', async () => {
     t = await createTestApp(dialect);
-    const hook = await webhookWorkflow(t, 'Logged', { verification: { method: 'hmac', format: 'plain', header: 'X-Acme-Signature', secret: 'acme' } });
+    const hook = await webhookWorkflow(t, 'Logged', {
+      verification: { method: 'hmac', format: 'plain', header: 'X-Acme-Signature', secret: 'acme' },
+    });
     const logging = await loggingApp(t, 'debug');
     app = logging.app;
     const signature = createHmac('sha256', 'acme').update('{}').digest('hex');
-    const answer = await app.inject({ method: 'POST', url: hook.path, headers: { 'content-type': 'application/json', 'x-acme-signature': signature }, payload: '{}' });
+    const answer = await app.inject({
+      method: 'POST',
+      url: hook.path,
+      headers: { 'content-type': 'application/json', 'x-acme-signature': signature },
+      payload: '{}',
+    });
     expect(answer.statusCode).toBe(202);
     const all = JSON.stringify(logging.lines());
     expect(all).not.toContain(signature);
     expect(all).not.toContain(hook.webhookId);
-    expect(accessLines(logging.lines())).toEqual([expect.objectContaining({ route: '/webhooks/:webhook_id', status: 202, workspace_id: t.workspaces.main })]);
+    expect(accessLines(logging.lines())).toEqual([
+      expect.objectContaining({ route: '/webhooks/:webhook_id', status: 202, workspace_id: t.workspaces.main }),
+    ]);
   });
 
   it('makes no child logger for a request that logs nothing but its access line', async () => {
@@ -111,7 +143,9 @@ describeEachDialect('request logging', (dialect) => {
     app = logging.app;
     const child = vi.spyOn(Object.getPrototypeOf(logging.logger) as { child: () => unknown }, 'child');
     try {
-      expect((await app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization: `Bearer ${t.tokens.build}` } })).statusCode).toBe(200);
+      expect(
+        (await app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization: `Bearer ${t.tokens.build}` } })).statusCode,
+      ).toBe(200);
       expect(child).not.toHaveBeenCalled();
     } finally {
       child.mockRestore();
@@ -123,12 +157,28 @@ describeEachDialect('request logging', (dialect) => {
     const chunks: string[] = [];
     const destination = new Writable({ write: (chunk, _e, done) => void (chunks.push(String(chunk)), done()) });
     const { logger } = createLogger({ level: 'info', format: 'json', base: {}, destination });
-    const failing = { ...t.deps.workflows, get: async () => Promise.reject(new Error('database on fire')) } as unknown as typeof t.deps.workflows;
+    const failing = {
+      ...t.deps.workflows,
+      get: async () => Promise.reject(new Error('database on fire')),
+    } as unknown as typeof t.deps.workflows;
     app = await buildApp({ ...t.deps, workflows: failing, config: { apiRateLimit: 0, trustProxy: [], baseUrl: 'http://sy.test' }, logger });
-    const answer = await app.inject({ method: 'GET', url: '/api/v1/workflows/0190f2a0-0000-7000-8000-000000000000', headers: { authorization: `Bearer ${t.tokens.build}`, 'x-request-id': 'boom-1' } });
+    const answer = await app.inject({
+      method: 'GET',
+      url: '/api/v1/workflows/0190f2a0-0000-7000-8000-000000000000',
+      headers: { authorization: `Bearer ${t.tokens.build}`, 'x-request-id': 'boom-1' },
+    });
     expect(answer.statusCode).toBe(500);
-    const lines = chunks.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line) as LogLine);
-    expect(lines.find((line) => line.msg === 'request failed')).toMatchObject({ level: 50, req_id: 'boom-1', workspace_id: t.workspaces.main, err: { message: 'database on fire' } });
+    const lines = chunks
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as LogLine);
+    expect(lines.find((line) => line.msg === 'request failed')).toMatchObject({
+      level: 50,
+      req_id: 'boom-1',
+      workspace_id: t.workspaces.main,
+      err: { message: 'database on fire' },
+    });
     expect(accessLines(lines)).toEqual([expect.objectContaining({ req_id: 'boom-1', status: 500 })]);
   });
 });
@@ -143,7 +193,13 @@ describe('createLogger', () => {
       logger.info({ req_id: 'r1' }, 'request');
       // Far below the 4 KB that makes the destination write by itself.
       for (let waited = 0; readFileSync(file, 'utf8') === '' && waited < 5_000; waited += 20) await sleep(20);
-      expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ level: 30, time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), role: 'all', req_id: 'r1', msg: 'request' });
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({
+        level: 30,
+        time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        role: 'all',
+        req_id: 'r1',
+        msg: 'request',
+      });
     } finally {
       closeSync(fd);
       rmSync(dir, { recursive: true, force: true });
@@ -185,7 +241,11 @@ describe('createLogger', () => {
     const { logger } = createLogger({ level: 'warn', format: 'json', base: { role: 'worker', pid: 42 }, destination });
     logger.info('dropped');
     logger.warn({ n: 1 }, 'kept');
-    const lines = chunks.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line) as LogLine);
+    const lines = chunks
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as LogLine);
     expect(lines).toEqual([expect.objectContaining({ level: 40, role: 'worker', pid: 42, n: 1, msg: 'kept' })]);
     expect(typeof lines[0]!.time).toBe('string');
   });

@@ -21,11 +21,25 @@ describeEachDialect('migration 0015: schedules keep interval_ms', (dialect) => {
   it('turns the seconds of rows written before it into milliseconds, leaves cron rows alone, and holds a year of them', async () => {
     const { db } = t.deps;
     t.clock.set('2026-06-01T00:00:00.000000Z');
-    const every = await workflowWith(t, 'Every 90 s', { nodes: [node('tick', 'schedule', { interval_ms: 90_000 })], edges: [] }, { activate: true });
-    const hourly = await workflowWith(t, 'Hourly', { nodes: [node('tick', 'schedule', { cron: '0 * * * *' })], edges: [] }, { activate: true });
+    const every = await workflowWith(
+      t,
+      'Every 90 s',
+      { nodes: [node('tick', 'schedule', { interval_ms: 90_000 })], edges: [] },
+      { activate: true },
+    );
+    const hourly = await workflowWith(
+      t,
+      'Hourly',
+      { nodes: [node('tick', 'schedule', { cron: '0 * * * *' })], edges: [] },
+      { activate: true },
+    );
 
     await db.schema.alterTable('schedules').renameColumn('interval_ms', 'interval_seconds').execute();
-    if (dialect === 'postgres') await db.schema.alterTable('schedules').alterColumn('interval_seconds', (c) => c.setDataType('integer')).execute();
+    if (dialect === 'postgres')
+      await db.schema
+        .alterTable('schedules')
+        .alterColumn('interval_seconds', (c) => c.setDataType('integer'))
+        .execute();
     await sql`update schedules set interval_seconds = interval_seconds / 1000 where interval_seconds is not null`.execute(db);
     await migration0015(db as never, t.deps.dialect);
 

@@ -7,12 +7,20 @@ import { createPeerApp, createTestApp, type TestApp } from './support/test-app.j
 
 /** A workflow whose schedule trigger feeds a set step, so a fire is a whole execution. */
 function scheduled(config: Record<string, unknown>) {
-  return { nodes: [node('tick', 'schedule', config), node('note', 'set', { values: { seen: '{{ trigger.payload.scheduled_at }}' } })], edges: [{ source: 'tick', target: 'note' }] };
+  return {
+    nodes: [node('tick', 'schedule', config), node('note', 'set', { values: { seen: '{{ trigger.payload.scheduled_at }}' } })],
+    edges: [{ source: 'tick', target: 'note' }],
+  };
 }
 
 /** Fire times of a workflow's executions, in order, with their fired_at (the trigger's payload). */
 async function fires(t: TestApp, workflowId: string): Promise<{ scheduled_at: string; fired_at: string; missed: boolean }[]> {
-  const rows = await t.deps.db.selectFrom('executions').select(['inputs', 'inserted_at']).where('workflow_id', '=', workflowId).orderBy('inserted_at').execute();
+  const rows = await t.deps.db
+    .selectFrom('executions')
+    .select(['inputs', 'inserted_at'])
+    .where('workflow_id', '=', workflowId)
+    .orderBy('inserted_at')
+    .execute();
   return rows.map((row) => JSON.parse(row.inputs!).payload);
 }
 
@@ -40,7 +48,12 @@ describeEachDialect('schedules', (dialect) => {
       const res = await t.request('GET', '/api/v1/step-templates?filter[slug][eq]=schedule');
       expect(res.status).toBe(200);
       const [step] = res.body.data;
-      expect(step.attributes).toMatchObject({ slug: 'schedule', category: ['start'], ports: { in: [], out: ['out'] }, default_config: { catch_up: 'skip' } });
+      expect(step.attributes).toMatchObject({
+        slug: 'schedule',
+        category: ['start'],
+        ports: { in: [], out: ['out'] },
+        default_config: { catch_up: 'skip' },
+      });
       expect(Object.keys(step.attributes.canvas_schema.properties).sort()).toEqual(['catch_up', 'cron', 'interval_ms', 'timezone']);
       expect(step.attributes.canvas_schema.properties.interval_ms).toEqual({ type: 'integer', minimum: 1000, maximum: 31_536_000_000 });
       expect(step.attributes.canvas_schema.properties.catch_up).toEqual({ enum: ['skip', 'run_once'] });
@@ -66,15 +79,55 @@ describeEachDialect('schedules', (dialect) => {
       };
       const res = await t.request('PUT', `/api/v1/workflows/${id}/graph`, { body: { data: { graph, layout: false } } });
       expect(res.status).toBe(422);
-      const errors = res.body.errors.map((e: { status: string; code: string; source: { pointer: string }; detail: string }) => ({ status: e.status, code: e.code, pointer: e.source.pointer, detail: e.detail }));
+      const errors = res.body.errors.map((e: { status: string; code: string; source: { pointer: string }; detail: string }) => ({
+        status: e.status,
+        code: e.code,
+        pointer: e.source.pointer,
+        detail: e.detail,
+      }));
       expect(errors).toEqual([
-        { status: '422', code: 'invalid_config', pointer: '/data/graph/nodes/0/config/cron', detail: expect.stringContaining('Invalid value for hour: 25') },
-        { status: '422', code: 'invalid_config', pointer: '/data/graph/nodes/1/config/timezone', detail: expect.stringContaining('"Europe/Atlantis" is not one') },
-        { status: '422', code: 'invalid_config', pointer: '/data/graph/nodes/2/config/interval_ms', detail: 'config.interval_ms cannot be given together with config.cron; keep one of them.' },
-        { status: '422', code: 'invalid_config', pointer: '/data/graph/nodes/3/config/cron', detail: expect.stringContaining('never fires') },
-        { status: '422', code: 'invalid_config', pointer: '/data/graph/nodes/4/config/interval_ms', detail: 'config.interval_ms must be at least 1000.' },
-        { status: '422', code: 'invalid_config', pointer: '/data/graph/nodes/5/config/timezone', detail: 'config.timezone applies to config.cron only; an interval counts from activation.' },
-        { status: '422', code: 'invalid_config', pointer: '/data/graph/nodes/6/config/interval_seconds', detail: 'config.interval_seconds is not a known field.' },
+        {
+          status: '422',
+          code: 'invalid_config',
+          pointer: '/data/graph/nodes/0/config/cron',
+          detail: expect.stringContaining('Invalid value for hour: 25'),
+        },
+        {
+          status: '422',
+          code: 'invalid_config',
+          pointer: '/data/graph/nodes/1/config/timezone',
+          detail: expect.stringContaining('"Europe/Atlantis" is not one'),
+        },
+        {
+          status: '422',
+          code: 'invalid_config',
+          pointer: '/data/graph/nodes/2/config/interval_ms',
+          detail: 'config.interval_ms cannot be given together with config.cron; keep one of them.',
+        },
+        {
+          status: '422',
+          code: 'invalid_config',
+          pointer: '/data/graph/nodes/3/config/cron',
+          detail: expect.stringContaining('never fires'),
+        },
+        {
+          status: '422',
+          code: 'invalid_config',
+          pointer: '/data/graph/nodes/4/config/interval_ms',
+          detail: 'config.interval_ms must be at least 1000.',
+        },
+        {
+          status: '422',
+          code: 'invalid_config',
+          pointer: '/data/graph/nodes/5/config/timezone',
+          detail: 'config.timezone applies to config.cron only; an interval counts from activation.',
+        },
+        {
+          status: '422',
+          code: 'invalid_config',
+          pointer: '/data/graph/nodes/6/config/interval_seconds',
+          detail: 'config.interval_seconds is not a known field.',
+        },
       ]);
       const read = await t.request('GET', `/api/v1/workflows/${id}?fields[workflow]=graph`);
       expect(read.body.data.attributes.graph.nodes).toEqual([]);
@@ -86,14 +139,20 @@ describeEachDialect('schedules', (dialect) => {
       t.clock.set('2026-03-27T12:00:00.000000Z');
       const id = await workflowWith(t, 'Berlin spring', scheduled({ cron: '30 2 * * *', timezone: 'Europe/Berlin' }), { activate: true });
       // Every half hour for three days, as a running scheduler would look.
-      for (let ms = Date.parse('2026-03-27T12:30:00Z'); ms <= Date.parse('2026-03-30T12:00:00Z'); ms += 30 * 60_000) await at(t, new Date(ms).toISOString());
-      expect((await fires(t, id)).map((f) => f.scheduled_at)).toEqual(['2026-03-28T01:30:00.000000Z', '2026-03-29T01:00:00.000000Z', '2026-03-30T00:30:00.000000Z']);
+      for (let ms = Date.parse('2026-03-27T12:30:00Z'); ms <= Date.parse('2026-03-30T12:00:00Z'); ms += 30 * 60_000)
+        await at(t, new Date(ms).toISOString());
+      expect((await fires(t, id)).map((f) => f.scheduled_at)).toEqual([
+        '2026-03-28T01:30:00.000000Z',
+        '2026-03-29T01:00:00.000000Z',
+        '2026-03-30T00:30:00.000000Z',
+      ]);
     });
 
     it('follows Europe/Berlin across fall back: 02:30 local happens twice and runs once', async () => {
       t.clock.set('2026-10-24T12:00:00.000000Z');
       const id = await workflowWith(t, 'Berlin autumn', scheduled({ cron: '30 2 * * *', timezone: 'Europe/Berlin' }), { activate: true });
-      for (let ms = Date.parse('2026-10-24T12:30:00Z'); ms <= Date.parse('2026-10-26T12:00:00Z'); ms += 30 * 60_000) await at(t, new Date(ms).toISOString());
+      for (let ms = Date.parse('2026-10-24T12:30:00Z'); ms <= Date.parse('2026-10-26T12:00:00Z'); ms += 30 * 60_000)
+        await at(t, new Date(ms).toISOString());
       expect((await fires(t, id)).map((f) => f.scheduled_at)).toEqual(['2026-10-25T00:30:00.000000Z', '2026-10-26T01:30:00.000000Z']);
     });
 
@@ -102,7 +161,10 @@ describeEachDialect('schedules', (dialect) => {
       const id = await workflowWith(
         t,
         'Payload',
-        { nodes: [...scheduled({ cron: '*/15 * * * * *' }).nodes, node('hook', 'webhook', {})], edges: [{ source: 'tick', target: 'note' }] },
+        {
+          nodes: [...scheduled({ cron: '*/15 * * * * *' }).nodes, node('hook', 'webhook', {})],
+          edges: [{ source: 'tick', target: 'note' }],
+        },
         { activate: true },
       );
       await at(t, '2026-05-01T08:00:15.250000Z');
@@ -112,8 +174,20 @@ describeEachDialect('schedules', (dialect) => {
       const byNode = Object.fromEntries(steps.map((s) => [s.node_id, s]));
       const [row] = await scheduleRows(t, id);
       expect(byNode.tick!.output).toEqual({
-        payload: { scheduled_at: '2026-05-01T08:00:15.000000Z', fired_at: expect.stringMatching(/^2026-05-01T08:00:15\.250/), missed: false },
-        event: { type: 'schedule.fired', schedule_id: row!.id, node_id: 'tick', cron: '*/15 * * * * *', timezone: 'UTC', interval_ms: null, catch_up: 'skip' },
+        payload: {
+          scheduled_at: '2026-05-01T08:00:15.000000Z',
+          fired_at: expect.stringMatching(/^2026-05-01T08:00:15\.250/),
+          missed: false,
+        },
+        event: {
+          type: 'schedule.fired',
+          schedule_id: row!.id,
+          node_id: 'tick',
+          cron: '*/15 * * * * *',
+          timezone: 'UTC',
+          interval_ms: null,
+          catch_up: 'skip',
+        },
       });
       expect(byNode.hook!.status).toBe('skipped');
       expect(byNode.note!.output).toEqual({ seen: '2026-05-01T08:00:15.000000Z' });
@@ -127,9 +201,18 @@ describeEachDialect('schedules', (dialect) => {
       await at(t, '2026-06-01T00:01:30.000000Z');
       await at(t, '2026-06-01T00:03:00.000000Z');
       await at(t, '2026-06-01T00:04:40.000000Z');
-      expect((await fires(t, id)).map((f) => f.scheduled_at)).toEqual(['2026-06-01T00:01:30.000000Z', '2026-06-01T00:03:00.000000Z', '2026-06-01T00:04:30.000000Z']);
+      expect((await fires(t, id)).map((f) => f.scheduled_at)).toEqual([
+        '2026-06-01T00:01:30.000000Z',
+        '2026-06-01T00:03:00.000000Z',
+        '2026-06-01T00:04:30.000000Z',
+      ]);
       expect((await scheduleRows(t, id))[0]!.next_fire_at).toBe('2026-06-01T00:06:00.000000Z');
-      const [execution] = await t.deps.db.selectFrom('executions').select('inputs').where('workflow_id', '=', id).orderBy('inserted_at').execute();
+      const [execution] = await t.deps.db
+        .selectFrom('executions')
+        .select('inputs')
+        .where('workflow_id', '=', id)
+        .orderBy('inserted_at')
+        .execute();
       expect(JSON.parse(execution!.inputs!).event).toMatchObject({ cron: null, timezone: null, interval_ms: 90_000 });
       await t.request('POST', `/api/v1/workflows/${id}/deactivate`);
     });
@@ -168,13 +251,17 @@ describeEachDialect('schedules', (dialect) => {
       expect((await at(t, '2026-06-05T01:00:00.000000Z')).fired).toBe(0);
       expect(await fires(t, id)).toEqual([]);
 
-      expect((await t.request('PUT', `/api/v1/workflows/${id}/graph`, { body: { data: { graph: graph(false), layout: false } } })).status).toBe(200);
+      expect(
+        (await t.request('PUT', `/api/v1/workflows/${id}/graph`, { body: { data: { graph: graph(false), layout: false } } })).status,
+      ).toBe(200);
       expect((await t.request('POST', `/api/v1/workflows/${id}/activate`)).status).toBe(200);
       await at(t, '2026-06-05T02:00:00.000000Z');
       expect((await fires(t, id)).map((f) => f.scheduled_at)).toEqual(['2026-06-05T02:00:00.000000Z']);
 
       // Disabled again and published: its row goes, and the next hour starts nothing.
-      expect((await t.request('PUT', `/api/v1/workflows/${id}/graph`, { body: { data: { graph: graph(true), layout: false } } })).status).toBe(200);
+      expect(
+        (await t.request('PUT', `/api/v1/workflows/${id}/graph`, { body: { data: { graph: graph(true), layout: false } } })).status,
+      ).toBe(200);
       expect((await t.request('POST', `/api/v1/workflows/${id}/activate`)).status).toBe(200);
       expect(await scheduleRows(t, id)).toEqual([]);
       await at(t, '2026-06-05T03:00:00.000000Z');
@@ -185,12 +272,36 @@ describeEachDialect('schedules', (dialect) => {
     it('drops the fire of a stored row whose node is disabled in its snapshot (a row from before activation skipped them)', async () => {
       t.clock.set('2026-06-06T00:00:00.000000Z');
       const shape = scheduled({ cron: '0 * * * *' });
-      const id = await workflowWith(t, 'Old row', { ...shape, nodes: [{ ...shape.nodes[0]!, disabled: true }, shape.nodes[1]!] }, { activate: true });
-      const workflow = await t.deps.db.selectFrom('workflows').select(['workspace_id', 'active_snapshot_id']).where('id', '=', id).executeTakeFirstOrThrow();
+      const id = await workflowWith(
+        t,
+        'Old row',
+        { ...shape, nodes: [{ ...shape.nodes[0]!, disabled: true }, shape.nodes[1]!] },
+        { activate: true },
+      );
+      const workflow = await t.deps.db
+        .selectFrom('workflows')
+        .select(['workspace_id', 'active_snapshot_id'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
       const now = '2026-06-06T00:00:00.000000Z';
       await t.deps.db
         .insertInto('schedules')
-        .values({ id: `old-${dialect}`, workspace_id: workflow.workspace_id, workflow_id: id, snapshot_id: workflow.active_snapshot_id!, node_id: 'tick', cron: '0 * * * *', timezone: 'UTC', interval_ms: null, catch_up: 'skip', anchor_at: now, next_fire_at: '2026-06-06T01:00:00.000000Z', last_fired_at: null, created_at: now, updated_at: now })
+        .values({
+          id: `old-${dialect}`,
+          workspace_id: workflow.workspace_id,
+          workflow_id: id,
+          snapshot_id: workflow.active_snapshot_id!,
+          node_id: 'tick',
+          cron: '0 * * * *',
+          timezone: 'UTC',
+          interval_ms: null,
+          catch_up: 'skip',
+          anchor_at: now,
+          next_fire_at: '2026-06-06T01:00:00.000000Z',
+          last_fired_at: null,
+          created_at: now,
+          updated_at: now,
+        })
         .execute();
       expect(await at(t, '2026-06-06T01:00:00.000000Z')).toEqual({ fired: 0, skipped: 1 });
       expect(await fires(t, id)).toEqual([]);
@@ -255,7 +366,11 @@ describeEachDialect('schedules', (dialect) => {
 
       expect((await fires(t, skip)).map((f) => f.scheduled_at)).toEqual(['2026-09-01T01:00:00.000000Z', '2026-09-01T06:00:00.000000Z']);
       const onceFires = await fires(t, once);
-      expect(onceFires.map((f) => f.scheduled_at)).toEqual(['2026-09-01T01:00:00.000000Z', '2026-09-01T02:00:00.000000Z', '2026-09-01T06:00:00.000000Z']);
+      expect(onceFires.map((f) => f.scheduled_at)).toEqual([
+        '2026-09-01T01:00:00.000000Z',
+        '2026-09-01T02:00:00.000000Z',
+        '2026-09-01T06:00:00.000000Z',
+      ]);
       expect(onceFires[1]!.fired_at).toMatch(/^2026-09-01T05:20:00/);
       expect(onceFires.map((f) => f.missed)).toEqual([false, true, false]);
       await restarted.stop();
@@ -277,7 +392,9 @@ describeEachDialect('schedules', (dialect) => {
       // On PostgreSQL the second scheduler is another process's (own pool, own engine); on SQLite
       // a second scheduler in the one process.
       const peer = dialect === 'postgres' ? await createPeerApp(t) : null;
-      const second = peer ? peer.deps.scheduler : new Scheduler({ db: t.deps.db, dialect, engine: t.deps.engine, clock: t.clock, timers: false, batchSize: 7 });
+      const second = peer
+        ? peer.deps.scheduler
+        : new Scheduler({ db: t.deps.db, dialect, engine: t.deps.engine, clock: t.clock, timers: false, batchSize: 7 });
       const first = new Scheduler({ db: t.deps.db, dialect, engine: t.deps.engine, clock: t.clock, timers: false, batchSize: 7 });
       let total = 0;
       for (let minute = 1; minute <= 3; minute++) {
@@ -295,7 +412,7 @@ describeEachDialect('schedules', (dialect) => {
       await peer?.close();
       for (const id of ids) await t.request('POST', `/api/v1/workflows/${id}/deactivate`);
     });
-  
+
     it('wakes at the earliest stored fire time by its timer, without waiting for the poll', async () => {
       // A clock that runs in real time from an injected origin: the timer's delay is real.
       const offset = Date.parse('2026-12-01T00:00:00Z') - Date.now();

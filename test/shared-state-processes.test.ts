@@ -68,10 +68,17 @@ describe.skipIf(!TEST_DATABASE_URL)('two serve processes on one PostgreSQL', () 
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await answer.text();
-    return { status: answer.status, headers: answer.headers, body: text && answer.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined };
+    return {
+      status: answer.status,
+      headers: answer.headers,
+      body: text && answer.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined,
+    };
   }
 
-  async function webhook(server: ServeProcess, bearer: string): Promise<{ workflowId: string; url: (s: ServeProcess) => string; token: string }> {
+  async function webhook(
+    server: ServeProcess,
+    bearer: string,
+  ): Promise<{ workflowId: string; url: (s: ServeProcess) => string; token: string }> {
     const workflowId = (await call(server, 'POST', '/api/v1/workflows', bearer, { data: { name: 'Hook' } })).body.data.id as string;
     const graph = { nodes: [{ id: 'hook', type: 'webhook', config: {}, position: { x: 0, y: 0 } }], edges: [] };
     const put = await call(server, 'PUT', `/api/v1/workflows/${workflowId}/graph`, bearer, { data: { graph, layout: false } });
@@ -82,7 +89,11 @@ describe.skipIf(!TEST_DATABASE_URL)('two serve processes on one PostgreSQL', () 
   }
 
   const deliver = (url: string, bearer: string, headers: Record<string, string> = {}) =>
-    fetch(url, { method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json', ...headers }, body: '{"n":1}' }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
+    fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json', ...headers },
+      body: '{"n":1}',
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
 
   it('refuses a token revoked with the CLI on the next request to either process', async () => {
     const created = await token();
@@ -91,7 +102,11 @@ describe.skipIf(!TEST_DATABASE_URL)('two serve processes on one PostgreSQL', () 
     await unannounced(sql`update api_tokens set revoked_at = '2026-01-01T00:00:00.000000Z' where id = ${created.id}`);
     for (const server of [a, b]) expect((await call(server, 'GET', '/api/v1/me', created.token)).status).toBe(200);
     await unannounced(sql`update api_tokens set revoked_at = null where id = ${created.id}`);
-    const revoked = await runCli(['token', 'revoke', created.id], { DATABASE_URL: env.DATABASE_URL, SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_SECRET_KEY: env.SWITCHYARD_SECRET_KEY });
+    const revoked = await runCli(['token', 'revoke', created.id], {
+      DATABASE_URL: env.DATABASE_URL,
+      SWITCHYARD_DATA_DIR: dataDir,
+      SWITCHYARD_SECRET_KEY: env.SWITCHYARD_SECRET_KEY,
+    });
     expect(revoked.code, revoked.output).toBe(0);
     expect((await call(b, 'GET', '/api/v1/me', created.token)).status).toBe(401);
     expect((await call(a, 'GET', '/api/v1/me', created.token)).status).toBe(401);
@@ -100,12 +115,17 @@ describe.skipIf(!TEST_DATABASE_URL)('two serve processes on one PostgreSQL', () 
   it('shows a workflow renamed through one process in the other’s list on the next request', async () => {
     const bearer = (await token()).token;
     const id = (await call(a, 'POST', '/api/v1/workflows', bearer, { data: { name: 'Before' } })).body.data.id as string;
-    const names = async () => (await call(b, 'GET', '/api/v1/workflows?fields[workflow]=name', bearer)).body.data.map((w: { attributes: { name: string } }) => w.attributes.name) as string[];
+    const names = async () =>
+      (await call(b, 'GET', '/api/v1/workflows?fields[workflow]=name', bearer)).body.data.map(
+        (w: { attributes: { name: string } }) => w.attributes.name,
+      ) as string[];
     expect(await names()).toContain('Before');
     // B's list really is cached: a write the database does not announce stays unseen by it.
     await unannounced(sql`update workflows set name = 'Unannounced' where id = ${id}`);
     expect(await names()).toContain('Before');
-    expect((await call(a, 'PATCH', `/api/v1/workflows/${id}`, bearer, { data: { type: 'workflow', id, attributes: { name: 'After' } } })).status).toBe(200);
+    expect(
+      (await call(a, 'PATCH', `/api/v1/workflows/${id}`, bearer, { data: { type: 'workflow', id, attributes: { name: 'After' } } })).status,
+    ).toBe(200);
     const after = await names();
     expect(after).toContain('After');
     expect(after).not.toContain('Before');
@@ -131,7 +151,9 @@ describe.skipIf(!TEST_DATABASE_URL)('two serve processes on one PostgreSQL', () 
     expect((await deliver(hook.url(b), hook.token)).body).toMatchObject({ ok: true, execution_id: expect.any(String) });
     expect((await call(a, 'POST', `/api/v1/workflows/${hook.workflowId}/webhooks/hook/capture`, bearer)).status).toBe(200);
     expect((await deliver(hook.url(b), hook.token)).body).toEqual({ ok: true, captured: true });
-    expect((await call(a, 'GET', `/api/v1/workflows/${hook.workflowId}/webhooks/hook/capture`, bearer)).body.payload.body).toEqual({ n: 1 });
+    expect((await call(a, 'GET', `/api/v1/workflows/${hook.workflowId}/webhooks/hook/capture`, bearer)).body.payload.body).toEqual({
+      n: 1,
+    });
   });
 
   it('deduplicates in one process a delivery whose idempotency key the other process took', async () => {

@@ -70,7 +70,6 @@ describe.skipIf(!TEST_DATABASE_URL)('rate limits of two API processes [postgres]
     // API and webhook counts are kept apart, as are addresses.
     expect((await from(asB, '203.0.113.51')).status).toBe(202);
   });
-
 });
 
 describe.skipIf(!TEST_DATABASE_URL)('caches of two API processes [postgres]', () => {
@@ -96,11 +95,16 @@ describe.skipIf(!TEST_DATABASE_URL)('caches of two API processes [postgres]', ()
   it('serves list answers from its cache, and a rename through the other process shows on the next request', async () => {
     const { a, b } = pair;
     const id = (await a.request('POST', '/api/v1/workflows', { body: { data: { name: 'Listed' } } })).body.data.id as string;
-    const names = async () => (await b.request('GET', '/api/v1/workflows?sort=name&fields[workflow]=name')).body.data.map((w: { attributes: { name: string } }) => w.attributes.name) as string[];
+    const names = async () =>
+      (await b.request('GET', '/api/v1/workflows?sort=name&fields[workflow]=name')).body.data.map(
+        (w: { attributes: { name: string } }) => w.attributes.name,
+      ) as string[];
     expect(await names()).toContain('Listed');
     await unannounced(a, sql`update workflows set name = 'Unannounced' where id = ${id}`);
     expect(await names()).toContain('Listed');
-    const renamed = await a.request('PATCH', `/api/v1/workflows/${id}`, { body: { data: { type: 'workflow', id, attributes: { name: 'Renamed' } } } });
+    const renamed = await a.request('PATCH', `/api/v1/workflows/${id}`, {
+      body: { data: { type: 'workflow', id, attributes: { name: 'Renamed' } } },
+    });
     expect(renamed.status).toBe(200);
     expect(await names()).toContain('Renamed');
   });
@@ -108,7 +112,8 @@ describe.skipIf(!TEST_DATABASE_URL)('caches of two API processes [postgres]', ()
   it('applies a bearer rotation, a capture and an idempotency key taken by the other process to the next delivery', async () => {
     const { a, b, asB } = pair;
     const hook = await webhookWorkflow(a, 'Shared hook', {});
-    const bearer = (token: string | undefined, headers: Record<string, string> = {}) => deliver(asB, hook.path, { body: '{"n":1}', headers: { authorization: `Bearer ${token}`, ...headers } });
+    const bearer = (token: string | undefined, headers: Record<string, string> = {}) =>
+      deliver(asB, hook.path, { body: '{"n":1}', headers: { authorization: `Bearer ${token}`, ...headers } });
     expect((await bearer(hook.token)).status).toBe(202);
     // The endpoint really is cached: served again without a read, while nothing is announced.
     const cached = await b.deps.webhookEndpoints.find(hook.webhookId);
@@ -132,7 +137,10 @@ describe.skipIf(!TEST_DATABASE_URL)('caches of two API processes [postgres]', ()
     expect(captured.json()).toEqual({ ok: true, captured: true });
     expect((await a.request('GET', `/api/v1/workflows/${hook.workflowId}/webhooks/hook/capture`)).body.payload.body).toEqual({ n: 1 });
 
-    const first = await deliver(a, hook.path, { body: '{}', headers: { authorization: `Bearer ${rotated.body.token}`, 'idempotency-key': 'shared-key' } });
+    const first = await deliver(a, hook.path, {
+      body: '{}',
+      headers: { authorization: `Bearer ${rotated.body.token}`, 'idempotency-key': 'shared-key' },
+    });
     expect(first.status).toBe(202);
     const again = await bearer(rotated.body.token, { 'idempotency-key': 'shared-key' });
     expect(again.status).toBe(202);

@@ -23,9 +23,27 @@ describeEachDialect('Slack events at /webhooks/inbound/slack', (dialect) => {
   beforeAll(async () => {
     t = await createTestApp(dialect);
     await t.deps.apps.setApp('slack', { secrets: { signing_secret: SIGNING_SECRET } });
-    await t.deps.apps.install({ provider: 'slack', workspace: { id: t.workspaces.main }, accountId: 'T0MAIN', botUserId: 'U0BOT', botId: 'B0BOT', credentials: { bot_token: 'xoxb-main' } });
+    await t.deps.apps.install({
+      provider: 'slack',
+      workspace: { id: t.workspaces.main },
+      accountId: 'T0MAIN',
+      botUserId: 'U0BOT',
+      botId: 'B0BOT',
+      credentials: { bot_token: 'xoxb-main' },
+    });
     for (const [who, config] of Object.entries(TRIGGERS)) {
-      await workflowWith(t, who, { nodes: [node('event', 'app_event', config), node('tag', 'set', { values: { who, payload: '{{ trigger.payload }}', event_type: '{{ trigger.event.type }}' } })], edges: [edge('event', 'tag')] }, { activate: true });
+      await workflowWith(
+        t,
+        who,
+        {
+          nodes: [
+            node('event', 'app_event', config),
+            node('tag', 'set', { values: { who, payload: '{{ trigger.payload }}', event_type: '{{ trigger.event.type }}' } }),
+          ],
+          edges: [edge('event', 'tag')],
+        },
+        { activate: true },
+      );
     }
   });
   afterAll(() => t.close());
@@ -34,16 +52,36 @@ describeEachDialect('Slack events at /webhooks/inbound/slack', (dialect) => {
   const runsFor = async (marker: string) => {
     await t.deps.engine.idle();
     const rows = await t.deps.db.selectFrom('executions').select('output').where('output', 'like', `%${marker}%`).execute();
-    return rows.map((r) => JSON.parse(r.output!) as { who: string; payload: Record<string, unknown>; event_type: string }).sort((a, b) => a.who.localeCompare(b.who));
+    return rows
+      .map((r) => JSON.parse(r.output!) as { who: string; payload: Record<string, unknown>; event_type: string })
+      .sort((a, b) => a.who.localeCompare(b.who));
   };
-  const executionCount = async () => Number((await t.deps.db.selectFrom('executions').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  const executionCount = async () =>
+    Number(
+      (
+        await t.deps.db
+          .selectFrom('executions')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   describe('verification', () => {
-    it('signs exactly as Slack\'s own verifier (@slack/bolt) expects, and accepts what it accepts', async () => {
+    it("signs exactly as Slack's own verifier (@slack/bolt) expects, and accepts what it accepts", async () => {
       for (const text of ['plain', 'ünïcödé ✓', 'quotes " and \\ backslashes']) {
         const body = JSON.stringify({ type: 'url_verification', challenge: text, token: 'x' });
         const headers = slackHeaders(body, nowSeconds());
-        expect(() => verifySlackRequest({ signingSecret: SIGNING_SECRET, body, headers: { 'x-slack-signature': headers['x-slack-signature']!, 'x-slack-request-timestamp': Number(headers['x-slack-request-timestamp']) }, nowMilliseconds: t.clock.nowMs() })).not.toThrow();
+        expect(() =>
+          verifySlackRequest({
+            signingSecret: SIGNING_SECRET,
+            body,
+            headers: {
+              'x-slack-signature': headers['x-slack-signature']!,
+              'x-slack-request-timestamp': Number(headers['x-slack-request-timestamp']),
+            },
+            nowMilliseconds: t.clock.nowMs(),
+          }),
+        ).not.toThrow();
         const res = await postSlack(t, body, headers);
         expect(res.statusCode).toBe(200);
         expect(res.json()).toEqual({ challenge: text });
@@ -58,7 +96,19 @@ describeEachDialect('Slack events at /webhooks/inbound/slack', (dialect) => {
         { name: 'stale', body, headers: slackHeaders(body, nowSeconds() - 301) },
       ];
       for (const c of cases) {
-        expect(() => verifySlackRequest({ signingSecret: SIGNING_SECRET, body: c.body, headers: { 'x-slack-signature': c.headers['x-slack-signature']!, 'x-slack-request-timestamp': Number(c.headers['x-slack-request-timestamp']) }, nowMilliseconds: t.clock.nowMs() }), c.name).toThrow();
+        expect(
+          () =>
+            verifySlackRequest({
+              signingSecret: SIGNING_SECRET,
+              body: c.body,
+              headers: {
+                'x-slack-signature': c.headers['x-slack-signature']!,
+                'x-slack-request-timestamp': Number(c.headers['x-slack-request-timestamp']),
+              },
+              nowMilliseconds: t.clock.nowMs(),
+            }),
+          c.name,
+        ).toThrow();
         const res = await postSlack(t, c.body, c.headers);
         expect(res.statusCode, c.name).toBe(401);
         expect(res.json().errors[0].code).toBe('unauthorized');
@@ -86,13 +136,20 @@ describeEachDialect('Slack events at /webhooks/inbound/slack', (dialect) => {
       ];
       for (const headers of variants) expect((await postSlack(t, body, headers)).statusCode).toBe(401);
       // A repeated signature header, the second one valid.
-      const repeated = await t.app.inject({ method: 'POST', url: '/webhooks/inbound/slack', payload: body, headers: { ...good, 'x-slack-signature': ['v0=' + '0'.repeat(64), good['x-slack-signature']!] } as never });
+      const repeated = await t.app.inject({
+        method: 'POST',
+        url: '/webhooks/inbound/slack',
+        payload: body,
+        headers: { ...good, 'x-slack-signature': ['v0=' + '0'.repeat(64), good['x-slack-signature']!] } as never,
+      });
       expect(repeated.statusCode).toBe(401);
       // Not JSON at all: refused for the signature (401), not for the body (400).
       const garbage = await postSlack(t, '{not json', { ...good });
       expect(garbage.statusCode).toBe(401);
       // The url_verification challenge is not answered without a signature.
-      const challenge = await postSlack(t, JSON.stringify({ type: 'url_verification', challenge: 'leak' }), { 'content-type': 'application/json' });
+      const challenge = await postSlack(t, JSON.stringify({ type: 'url_verification', challenge: 'leak' }), {
+        'content-type': 'application/json',
+      });
       expect(challenge.statusCode).toBe(401);
       expect(challenge.body).not.toContain('leak');
       expect(await executionCount()).toBe(before);
@@ -143,8 +200,20 @@ describeEachDialect('Slack events at /webhooks/inbound/slack', (dialect) => {
       const at = ts();
       const text = '<@U0BOT> mention-marker please';
       const asMessage = message({ text, ts: at });
-      const asMention = { type: 'app_mention', user: 'U0HUMAN', text, ts: at, channel: 'C0GENERAL', event_ts: at, client_msg_id: 'c-m', team: 'T0MAIN' };
-      const [a, b] = await Promise.all([postSlack(t, envelope('T0MAIN', 'EvMentionMsg', asMessage)), postSlack(t, envelope('T0MAIN', 'EvMentionApp', asMention))]);
+      const asMention = {
+        type: 'app_mention',
+        user: 'U0HUMAN',
+        text,
+        ts: at,
+        channel: 'C0GENERAL',
+        event_ts: at,
+        client_msg_id: 'c-m',
+        team: 'T0MAIN',
+      };
+      const [a, b] = await Promise.all([
+        postSlack(t, envelope('T0MAIN', 'EvMentionMsg', asMessage)),
+        postSlack(t, envelope('T0MAIN', 'EvMentionApp', asMention)),
+      ]);
       expect([a.statusCode, b.statusCode]).toEqual([200, 200]);
       const runs = await runsFor('mention-marker');
       expect(runs.map((r) => r.who)).toEqual(['all', 'mentions']);
@@ -158,13 +227,27 @@ describeEachDialect('Slack events at /webhooks/inbound/slack', (dialect) => {
       expect(runs[0]!.payload).toMatchObject({ channel_type: 'im', mentioned: true });
     });
 
-    it('drops the bot\'s own messages, records their threads, and marks replies there as bot_thread', async () => {
+    it("drops the bot's own messages, records their threads, and marks replies there as bot_thread", async () => {
       const root = ts();
       const before = await executionCount();
-      const own = { ...message({ text: 'own-marker posted by the bot', ts: root, user: 'U0BOT' }), bot_id: 'B0BOT', app_id: 'A0APP', bot_profile: { id: 'B0BOT', name: 'switchyard' } };
+      const own = {
+        ...message({ text: 'own-marker posted by the bot', ts: root, user: 'U0BOT' }),
+        bot_id: 'B0BOT',
+        app_id: 'A0APP',
+        bot_profile: { id: 'B0BOT', name: 'switchyard' },
+      };
       expect((await postSlack(t, envelope('T0MAIN', 'EvOwn', own))).statusCode).toBe(200);
       // By bot id alone too (a bot_message without a user).
-      const ownByBotId = { type: 'message', subtype: 'bot_message', text: 'own-marker again', bot_id: 'B0BOT', ts: ts(), channel: 'C0GENERAL', channel_type: 'channel', event_ts: root };
+      const ownByBotId = {
+        type: 'message',
+        subtype: 'bot_message',
+        text: 'own-marker again',
+        bot_id: 'B0BOT',
+        ts: ts(),
+        channel: 'C0GENERAL',
+        channel_type: 'channel',
+        event_ts: root,
+      };
       expect((await postSlack(t, envelope('T0MAIN', 'EvOwn2', ownByBotId))).statusCode).toBe(200);
       await t.deps.engine.idle();
       expect(await executionCount()).toBe(before);
@@ -174,14 +257,27 @@ describeEachDialect('Slack events at /webhooks/inbound/slack', (dialect) => {
       expect(runs.map((r) => r.who)).toEqual(['all', 'threads']);
       expect(runs[0]!.payload).toMatchObject({ thread_ts: root, bot_thread: true });
       // A reply in a thread the bot never posted in is not one.
-      await postSlack(t, envelope('T0MAIN', 'EvOtherThread', message({ text: 'elsewhere-marker', ts: ts(), thread_ts: '1700000000.000100' })));
+      await postSlack(
+        t,
+        envelope('T0MAIN', 'EvOtherThread', message({ text: 'elsewhere-marker', ts: ts(), thread_ts: '1700000000.000100' })),
+      );
       const other = await runsFor('elsewhere-marker');
       expect(other.map((r) => r.who)).toEqual(['all']);
       expect(other[0]!.payload).toMatchObject({ thread_ts: '1700000000.000100', bot_thread: false });
     });
 
-    it('lets other bots\' messages reach only triggers with include_bots', async () => {
-      const botMessage = { type: 'message', subtype: 'bot_message', text: 'otherbot-marker', bot_id: 'B0OTHER', username: 'ci', ts: ts(), channel: 'C0BOTS', channel_type: 'channel', event_ts: '1' };
+    it("lets other bots' messages reach only triggers with include_bots", async () => {
+      const botMessage = {
+        type: 'message',
+        subtype: 'bot_message',
+        text: 'otherbot-marker',
+        bot_id: 'B0OTHER',
+        username: 'ci',
+        ts: ts(),
+        channel: 'C0BOTS',
+        channel_type: 'channel',
+        event_ts: '1',
+      };
       await postSlack(t, envelope('T0MAIN', 'EvOtherBot', botMessage));
       const runs = await runsFor('otherbot-marker');
       expect(runs.map((r) => r.who)).toEqual(['bots']);
@@ -204,14 +300,24 @@ describeEachDialect('Slack events at /webhooks/inbound/slack', (dialect) => {
       await postSlack(t, envelope('T0MAIN', 'EvEdit', edit));
       const runs = await runsFor('edited-marker');
       expect(runs.map((r) => r.who)).toEqual(['edits']);
-      expect(runs[0]!.payload).toMatchObject({ text: 'edited-marker now', user: 'U0HUMAN', ts: original, event_type: 'message_changed', channel: 'C0EDIT' });
+      expect(runs[0]!.payload).toMatchObject({
+        text: 'edited-marker now',
+        user: 'U0HUMAN',
+        ts: original,
+        event_type: 'message_changed',
+        channel: 'C0EDIT',
+      });
     });
 
     it('answers a redelivery (X-Slack-Retry-Num) 200 and starts nothing again', async () => {
       const body = JSON.stringify(envelope('T0MAIN', 'EvRetry', message({ text: 'retry-marker', ts: ts() })));
       expect((await postSlack(t, body)).statusCode).toBe(200);
       for (const n of ['1', '2']) {
-        const res = await postSlack(t, body, { ...slackHeaders(body, nowSeconds()), 'x-slack-retry-num': n, 'x-slack-retry-reason': 'http_timeout' });
+        const res = await postSlack(t, body, {
+          ...slackHeaders(body, nowSeconds()),
+          'x-slack-retry-num': n,
+          'x-slack-retry-reason': 'http_timeout',
+        });
         expect(res.statusCode).toBe(200);
       }
       expect((await runsFor('retry-marker')).map((r) => r.who)).toEqual(['all']);
@@ -237,15 +343,43 @@ describeEachDialect('Slack events at /webhooks/inbound/slack', (dialect) => {
 
     it('drops every event of an installation whose bot identity is unknown (fail closed)', async () => {
       const now = t.clock.now();
-      await t.deps.db.insertInto('app_installations').values({ id: '0190f2a0-0000-7000-8000-00000000b0b0', workspace_id: t.workspaces.main, provider: 'slack', account_id: 'T0NOBOT', bot_user_id: null, bot_id: null, credentials_sealed: null, created_at: now, updated_at: now }).execute();
+      await t.deps.db
+        .insertInto('app_installations')
+        .values({
+          id: '0190f2a0-0000-7000-8000-00000000b0b0',
+          workspace_id: t.workspaces.main,
+          provider: 'slack',
+          account_id: 'T0NOBOT',
+          bot_user_id: null,
+          bot_id: null,
+          credentials_sealed: null,
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
       const res = await postSlack(t, envelope('T0NOBOT', 'EvNoBot', message({ text: 'nobot-marker', ts: ts() })));
       expect(res.statusCode).toBe(200);
       expect(await runsFor('nobot-marker')).toEqual([]);
     });
 
     it('stops routing a team once its installation is removed', async () => {
-      const other = await t.deps.apps.install({ provider: 'slack', workspace: { id: t.workspaces.other }, accountId: 'T0GONE', botUserId: 'U0B', botId: 'B0B', credentials: { bot_token: 'xoxb-gone' } });
-      await workflowWith({ ...t, request: (m, u, o) => t.request(m, u, { ...o, token: t.tokens.other }) }, 'other', { nodes: [node('event', 'app_event'), node('tag', 'set', { values: { who: 'other', payload: '{{ trigger.payload }}' } })], edges: [edge('event', 'tag')] }, { activate: true });
+      const other = await t.deps.apps.install({
+        provider: 'slack',
+        workspace: { id: t.workspaces.other },
+        accountId: 'T0GONE',
+        botUserId: 'U0B',
+        botId: 'B0B',
+        credentials: { bot_token: 'xoxb-gone' },
+      });
+      await workflowWith(
+        { ...t, request: (m, u, o) => t.request(m, u, { ...o, token: t.tokens.other }) },
+        'other',
+        {
+          nodes: [node('event', 'app_event'), node('tag', 'set', { values: { who: 'other', payload: '{{ trigger.payload }}' } })],
+          edges: [edge('event', 'tag')],
+        },
+        { activate: true },
+      );
       await postSlack(t, envelope('T0GONE', 'EvGone1', message({ text: 'gone-marker one', ts: ts() })));
       expect((await runsFor('gone-marker one')).map((r) => r.who)).toEqual(['other']);
       expect((await t.request('DELETE', `/api/v1/app-installations/${other.id}`, { token: t.tokens.other })).status).toBe(204);

@@ -26,7 +26,10 @@ describeEachDialect('Slack OAuth install', (dialect) => {
   });
 
   it('answers the authorize URL with a state signed for the workspace; a read token cannot start it', async () => {
-    await t.deps.apps.setApp('slack', { settings: { client_id: '123.456' }, secrets: { client_secret: 'client-secret-0123', signing_secret: 'sign-0123' } });
+    await t.deps.apps.setApp('slack', {
+      settings: { client_id: '123.456' },
+      secrets: { client_secret: 'client-secret-0123', signing_secret: 'sign-0123' },
+    });
     expect((await authorize(t.tokens.read)).status).toBe(403);
     const res = await authorize();
     expect(res.status).toBe(200);
@@ -48,7 +51,12 @@ describeEachDialect('Slack OAuth install', (dialect) => {
     expect(exchange.headers.authorization).toBe(`Basic ${Buffer.from('123.456:client-secret-0123').toString('base64')}`);
     expect(slack.calls.find((c) => c.method === 'auth.test')!.headers.authorization).toBe('Bearer xoxb-from-oauth');
     const installed = await t.deps.platformDirectory.installation('slack', 'T0OAUTH');
-    expect(installed).toMatchObject({ workspaceId: t.workspaces.main, botUserId: 'U0OAUTHBOT', botId: 'B0OAUTHBOT', credentials: { bot_token: 'xoxb-from-oauth' } });
+    expect(installed).toMatchObject({
+      workspaceId: t.workspaces.main,
+      botUserId: 'U0OAUTHBOT',
+      botId: 'B0OAUTHBOT',
+      credentials: { bot_token: 'xoxb-from-oauth' },
+    });
     const row = await t.deps.db.selectFrom('app_installations').selectAll().where('account_id', '=', 'T0OAUTH').executeTakeFirstOrThrow();
     expect(row.credentials_sealed).not.toContain('xoxb');
     const listed = await t.request('GET', '/api/v1/app-installations');
@@ -56,14 +64,34 @@ describeEachDialect('Slack OAuth install', (dialect) => {
   });
 
   it('stores an install whose auth.test names no bot id; its events are dropped until the bot identity is known', async () => {
-    slack.script('oauth.v2.access', { body: { ok: true, access_token: 'xoxb-nobot', token_type: 'bot', bot_user_id: 'U0NOBOTID', team: { name: 'Partial', id: 'T0PARTIAL' } } });
+    slack.script('oauth.v2.access', {
+      body: {
+        ok: true,
+        access_token: 'xoxb-nobot',
+        token_type: 'bot',
+        bot_user_id: 'U0NOBOTID',
+        team: { name: 'Partial', id: 'T0PARTIAL' },
+      },
+    });
     slack.script('auth.test', { body: { ok: true, team_id: 'T0PARTIAL', user_id: 'U0NOBOTID' } });
     const state = new URL((await authorize()).body.url).searchParams.get('state')!;
     const res = await callback(`code=code-partial&state=${encodeURIComponent(state)}`);
     expect(res.statusCode).toBe(200);
-    expect(await t.deps.platformDirectory.installation('slack', 'T0PARTIAL')).toMatchObject({ workspaceId: t.workspaces.main, botUserId: 'U0NOBOTID', botId: null });
+    expect(await t.deps.platformDirectory.installation('slack', 'T0PARTIAL')).toMatchObject({
+      workspaceId: t.workspaces.main,
+      botUserId: 'U0NOBOTID',
+      botId: null,
+    });
     // The operator's CLI install still requires both ids.
-    await expect(t.deps.apps.install({ provider: 'slack', workspace: { id: t.workspaces.main }, accountId: 'T0CLI', botUserId: 'U0X', credentials: { bot_token: 'xoxb-cli' } })).rejects.toThrow('needs the bot user id and the bot id');
+    await expect(
+      t.deps.apps.install({
+        provider: 'slack',
+        workspace: { id: t.workspaces.main },
+        accountId: 'T0CLI',
+        botUserId: 'U0X',
+        credentials: { bot_token: 'xoxb-cli' },
+      }),
+    ).rejects.toThrow('needs the bot user id and the bot id');
   });
 
   it('refuses a forged, altered or expired state before calling Slack', async () => {
@@ -85,8 +113,17 @@ describeEachDialect('Slack OAuth install', (dialect) => {
   it('refuses a team another workspace already holds, and reports a denied install', async () => {
     {
       // The same team installed in the other workspace first.
-      await t.deps.apps.install({ provider: 'slack', workspace: { id: t.workspaces.other }, accountId: 'T0TAKEN', botUserId: 'U1', botId: 'B1', credentials: { bot_token: 'xoxb-1' } });
-      slack.script('oauth.v2.access', { body: { ok: true, access_token: 'xoxb-2', bot_user_id: 'U2', team: { id: 'T0TAKEN', name: 'Taken' } } });
+      await t.deps.apps.install({
+        provider: 'slack',
+        workspace: { id: t.workspaces.other },
+        accountId: 'T0TAKEN',
+        botUserId: 'U1',
+        botId: 'B1',
+        credentials: { bot_token: 'xoxb-1' },
+      });
+      slack.script('oauth.v2.access', {
+        body: { ok: true, access_token: 'xoxb-2', bot_user_id: 'U2', team: { id: 'T0TAKEN', name: 'Taken' } },
+      });
       const state = new URL((await authorize()).body.url).searchParams.get('state')!;
       const res = await callback(`code=c2&state=${encodeURIComponent(state)}`);
       expect(res.statusCode).toBe(409);

@@ -25,14 +25,28 @@ describeEachDialect('step templates', (dialect) => {
     const res = await t.request('GET', '/api/v1/step-templates');
     expect(res.status).toBe(200);
     const slugs = res.body.data.map((d: { attributes: { slug: string } }) => d.attributes.slug);
-    expect([...slugs].sort()).toEqual([...SPEC_SLUGS, ...CONTROL_SLUGS, ...IMPORT_SLUGS, ...TRIGGER_SLUGS, ...ADDED_SLUGS, ...PLATFORM_SLUGS].sort());
+    expect([...slugs].sort()).toEqual(
+      [...SPEC_SLUGS, ...CONTROL_SLUGS, ...IMPORT_SLUGS, ...TRIGGER_SLUGS, ...ADDED_SLUGS, ...PLATFORM_SLUGS].sort(),
+    );
     expect(slugs.slice(0, 7).sort()).toEqual([...SPEC_SLUGS].sort());
     const orders = res.body.data.map((d: { attributes: { sort_order: number } }) => d.attributes.sort_order);
     expect(orders).toEqual([...orders].sort((a: number, b: number) => a - b));
     const webhook = res.body.data.find((d: { id: string }) => d.id === 'webhook');
     expect(webhook.type).toBe('step-template');
     expect(Object.keys(webhook.attributes).sort()).toEqual(
-      ['canvas_schema', 'canvas_visible', 'category', 'default_config', 'description', 'docs', 'name', 'output_schema', 'ports', 'slug', 'sort_order'].sort(),
+      [
+        'canvas_schema',
+        'canvas_visible',
+        'category',
+        'default_config',
+        'description',
+        'docs',
+        'name',
+        'output_schema',
+        'ports',
+        'slug',
+        'sort_order',
+      ].sort(),
     );
     expect(webhook.attributes.category).toContain('start');
     expect(webhook.attributes.ports).toEqual({ in: [], out: ['out'] });
@@ -44,7 +58,12 @@ describeEachDialect('step templates', (dialect) => {
   it('shows read_store with its config schema and default limit', async () => {
     const res = await t.request('GET', '/api/v1/step-templates');
     const readStore = res.body.data.find((d: { id: string }) => d.id === 'read_store');
-    expect(readStore.attributes).toMatchObject({ slug: 'read_store', name: 'Read Store', default_config: { limit: 100 }, ports: { in: ['in'], out: ['out'] } });
+    expect(readStore.attributes).toMatchObject({
+      slug: 'read_store',
+      name: 'Read Store',
+      default_config: { limit: 100 },
+      ports: { in: ['in'], out: ['out'] },
+    });
     expect(JSON.stringify(readStore.attributes.canvas_schema)).toContain('store_id');
   });
 

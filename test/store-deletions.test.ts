@@ -37,7 +37,7 @@ describeEachDialect('store deletions', (dialect) => {
       expect((await t.request('GET', relative(empty.body.links.next))).body.data.map((d: { key: string }) => d.key)).toEqual(['d']);
     });
 
-    it('removes a key\'s tombstone when the key is written again, so the two feeds never disagree', async () => {
+    it("removes a key's tombstone when the key is written again, so the two feeds never disagree", async () => {
       const store = (await stores.create({ name: 'Revived' })).id;
       await stores.putOk(store, 'k', { v: 1 });
       await stores.remove(store, 'k');
@@ -60,10 +60,22 @@ describeEachDialect('store deletions', (dialect) => {
       await stores.remove(store, 'x');
       const workflow = newId();
       await t.deps.db.transaction().execute((trx) =>
-        writeStoreRow(trx, t.deps.dialect, { workspaceId: t.workspaces.main, storeId: store, key: 'y', mode: 'delete', workflowId: workflow, executionId: newId(), now: t.clock.now(), rowPointer: '/row' }),
+        writeStoreRow(trx, t.deps.dialect, {
+          workspaceId: t.workspaces.main,
+          storeId: store,
+          key: 'y',
+          mode: 'delete',
+          workflowId: workflow,
+          executionId: newId(),
+          now: t.clock.now(),
+          rowPointer: '/row',
+        }),
       );
       const all = (await t.request('GET', deletions(store))).body.data;
-      expect(all.map((d: { key: string; workflow_id: string | null }) => [d.key, d.workflow_id])).toEqual([['x', null], ['y', workflow]]);
+      expect(all.map((d: { key: string; workflow_id: string | null }) => [d.key, d.workflow_id])).toEqual([
+        ['x', null],
+        ['y', workflow],
+      ]);
       const since = await t.request('GET', deletions(store, `?since=${all[1].deleted_at}`));
       expect(since.body.data.map((d: { key: string }) => d.key)).toEqual(['y']);
     });
@@ -84,7 +96,10 @@ describeEachDialect('store deletions', (dialect) => {
     it('refuses a rows cursor on the deletions feed', async () => {
       const store = (await stores.create({ name: 'Crossed' })).id;
       const rowsNext = (await t.request('GET', `/api/v1/stores/${store}/rows`)).body.links.next as string;
-      const res = await t.request('GET', deletions(store, `?page[after]=${encodeURIComponent(new URL(rowsNext).searchParams.get('page[after]')!)}`));
+      const res = await t.request(
+        'GET',
+        deletions(store, `?page[after]=${encodeURIComponent(new URL(rowsNext).searchParams.get('page[after]')!)}`),
+      );
       expect(res.status).toBe(400);
       expect(res.body.errors[0].detail).toBe("page[after] is a cursor of the store's rows feed, not of its deletions feed");
     });
@@ -109,14 +124,34 @@ describeEachDialect('store deletions', (dialect) => {
 
   describe('deleting a store', () => {
     const rowsOf = async (storeId: string) =>
-      Number((await t.deps.db.selectFrom('store_rows').select((eb) => eb.fn.countAll<number | string>().as('n')).where('store_id', '=', storeId).executeTakeFirstOrThrow()).n);
+      Number(
+        (
+          await t.deps.db
+            .selectFrom('store_rows')
+            .select((eb) => eb.fn.countAll<number | string>().as('n'))
+            .where('store_id', '=', storeId)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
 
     it('removes the rows and tombstones in batches in the background while other writers proceed', async () => {
       const doomed = (await stores.create({ name: 'Big', slug: 'big' })).id;
       const other = (await stores.create({ name: 'Busy neighbour' })).id;
       await t.deps.db.transaction().execute(async (trx) => {
-        const rows = Array.from({ length: 2500 }, (_, i) => ({ store_id: doomed, key: `r${i}`, row: '{}', created_at: '2026-11-01T00:00:00.000000Z', updated_at: '2026-11-01T00:00:00.000000Z', workflow_id: null, execution_id: null }));
-        for (let i = 0; i < rows.length; i += 500) await trx.insertInto('store_rows').values(rows.slice(i, i + 500)).execute();
+        const rows = Array.from({ length: 2500 }, (_, i) => ({
+          store_id: doomed,
+          key: `r${i}`,
+          row: '{}',
+          created_at: '2026-11-01T00:00:00.000000Z',
+          updated_at: '2026-11-01T00:00:00.000000Z',
+          workflow_id: null,
+          execution_id: null,
+        }));
+        for (let i = 0; i < rows.length; i += 500)
+          await trx
+            .insertInto('store_rows')
+            .values(rows.slice(i, i + 500))
+            .execute();
       });
       await stores.putOk(doomed, 'tomb', {});
       await stores.remove(doomed, 'tomb');
@@ -150,7 +185,12 @@ describeEachDialect('store deletions', (dialect) => {
       expect(await rowsOf(doomed)).toBe(0);
       expect(await t.deps.db.selectFrom('stores').select('id').where('id', '=', doomed).executeTakeFirst()).toBeUndefined();
       expect(await t.deps.db.selectFrom('store_deletions').select('key').where('store_id', '=', doomed).execute()).toEqual([]);
-      expect(keysOf((await stores.drain(`/api/v1/stores/${other}/rows`)).entries)).toEqual(['during-1', 'during-2', 'during-3', 'during-4']);
+      expect(keysOf((await stores.drain(`/api/v1/stores/${other}/rows`)).entries)).toEqual([
+        'during-1',
+        'during-2',
+        'during-3',
+        'during-4',
+      ]);
     });
 
     it('resumes after a stop: a new sweeper finishes what a stopped one left', async () => {

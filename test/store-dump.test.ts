@@ -9,7 +9,12 @@ const SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['name'],
-  properties: { name: { type: 'string' }, qty: { type: 'integer', minimum: 0 }, tags: { type: 'array', items: { type: 'string' } }, note: { type: 'string' } },
+  properties: {
+    name: { type: 'string' },
+    qty: { type: 'integer', minimum: 0 },
+    tags: { type: 'array', items: { type: 'string' } },
+    note: { type: 'string' },
+  },
 };
 const NDJSON = 'application/x-ndjson';
 
@@ -36,10 +41,23 @@ describeEachDialect('store dump and restore', (dialect) => {
   afterAll(() => t.close());
 
   const dump = (id: string, format?: string, token = t.tokens.build) =>
-    t.app.inject({ method: 'GET', url: `/api/v1/stores/${id}/dump${format ? `?format=${format}` : ''}`, headers: { authorization: `Bearer ${token}` } });
+    t.app.inject({
+      method: 'GET',
+      url: `/api/v1/stores/${id}/dump${format ? `?format=${format}` : ''}`,
+      headers: { authorization: `Bearer ${token}` },
+    });
   const restore = (slug: string, body: string, token = t.tokens.build) =>
-    t.app.inject({ method: 'POST', url: `/api/v1/stores/restore?slug=${slug}`, headers: { authorization: `Bearer ${token}`, 'content-type': NDJSON }, payload: body });
-  const lines = (text: string) => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+    t.app.inject({
+      method: 'POST',
+      url: `/api/v1/stores/restore?slug=${slug}`,
+      headers: { authorization: `Bearer ${token}`, 'content-type': NDJSON },
+      payload: body,
+    });
+  const lines = (text: string) =>
+    text
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l));
 
   describe('dump', () => {
     it('writes NDJSON: the header line, then one {key, row, created_at, updated_at} per line in key order', async () => {
@@ -48,7 +66,14 @@ describeEachDialect('store dump and restore', (dialect) => {
       expect(res.headers['content-type']).toBe('application/x-ndjson; charset=utf-8');
       expect(res.body.endsWith('\n')).toBe(true);
       const [header, ...entries] = lines(res.body);
-      expect(header).toEqual({ format: 'service-store/v1', name: 'Inventory', slug: 'inventory', description: 'things', schema: SCHEMA, row_cap: 500 });
+      expect(header).toEqual({
+        format: 'service-store/v1',
+        name: 'Inventory',
+        slug: 'inventory',
+        description: 'things',
+        schema: SCHEMA,
+        row_cap: 500,
+      });
       expect(entries.map((e) => e.key)).toEqual(Object.keys(rows).sort());
       for (const entry of entries) {
         expect(Object.keys(entry)).toEqual(['key', 'row', 'created_at', 'updated_at']);
@@ -74,7 +99,11 @@ describeEachDialect('store dump and restore', (dialect) => {
     it('writes JSON as one array of the same entries', async () => {
       const res = await dump(storeId, 'json');
       const entries = JSON.parse(res.body) as { key: string; row: unknown }[];
-      expect(entries.map((e) => [e.key, e.row])).toEqual(Object.keys(rows).sort().map((k) => [k, rows[k]]));
+      expect(entries.map((e) => [e.key, e.row])).toEqual(
+        Object.keys(rows)
+          .sort()
+          .map((k) => [k, rows[k]]),
+      );
       const empty = (await stores.create({ name: 'Empty' })).id;
       expect(JSON.parse((await dump(empty, 'json')).body)).toEqual([]);
     });
@@ -97,27 +126,43 @@ describeEachDialect('store dump and restore', (dialect) => {
       const row = JSON.stringify({ filler: 'x'.repeat(1000) });
       const at = t.clock.now();
       for (let i = 0; i < ROWS; i += 500) {
-        const values = Array.from({ length: 500 }, (_, j) => ({ store_id: big, key: `k${String(i + j).padStart(6, '0')}`, row, created_at: at, updated_at: at, workflow_id: null, execution_id: null }));
+        const values = Array.from({ length: 500 }, (_, j) => ({
+          store_id: big,
+          key: `k${String(i + j).padStart(6, '0')}`,
+          row,
+          created_at: at,
+          updated_at: at,
+          workflow_id: null,
+          execution_id: null,
+        }));
         await t.deps.db.insertInto('store_rows').values(values).execute();
       }
       const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
       const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
-        http.get(`${base}/api/v1/stores/${big}/dump`, { headers: { authorization: `Bearer ${t.tokens.build}` } }, resolve).on('error', reject);
+        http
+          .get(`${base}/api/v1/stores/${big}/dump`, { headers: { authorization: `Bearer ${t.tokens.build}` } }, resolve)
+          .on('error', reject);
       });
       expect(response.statusCode).toBe(200);
       const chunks: Buffer[] = [];
-      await new Promise<void>((resolve) => response.once('data', (chunk: Buffer) => {
-        chunks.push(chunk);
-        response.pause();
-        resolve();
-      }));
+      await new Promise<void>((resolve) =>
+        response.once('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          response.pause();
+          resolve();
+        }),
+      );
       // The client reads nothing more for a while: the server fills the socket's buffers and
       // stops. Then every row goes; what still arrives is what the server had read by then.
       await new Promise((resolve) => setTimeout(resolve, 1000));
       await t.deps.db.deleteFrom('store_rows').where('store_id', '=', big).execute();
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       await new Promise((resolve) => response.once('end', resolve).resume());
-      const received = Buffer.concat(chunks).toString('utf8').split('\n').filter((line) => line !== '').length - 1;
+      const received =
+        Buffer.concat(chunks)
+          .toString('utf8')
+          .split('\n')
+          .filter((line) => line !== '').length - 1;
       // Without back-pressure all 40,000 would have been read long before.
       expect(received).toBeGreaterThan(0);
       expect(received).toBeLessThan(ROWS / 2);
@@ -184,7 +229,14 @@ describeEachDialect('store dump and restore', (dialect) => {
       expect(id).not.toBe(storeId);
       expect(res.headers.location).toBe(`http://sy.test/api/v1/stores/${id}`);
       const store = await t.request('GET', `/api/v1/stores/${id}`);
-      expect(store.body.data.attributes).toMatchObject({ slug: 'inventory-copy', name: 'Inventory', row_count: 4, row_cap: 500, description: 'things', schema: SCHEMA });
+      expect(store.body.data.attributes).toMatchObject({
+        slug: 'inventory-copy',
+        name: 'Inventory',
+        row_count: 4,
+        row_cap: 500,
+        description: 'things',
+        schema: SCHEMA,
+      });
       const { meta: _meta, ...document } = answer;
       expect(document).toEqual(store.body);
       const [, ...again] = (await dump(id)).body.split('\n');
@@ -210,7 +262,14 @@ describeEachDialect('store dump and restore', (dialect) => {
       expect(meta).toMatchObject({ rows_imported: 1, rows_failed: 4, duplicates: [{ key: 'ok-1', lines: [2, 6] }] });
       expect(meta.failures).toEqual([
         { line: 3, key: null, errors: [{ pointer: '', detail: expect.stringContaining('the line is not JSON') }] },
-        { line: 4, key: 'bad-row', errors: [{ pointer: '/row/name', detail: 'row.name must be string' }, { pointer: '/row/qty', detail: 'row.qty must be >= 0' }] },
+        {
+          line: 4,
+          key: 'bad-row',
+          errors: [
+            { pointer: '/row/name', detail: 'row.name must be string' },
+            { pointer: '/row/qty', detail: 'row.qty must be >= 0' },
+          ],
+        },
         { line: 5, key: '', errors: [{ pointer: '/key', detail: expect.any(String) }] },
         { line: 8, key: 'ok-2', errors: [{ pointer: '/updated_at', detail: 'updated_at must be an RFC 3339 timestamp' }] },
       ]);
@@ -225,7 +284,12 @@ describeEachDialect('store dump and restore', (dialect) => {
       const taken = await restore('inventory', dumped);
       expect(taken.statusCode).toBe(409);
       expect(JSON.parse(taken.body).errors[0].code).toBe('slug_taken');
-      for (const header of ['not json', '{"format":"other/v9","name":"x","schema":{"type":"object"}}', '{"format":"service-store/v1","schema":{"type":"object"}}', '']) {
+      for (const header of [
+        'not json',
+        '{"format":"other/v9","name":"x","schema":{"type":"object"}}',
+        '{"format":"service-store/v1","schema":{"type":"object"}}',
+        '',
+      ]) {
         const res = await restore('fresh-slug', `${header}\n{"key":"a","row":{}}\n`);
         expect(res.statusCode, header).toBe(400);
         expect(JSON.parse(res.body).errors[0]).toMatchObject({ status: '400', code: 'invalid_body' });
@@ -237,16 +301,31 @@ describeEachDialect('store dump and restore', (dialect) => {
       const header = { format: 'service-store/v1', name: 'Small', schema: { type: 'object' }, row_cap: 2 };
       const body = [header, { key: 'a', row: {} }, { key: 'b', row: {} }, { key: 'c', row: {} }].map((l) => JSON.stringify(l)).join('\n');
       const answer = JSON.parse((await restore('small', body)).body);
-      expect(answer.meta).toEqual({ rows_imported: 2, rows_failed: 1, failures: [{ line: 4, key: 'c', errors: [{ pointer: '', detail: "the store's row_cap (2) is reached" }] }], duplicates: [] });
+      expect(answer.meta).toEqual({
+        rows_imported: 2,
+        rows_failed: 1,
+        failures: [{ line: 4, key: 'c', errors: [{ pointer: '', detail: "the store's row_cap (2) is reached" }] }],
+        duplicates: [],
+      });
       expect(answer.data.attributes.row_count).toBe(2);
     });
 
     it('needs a build token and the NDJSON media type', async () => {
       const dumped = (await dump(storeId)).body;
       expect((await restore('by-reader', dumped, t.tokens.read)).statusCode).toBe(403);
-      const wrongType = await t.app.inject({ method: 'POST', url: '/api/v1/stores/restore?slug=typed', headers: { authorization: `Bearer ${t.tokens.build}`, 'content-type': 'text/plain' }, payload: dumped });
+      const wrongType = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/stores/restore?slug=typed',
+        headers: { authorization: `Bearer ${t.tokens.build}`, 'content-type': 'text/plain' },
+        payload: dumped,
+      });
       expect(wrongType.statusCode).toBe(415);
-      const noSlug = await t.app.inject({ method: 'POST', url: '/api/v1/stores/restore', headers: { authorization: `Bearer ${t.tokens.build}`, 'content-type': NDJSON }, payload: dumped });
+      const noSlug = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/stores/restore',
+        headers: { authorization: `Bearer ${t.tokens.build}`, 'content-type': NDJSON },
+        payload: dumped,
+      });
       expect(noSlug.statusCode).toBe(400);
       expect(JSON.parse(noSlug.body).errors[0]).toMatchObject({ status: '400' });
     });

@@ -21,11 +21,19 @@ describeEachDialect('store feed cursors across a restart', (dialect) => {
 
       // A new process: its own connection, caches and cursor codec; the same secret key.
       const database = dialect === 'sqlite' ? openSqlite(t.database.url!) : openPostgres(t.database.url!, { max: 2 });
-      const deps = await buildDeps({ databaseUrl: null, dataDir: '/nonexistent', secretKey: 'test-secret-key-test-secret-key-0123456789', baseUrl: 'http://sy.test' }, { clock: systemClock, database, timers: false });
+      const deps = await buildDeps(
+        { databaseUrl: null, dataDir: '/nonexistent', secretKey: 'test-secret-key-test-secret-key-0123456789', baseUrl: 'http://sy.test' },
+        { clock: systemClock, database, timers: false },
+      );
       const app = await buildApp({ ...deps, config: { apiRateLimit: 0, trustProxy: [], baseUrl: 'http://sy.test' }, logger: false });
       try {
         const headers = { authorization: `Bearer ${t.tokens.build}`, 'content-type': 'application/vnd.api+json' };
-        const put = await app.inject({ method: 'PUT', url: `/api/v1/stores/${store}/rows/three`, headers, payload: JSON.stringify({ data: { row: {} } }) });
+        const put = await app.inject({
+          method: 'PUT',
+          url: `/api/v1/stores/${store}/rows/three`,
+          headers,
+          payload: JSON.stringify({ data: { row: {} } }),
+        });
         expect(put.statusCode).toBe(201);
         const res = await app.inject({ method: 'GET', url: next, headers });
         expect(res.statusCode).toBe(200);

@@ -40,7 +40,10 @@ describeEachDialect('store change feed', (dialect) => {
       await stores.putOk(store, 'r1', { v: 2 });
       await stores.putOk(store, 'r4', { v: 1 });
       const later = await stores.drain(next);
-      expect(later.entries.map((e) => [e.attributes.key, e.attributes.row.v])).toEqual([['r1', 2], ['r4', 1]]);
+      expect(later.entries.map((e) => [e.attributes.key, e.attributes.row.v])).toEqual([
+        ['r1', 2],
+        ['r4', 1],
+      ]);
       // The whole feed now lists r1 after r3: one entry per row, at its latest write.
       expect(keysOf((await stores.drain(feed(store))).entries)).toEqual(['r2', 'r3', 'r1', 'r4']);
     });
@@ -70,7 +73,18 @@ describeEachDialect('store change feed', (dialect) => {
       const db = t.deps.db;
       await db.transaction().execute(async (trx) => {
         for (const key of ['b', 'é', 'A', '😀', 'ａ']) {
-          await trx.insertInto('store_rows').values({ store_id: store, key, row: '{}', created_at: '2026-11-05T00:00:00.000000Z', updated_at: '2026-11-05T00:00:00.000000Z', workflow_id: null, execution_id: null }).execute();
+          await trx
+            .insertInto('store_rows')
+            .values({
+              store_id: store,
+              key,
+              row: '{}',
+              created_at: '2026-11-05T00:00:00.000000Z',
+              updated_at: '2026-11-05T00:00:00.000000Z',
+              workflow_id: null,
+              execution_id: null,
+            })
+            .execute();
         }
       });
       const first = await t.request('GET', feed(store, '?page[limit]=2'));
@@ -114,7 +128,9 @@ describeEachDialect('store change feed', (dialect) => {
       ] as const) {
         const res = await t.request('GET', feed(store, `?page[after]=${encodeURIComponent(cursor)}`));
         expect(res.status).toBe(400);
-        expect(res.body.errors).toEqual([expect.objectContaining({ code: 'invalid_query_parameter', detail, source: { parameter: 'page[after]' } })]);
+        expect(res.body.errors).toEqual([
+          expect.objectContaining({ code: 'invalid_query_parameter', detail, source: { parameter: 'page[after]' } }),
+        ]);
       }
     });
   });
@@ -146,7 +162,16 @@ describeEachDialect('store change feed', (dialect) => {
       await stores.putOk(store, 'o3', { status: 'Paid', amount: 1e20, paid: true, meta: { a: 1 } });
       t.clock.set('2026-11-11T00:00:00.000000Z');
       await t.deps.db.transaction().execute((trx) =>
-        writeStoreRow(trx, t.deps.dialect, { workspaceId: t.workspaces.main, storeId: store, key: 'o4', row: { status: 'open', amount: 7 }, workflowId: workflow, executionId: newId(), now: t.clock.now(), rowPointer: '/row' }),
+        writeStoreRow(trx, t.deps.dialect, {
+          workspaceId: t.workspaces.main,
+          storeId: store,
+          key: 'o4',
+          row: { status: 'open', amount: 7 },
+          workflowId: workflow,
+          executionId: newId(),
+          now: t.clock.now(),
+          rowPointer: '/row',
+        }),
       );
     });
 
@@ -182,10 +207,14 @@ describeEachDialect('store change feed', (dialect) => {
       const o2 = (await t.request('GET', `/api/v1/stores/${store}/rows/o2`)).body.data.attributes.updated_at as string;
       expect(keysOf((await t.request('GET', feed(store, `?updated_since=${o2}`))).body.data)).toEqual(['o2', 'o3', 'o4']);
       const offset = new Date(Date.parse(o2) + 3_600_000).toISOString().replace('Z', `${o2.slice(23, 26)}+01:00`);
-      expect(keysOf((await t.request('GET', feed(store, `?updated_since=${encodeURIComponent(offset)}`))).body.data)).toEqual(['o2', 'o3', 'o4']);
+      expect(keysOf((await t.request('GET', feed(store, `?updated_since=${encodeURIComponent(offset)}`))).body.data)).toEqual([
+        'o2',
+        'o3',
+        'o4',
+      ]);
     });
 
-    it('keeps the caller\'s filters in links.next and counts on request', async () => {
+    it("keeps the caller's filters in links.next and counts on request", async () => {
       const res = await t.request('GET', feed(store, '?filter[row.paid]=true&page[limit]=1&page[count]=true&fields[store-row]=key'));
       expect(res.body.meta).toEqual({ count: 2 });
       expect(res.body.data).toEqual([expect.objectContaining({ id: 'o1', attributes: { key: 'o1' } })]);
@@ -197,15 +226,35 @@ describeEachDialect('store change feed', (dialect) => {
     });
 
     it.each([
-      ['filter[row.nope]=1', 'filter[row.nope]', "'row.nope' is not a field the store's schema declares; row filters apply to top-level properties declared with type string, integer, number or boolean"],
-      ['filter[row.meta][eq]={}', 'filter[row.meta]', '\'row.meta\' cannot be filtered: the store\'s schema declares it, but its type is "object", not one of string, integer, number, boolean (optionally with null)'],
-      ['filter[row.tag]=x', 'filter[row.tag]', '\'row.tag\' cannot be filtered: the store\'s schema declares it, but it declares no "type"'],
+      [
+        'filter[row.nope]=1',
+        'filter[row.nope]',
+        "'row.nope' is not a field the store's schema declares; row filters apply to top-level properties declared with type string, integer, number or boolean",
+      ],
+      [
+        'filter[row.meta][eq]={}',
+        'filter[row.meta]',
+        "'row.meta' cannot be filtered: the store's schema declares it, but its type is \"object\", not one of string, integer, number, boolean (optionally with null)",
+      ],
+      ['filter[row.tag]=x', 'filter[row.tag]', "'row.tag' cannot be filtered: the store's schema declares it, but it declares no \"type\""],
       ['filter[row][status]=paid', 'filter[row]', "filter on a row's fields with filter[row.<field>], e.g. filter[row.status][eq]=paid"],
-      ['filter[and][0][row.nope]=1', 'filter[and][0][row.nope]', "'row.nope' is not a field the store's schema declares; row filters apply to top-level properties declared with type string, integer, number or boolean"],
-      ['filter[row.amount][gt]=5', 'filter[row.amount][gt]', "Unknown filter operator 'gt'; integer attributes take eq, not_eq, in, greater_than, greater_than_or_equal, less_than, less_than_or_equal, is_distinct_from, is_not_distinct_from, is_nil"],
+      [
+        'filter[and][0][row.nope]=1',
+        'filter[and][0][row.nope]',
+        "'row.nope' is not a field the store's schema declares; row filters apply to top-level properties declared with type string, integer, number or boolean",
+      ],
+      [
+        'filter[row.amount][gt]=5',
+        'filter[row.amount][gt]',
+        "Unknown filter operator 'gt'; integer attributes take eq, not_eq, in, greater_than, greater_than_or_equal, less_than, less_than_or_equal, is_distinct_from, is_not_distinct_from, is_nil",
+      ],
       ['filter[row.amount]=lots', 'filter[row.amount]', "'lots' is not an integer"],
       ['filter[row.paid]=yes', 'filter[row.paid]', "'yes' is not a boolean (true or false)"],
-      ['filter[row.amount][ilike]=1', 'filter[row.amount][ilike]', "Operator 'ilike' applies to string attributes only; 'row.amount' is integer"],
+      [
+        'filter[row.amount][ilike]=1',
+        'filter[row.amount][ilike]',
+        "Operator 'ilike' applies to string attributes only; 'row.amount' is integer",
+      ],
       ['sort=key', 'sort', 'the row list is the change feed, ordered by updated_at then key: sort takes only updated_at'],
       ['sort=-updated_at', 'sort', 'the row list is the change feed, ordered by updated_at then key: sort takes only updated_at'],
       ['page[offset]=2', 'page[offset]', 'this feed pages with page[after] (the cursor in links.next), not offsets'],

@@ -11,13 +11,21 @@ import { storeClient } from './support/store-helpers.js';
 import { createTestApp, type TestApp } from './support/test-app.js';
 
 const NDJSON = 'application/x-ndjson';
-const HEADER = { format: 'service-store/v1', name: 'Orders', slug: 'orders', description: null, schema: { type: 'object', properties: { n: { type: 'integer' } } }, row_cap: 100_000 };
+const HEADER = {
+  format: 'service-store/v1',
+  name: 'Orders',
+  slug: 'orders',
+  description: null,
+  schema: { type: 'object', properties: { n: { type: 'integer' } } },
+  row_cap: 100_000,
+};
 const UNKNOWN_ID = '0190f5a2-7c1e-7a3b-9d2e-4f5a6b7c8d9e';
 
 /** NDJSON lines of rows `from` to `to` (exclusive): keys `k000000`…, rows `{n}`. */
 function rowLines(from: number, to: number, at?: string): string {
   let text = '';
-  for (let i = from; i < to; i++) text += `${JSON.stringify({ key: `k${String(i).padStart(6, '0')}`, row: { n: i }, ...(at ? { created_at: at, updated_at: at } : {}) })}\n`;
+  for (let i = from; i < to; i++)
+    text += `${JSON.stringify({ key: `k${String(i).padStart(6, '0')}`, row: { n: i }, ...(at ? { created_at: at, updated_at: at } : {}) })}\n`;
   return text;
 }
 
@@ -39,14 +47,29 @@ describeEachDialect('store restore', (dialect) => {
   afterAll(() => t.close());
 
   const restore = (query: string, body: string | PassThrough, token = t.tokens.build) =>
-    t.app.inject({ method: 'POST', url: `/api/v1/stores/restore?${query}`, headers: { authorization: `Bearer ${token}`, 'content-type': NDJSON }, payload: body });
+    t.app.inject({
+      method: 'POST',
+      url: `/api/v1/stores/restore?${query}`,
+      headers: { authorization: `Bearer ${token}`, 'content-type': NDJSON },
+      payload: body,
+    });
   /** A restore whose body the test writes as it goes; `answer` resolves when the server answers. */
   const streamedRestore = (query: string) => {
     const body = new PassThrough();
     return { body, answer: restore(query, body) };
   };
-  const storeBySlug = (slug: string) => t.deps.db.selectFrom('stores').selectAll().where('slug', '=', slug).where('deleted_at', 'is', null).executeTakeFirst();
-  const rowCount = async (storeId: string) => Number((await t.deps.db.selectFrom('store_rows').select((eb) => eb.fn.countAll<number>().as('n')).where('store_id', '=', storeId).executeTakeFirstOrThrow()).n);
+  const storeBySlug = (slug: string) =>
+    t.deps.db.selectFrom('stores').selectAll().where('slug', '=', slug).where('deleted_at', 'is', null).executeTakeFirst();
+  const rowCount = async (storeId: string) =>
+    Number(
+      (
+        await t.deps.db
+          .selectFrom('store_rows')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('store_id', '=', storeId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   describe('a store under restore', () => {
     it('is invisible until its last batch commits: not listed, not readable, not writable, its slug held', async () => {
@@ -62,12 +85,20 @@ describeEachDialect('store restore', (dialect) => {
       const list = await t.request('GET', '/api/v1/stores?page[count]=true');
       expect(list.body.data.map((s: { id: string }) => s.id)).not.toContain(id);
       const unknown = await t.request('GET', `/api/v1/stores/${UNKNOWN_ID}`);
-      for (const path of [`/api/v1/stores/${id}`, `/api/v1/stores/${id}/rows`, `/api/v1/stores/${id}/rows/k000001`, `/api/v1/stores/${id}/deletions`]) {
+      for (const path of [
+        `/api/v1/stores/${id}`,
+        `/api/v1/stores/${id}/rows`,
+        `/api/v1/stores/${id}/rows/k000001`,
+        `/api/v1/stores/${id}/deletions`,
+      ]) {
         const res = await t.request('GET', path);
         expect(res.status, path).toBe(404);
         expect(res.body.errors[0].detail).toBe(unknown.body.errors[0].detail);
       }
-      expect((await t.app.inject({ method: 'GET', url: `/api/v1/stores/${id}/dump`, headers: { authorization: `Bearer ${t.tokens.build}` } })).statusCode).toBe(404);
+      expect(
+        (await t.app.inject({ method: 'GET', url: `/api/v1/stores/${id}/dump`, headers: { authorization: `Bearer ${t.tokens.build}` } }))
+          .statusCode,
+      ).toBe(404);
       // Writers are refused before they touch a row: no cap, count or write time to disturb.
       expect((await stores.put(id, 'k999999', { n: 1 })).status).toBe(404);
       expect((await stores.put(id, 'k000001', { n: -1 })).status).toBe(404);
@@ -75,10 +106,17 @@ describeEachDialect('store restore', (dialect) => {
       expect((await stores.patch(id, { row_cap: 1 })).status).toBe(404);
       expect((await t.request('DELETE', `/api/v1/stores/${id}`)).status).toBe(404);
       const access = stepStoreAccess(t.deps.db, t.deps.dialect);
-      await expect(access.get({ workspaceId: t.workspaces.main, storeId: id, key: 'k000001' })).rejects.toMatchObject({ code: 'store_not_found' });
-      const taken = await t.request('POST', '/api/v1/stores', { body: { data: { type: 'store', attributes: { name: 'Clash', slug: 'half-done' } } } });
+      await expect(access.get({ workspaceId: t.workspaces.main, storeId: id, key: 'k000001' })).rejects.toMatchObject({
+        code: 'store_not_found',
+      });
+      const taken = await t.request('POST', '/api/v1/stores', {
+        body: { data: { type: 'store', attributes: { name: 'Clash', slug: 'half-done' } } },
+      });
       expect(taken.status).toBe(409);
-      expect(taken.body.errors[0]).toMatchObject({ code: 'slug_taken', detail: 'a restore in progress is making a store with the slug "half-done"' });
+      expect(taken.body.errors[0]).toMatchObject({
+        code: 'slug_taken',
+        detail: 'a restore in progress is making a store with the slug "half-done"',
+      });
 
       restoring.body.end(rowLines(6000, 7000));
       const res = await restoring.answer;
@@ -99,7 +137,11 @@ describeEachDialect('store restore', (dialect) => {
       expect(res.statusCode, res.body).toBe(201);
       const { data, meta } = JSON.parse(res.body);
       expect(meta).toMatchObject({ rows_imported: 5002, rows_failed: 1, failures: [{ line: 5004, key: 'k005002' }] });
-      const stored = await t.deps.db.selectFrom('stores').select(['row_count', 'last_write_at', 'restoring_until']).where('id', '=', data.id).executeTakeFirstOrThrow();
+      const stored = await t.deps.db
+        .selectFrom('stores')
+        .select(['row_count', 'last_write_at', 'restoring_until'])
+        .where('id', '=', data.id)
+        .executeTakeFirstOrThrow();
       expect(stored).toEqual({ row_count: 5002, last_write_at: later, restoring_until: null });
       expect(await rowCount(data.id)).toBe(5002);
       // At the cap: a new key is refused, a replace is not, and it sorts after every restored row.
@@ -111,7 +153,10 @@ describeEachDialect('store restore', (dialect) => {
 
     it('that fails (the client goes away mid-body) gives its store up: it never appears, and the slug is free again', async () => {
       const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
-      const request = http.request(`${base}/api/v1/stores/restore?slug=broken`, { method: 'POST', headers: { authorization: `Bearer ${t.tokens.build}`, 'content-type': NDJSON } });
+      const request = http.request(`${base}/api/v1/stores/restore?slug=broken`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.tokens.build}`, 'content-type': NDJSON },
+      });
       request.on('error', () => undefined);
       request.write(`${JSON.stringify(HEADER)}\n${rowLines(0, 6000)}`);
       await until(async () => {
@@ -121,7 +166,9 @@ describeEachDialect('store restore', (dialect) => {
       const id = (await storeBySlug('broken'))!.id;
       request.destroy();
       await until(async () => (await storeBySlug('broken')) === undefined, 'the restore to give up');
-      expect((await t.deps.db.selectFrom('stores').select('deleted_at').where('id', '=', id).executeTakeFirstOrThrow()).deleted_at).not.toBeNull();
+      expect(
+        (await t.deps.db.selectFrom('stores').select('deleted_at').where('id', '=', id).executeTakeFirstOrThrow()).deleted_at,
+      ).not.toBeNull();
       expect((await t.request('GET', `/api/v1/stores/${id}`)).status).toBe(404);
       expect((await stores.create({ name: 'Broken', slug: 'broken' })).attributes.slug).toBe('broken');
       await new StoreSweeper(t.deps.db, { clock: t.clock }).runOnce();
@@ -157,7 +204,10 @@ describeEachDialect('store restore', (dialect) => {
       dead.body.end(rowLines(10, 20));
       const refused = await dead.answer;
       expect(refused.statusCode).toBe(408);
-      expect(JSON.parse(refused.body).errors[0]).toMatchObject({ code: 'request_timeout', detail: expect.stringContaining('the restore was abandoned') });
+      expect(JSON.parse(refused.body).errors[0]).toMatchObject({
+        code: 'request_timeout',
+        detail: expect.stringContaining('the restore was abandoned'),
+      });
       expect((await stores.create({ name: 'Stalled', slug: 'stalled' })).attributes.slug).toBe('stalled');
     }, 60_000);
   });
@@ -172,7 +222,10 @@ describeEachDialect('store restore', (dialect) => {
       for (const query of ['slug=x&name=', `slug=x&name=${'n'.repeat(201)}`, 'slug=x&title=y']) {
         const res = await restore(query, body);
         expect(res.statusCode, query).toBe(400);
-        expect(JSON.parse(res.body).errors[0]).toMatchObject({ code: 'invalid_query_parameter', source: { parameter: query.includes('title') ? 'title' : 'name' } });
+        expect(JSON.parse(res.body).errors[0]).toMatchObject({
+          code: 'invalid_query_parameter',
+          source: { parameter: query.includes('title') ? 'title' : 'name' },
+        });
       }
       expect(await storeBySlug('x')).toBeUndefined();
     });
@@ -180,7 +233,10 @@ describeEachDialect('store restore', (dialect) => {
     it('is described so in OpenAPI: the store document with the report in meta, and the name parameter', async () => {
       const doc = (await t.request('GET', '/api/docs/openapi.json', { token: null })).body;
       const route = doc.paths['/api/v1/stores/restore'].post;
-      expect(route.parameters.map((p: { name: string; required: boolean }) => [p.name, p.required])).toEqual([['slug', true], ['name', false]]);
+      expect(route.parameters.map((p: { name: string; required: boolean }) => [p.name, p.required])).toEqual([
+        ['slug', true],
+        ['name', false],
+      ]);
       const answer = route.responses['201'].content['application/vnd.api+json'].schema;
       expect(answer.properties.data.properties.type.enum).toEqual(['store']);
       expect(Object.keys(answer.properties.meta.properties)).toEqual(['rows_imported', 'rows_failed', 'failures', 'duplicates']);
@@ -213,7 +269,10 @@ describeEachDialect('store restore', (dialect) => {
       expect(res.statusCode, res.body).toBe(201);
       const { data, meta } = JSON.parse(res.body);
       expect(meta).toMatchObject({ rows_imported: 5001, rows_failed: 0 });
-      expect(meta.duplicates).toEqual([{ key: 'twice', lines: [2, 5003, 5005] }, { key: 'k000000', lines: [3, 5004] }]);
+      expect(meta.duplicates).toEqual([
+        { key: 'twice', lines: [2, 5003, 5005] },
+        { key: 'k000000', lines: [3, 5004] },
+      ]);
       expect(data.attributes.row_count).toBe(5001);
       expect((await t.request('GET', `/api/v1/stores/${data.id}/rows/twice`)).body.data.attributes.row).toEqual({ n: 3 });
       expect((await t.request('GET', `/api/v1/stores/${data.id}/rows/k000000`)).body.data.attributes.row).toEqual({ n: -1 });
@@ -225,7 +284,11 @@ describeEachDialect('store restore', (dialect) => {
       const { data, meta } = JSON.parse(res.body);
       expect(meta).toMatchObject({ rows_imported: 700, rows_failed: 300, duplicates: [] });
       expect(meta.failures).toHaveLength(300);
-      expect(meta.failures[0]).toEqual({ line: 702, key: 'k000700', errors: [{ pointer: '', detail: "the store's row_cap (700) is reached" }] });
+      expect(meta.failures[0]).toEqual({
+        line: 702,
+        key: 'k000700',
+        errors: [{ pointer: '', detail: "the store's row_cap (700) is reached" }],
+      });
       expect(meta.failures[299]).toMatchObject({ line: 1001, key: 'k000999' });
       expect(data.attributes.row_count).toBe(700);
       expect(await rowCount(data.id)).toBe(700);
@@ -244,16 +307,32 @@ describeEachDialect('store restore', (dialect) => {
       // Lines 11 to 14, then a repeat of a key of the first batch (line 15) and of this one (line 16).
       const keys = ['é', 'e\u0301', '😀', 'ключ'];
       for (const [n, key] of keys.entries()) restoring.body.write(`${JSON.stringify({ key, row: { n, note: `${key} naïve € "\n` } })}\n`);
-      restoring.body.end(`${JSON.stringify({ key: 'big-8', row: { n: 80 } })}\n${JSON.stringify({ key: '😀', row: { n: 99, note: 'again' } })}\n`);
+      restoring.body.end(
+        `${JSON.stringify({ key: 'big-8', row: { n: 80 } })}\n${JSON.stringify({ key: '😀', row: { n: 99, note: 'again' } })}\n`,
+      );
       const res = await restoring.answer;
       expect(res.statusCode, res.body.slice(0, 300)).toBe(201);
       const { data, meta } = JSON.parse(res.body);
-      expect(meta).toEqual({ rows_imported: 13, rows_failed: 0, failures: [], duplicates: [{ key: '😀', lines: [13, 16] }, { key: 'big-8', lines: [10, 15] }] });
+      expect(meta).toEqual({
+        rows_imported: 13,
+        rows_failed: 0,
+        failures: [],
+        duplicates: [
+          { key: '😀', lines: [13, 16] },
+          { key: 'big-8', lines: [10, 15] },
+        ],
+      });
       expect(data.attributes.row_count).toBe(13);
-      const rowOf = async (key: string) => (await t.request('GET', `/api/v1/stores/${data.id}/rows/${encodeURIComponent(key)}`)).body.data.attributes.row;
+      const rowOf = async (key: string) =>
+        (await t.request('GET', `/api/v1/stores/${data.id}/rows/${encodeURIComponent(key)}`)).body.data.attributes.row;
       expect(await rowOf('big-8')).toEqual({ n: 80 });
       expect(await rowOf('big-7')).toEqual({ n: 7, filler });
-      expect(await Promise.all(keys.map(rowOf))).toEqual([{ n: 0, note: 'é naïve € "\n' }, { n: 1, note: 'e\u0301 naïve € "\n' }, { n: 99, note: 'again' }, { n: 3, note: 'ключ naïve € "\n' }]);
+      expect(await Promise.all(keys.map(rowOf))).toEqual([
+        { n: 0, note: 'é naïve € "\n' },
+        { n: 1, note: 'e\u0301 naïve € "\n' },
+        { n: 99, note: 'again' },
+        { n: 3, note: 'ключ naïve € "\n' },
+      ]);
     }, 60_000);
 
     it('streams a body far over the 1 MiB JSON body limit (not 413)', async () => {
@@ -272,10 +351,17 @@ describeEachDialect('store restore', (dialect) => {
     const res = await restore('slug=planned', `${JSON.stringify(HEADER)}\n${rowLines(0, 20_000)}`);
     expect(res.statusCode).toBe(201);
     const id = JSON.parse(res.body).data.id as string;
-    const middle = await t.deps.db.selectFrom('store_rows').select(['updated_at', 'key']).where('store_id', '=', id).where('key', '=', 'k010000').executeTakeFirstOrThrow();
+    const middle = await t.deps.db
+      .selectFrom('store_rows')
+      .select(['updated_at', 'key'])
+      .where('store_id', '=', id)
+      .where('key', '=', 'k010000')
+      .executeTakeFirstOrThrow();
     const repo = new StoreRowRepository(t.deps.db, { id, workspace_id: t.workspaces.main });
     const page = repo.feedQuery({ after: { at: middle.updated_at, key: middle.key }, limit: 51, columns: ['key', 'row', 'updated_at'] });
-    expect((await page.execute()).map((row) => row.key)).toEqual(Array.from({ length: 51 }, (_, i) => `k${String(10_001 + i).padStart(6, '0')}`));
+    expect((await page.execute()).map((row) => row.key)).toEqual(
+      Array.from({ length: 51 }, (_, i) => `k${String(10_001 + i).padStart(6, '0')}`),
+    );
     const compiled = page.compile();
     if (dialect === 'postgres') {
       // ANALYZE ran: the planner knows the table's size (a never-analyzed table says -1).
@@ -287,8 +373,12 @@ describeEachDialect('store restore', (dialect) => {
       expect(text).toMatch(/Index Cond: .*ROW\(updated_at, key\) >/);
       expect(text).not.toMatch(/Sort|Filter/);
     } else {
-      const plan = await sql.raw<{ detail: string }>(`explain query plan ${interpolate(compiled.sql, compiled.parameters)}`).execute(t.deps.db);
-      expect(plan.rows.map((row) => row.detail)).toEqual(['SEARCH store_rows USING INDEX store_rows_feed_idx (store_id=? AND (updated_at,key)>(?,?))']);
+      const plan = await sql
+        .raw<{ detail: string }>(`explain query plan ${interpolate(compiled.sql, compiled.parameters)}`)
+        .execute(t.deps.db);
+      expect(plan.rows.map((row) => row.detail)).toEqual([
+        'SEARCH store_rows USING INDEX store_rows_feed_idx (store_id=? AND (updated_at,key)>(?,?))',
+      ]);
     }
   }, 60_000);
 });

@@ -7,7 +7,11 @@ const ORDER_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['status'],
-  properties: { status: { enum: ['open', 'paid'] }, amount: { type: 'integer', minimum: 0 }, lines: { type: 'array', items: { type: 'object', properties: { sku: { type: 'string' } }, required: ['sku'] } } },
+  properties: {
+    status: { enum: ['open', 'paid'] },
+    amount: { type: 'integer', minimum: 0 },
+    lines: { type: 'array', items: { type: 'object', properties: { sku: { type: 'string' } }, required: ['sku'] } },
+  },
 };
 
 describeEachDialect('store rows', (dialect) => {
@@ -27,18 +31,38 @@ describeEachDialect('store rows', (dialect) => {
       expect(inserted.status).toBe(201);
       expect(inserted.headers['content-type']).toMatch(/^application\/json/);
       expect(inserted.headers.location).toBe(`http://sy.test/api/v1/stores/${orders}/rows/ord-1`);
-      expect(inserted.body).toEqual({ key: 'ord-1', row: { status: 'open', amount: 5 }, created_at: inserted.body.created_at, updated_at: inserted.body.created_at, workflow_id: null, execution_id: null, created: true });
+      expect(inserted.body).toEqual({
+        key: 'ord-1',
+        row: { status: 'open', amount: 5 },
+        created_at: inserted.body.created_at,
+        updated_at: inserted.body.created_at,
+        workflow_id: null,
+        execution_id: null,
+        created: true,
+      });
       t.clock.advance(10);
       const replaced = await stores.put(orders, 'ord-1', { status: 'paid', amount: 5 });
       expect(replaced.status).toBe(200);
       expect(replaced.headers.location).toBeUndefined();
-      expect(replaced.body).toMatchObject({ key: 'ord-1', row: { status: 'paid', amount: 5 }, created_at: inserted.body.created_at, created: false });
+      expect(replaced.body).toMatchObject({
+        key: 'ord-1',
+        row: { status: 'paid', amount: 5 },
+        created_at: inserted.body.created_at,
+        created: false,
+      });
       expect(replaced.body.updated_at > inserted.body.updated_at).toBe(true);
       const read = await t.request('GET', `/api/v1/stores/${orders}/rows/ord-1`);
       expect(read.body.data).toEqual({
         type: 'store-row',
         id: 'ord-1',
-        attributes: { key: 'ord-1', row: { status: 'paid', amount: 5 }, created_at: inserted.body.created_at, updated_at: replaced.body.updated_at, workflow_id: null, execution_id: null },
+        attributes: {
+          key: 'ord-1',
+          row: { status: 'paid', amount: 5 },
+          created_at: inserted.body.created_at,
+          updated_at: replaced.body.updated_at,
+          workflow_id: null,
+          execution_id: null,
+        },
         links: { self: `http://sy.test/api/v1/stores/${orders}/rows/ord-1` },
       });
       const store = await t.request('GET', `/api/v1/stores/${orders}?fields[store]=row_count,last_write_at`);
@@ -61,9 +85,27 @@ describeEachDialect('store rows', (dialect) => {
       [{ data: { row: 'text' } }, 422, 'validation_failed', '/data/row', 'row must be a JSON object'],
       [{ data: { row: [1] } }, 422, 'validation_failed', '/data/row', 'row must be a JSON object'],
       [{ data: {} }, 422, 'validation_failed', '/data/row', 'row is required'],
-      [{ data: { row: {}, extra: 1 } }, 422, 'validation_failed', '/data/extra', 'unknown member "extra": the body takes row (and optionally mode)'],
-      [{ data: { row: {}, mode: 'delete' } }, 422, 'validation_failed', '/data/mode', 'mode must be one of upsert, insert, update (DELETE removes a row)'],
-      [{ data: { row: { status: 'open', lines: [{ sku: 'a\u0000b' }] } } }, 422, 'validation_failed', '/data/row/lines/0/sku', 'the string at /data/row/lines/0/sku contains the NUL character, which cannot be stored'],
+      [
+        { data: { row: {}, extra: 1 } },
+        422,
+        'validation_failed',
+        '/data/extra',
+        'unknown member "extra": the body takes row (and optionally mode)',
+      ],
+      [
+        { data: { row: {}, mode: 'delete' } },
+        422,
+        'validation_failed',
+        '/data/mode',
+        'mode must be one of upsert, insert, update (DELETE removes a row)',
+      ],
+      [
+        { data: { row: { status: 'open', lines: [{ sku: 'a\u0000b' }] } } },
+        422,
+        'validation_failed',
+        '/data/row/lines/0/sku',
+        'the string at /data/row/lines/0/sku contains the NUL character, which cannot be stored',
+      ],
     ])('refuses the body %j', async (body, status, code, pointer, detail) => {
       const res = await t.request('PUT', `/api/v1/stores/${orders}/rows/body-check`, { body });
       expect(res.status).toBe(status);
@@ -74,7 +116,10 @@ describeEachDialect('store rows', (dialect) => {
       expect((await stores.put(orders, 'moded', { status: 'open' }, { mode: 'insert' })).status).toBe(201);
       const again = await stores.put(orders, 'moded', { status: 'paid' }, { mode: 'insert' });
       expect(again.status).toBe(409);
-      expect(again.body.errors[0]).toMatchObject({ code: 'row_exists', detail: 'a row with key "moded" already exists in this store; PUT without mode "insert" replaces it' });
+      expect(again.body.errors[0]).toMatchObject({
+        code: 'row_exists',
+        detail: 'a row with key "moded" already exists in this store; PUT without mode "insert" replaces it',
+      });
       expect((await stores.put(orders, 'moded', { status: 'paid' }, { mode: 'update' })).status).toBe(200);
       const missing = await stores.put(orders, 'never', { status: 'paid' }, { mode: 'update' });
       expect(missing.status).toBe(404);
@@ -110,7 +155,21 @@ describeEachDialect('store rows', (dialect) => {
   });
 
   describe('keys', () => {
-    it.each(['a/b', 'with space', 'emoji 😀 and ünï', '100%', '%25 literally', 'a?b#c&d=e', 'trailing/', '/leading', '+plus+', '.hidden', '...', 'k'.repeat(512), '😀'.repeat(512)])('round-trips %j through the path', async (key) => {
+    it.each([
+      'a/b',
+      'with space',
+      'emoji 😀 and ünï',
+      '100%',
+      '%25 literally',
+      'a?b#c&d=e',
+      'trailing/',
+      '/leading',
+      '+plus+',
+      '.hidden',
+      '...',
+      'k'.repeat(512),
+      '😀'.repeat(512),
+    ])('round-trips %j through the path', async (key) => {
       const put = await stores.put(orders, key, { status: 'open' });
       expect(put.status, put.raw).toBe(201);
       expect(put.body.key).toBe(key);
@@ -131,7 +190,11 @@ describeEachDialect('store rows', (dialect) => {
       ['NUL', '/rows/a%00b', 'the key must not contain the NUL character'],
     ])('refuses %s with 400 invalid_key naming the key parameter, on PUT, GET and DELETE', async (_case, suffix, detail) => {
       for (const method of ['PUT', 'GET', 'DELETE'] as const) {
-        const res = await t.request(method, `/api/v1/stores/${orders}${suffix}`, method === 'PUT' ? { body: { data: { row: { status: 'open' } } } } : {});
+        const res = await t.request(
+          method,
+          `/api/v1/stores/${orders}${suffix}`,
+          method === 'PUT' ? { body: { data: { row: { status: 'open' } } } } : {},
+        );
         expect(res.status, `${method} ${res.raw}`).toBe(400);
         expect(res.body.errors).toEqual([expect.objectContaining({ code: 'invalid_key', detail, source: { parameter: 'key' } })]);
       }
@@ -139,9 +202,17 @@ describeEachDialect('store rows', (dialect) => {
 
     it('refuses an empty key on PUT and DELETE (GET of the bare path is the row list)', async () => {
       for (const method of ['PUT', 'DELETE'] as const) {
-        const res = await t.request(method, `/api/v1/stores/${orders}/rows/`, method === 'PUT' ? { body: { data: { row: { status: 'open' } } } } : {});
+        const res = await t.request(
+          method,
+          `/api/v1/stores/${orders}/rows/`,
+          method === 'PUT' ? { body: { data: { row: { status: 'open' } } } } : {},
+        );
         expect(res.status).toBe(400);
-        expect(res.body.errors[0]).toMatchObject({ code: 'invalid_key', detail: 'the key must not be empty: address a row as /stores/:store_id/rows/:key', source: { parameter: 'key' } });
+        expect(res.body.errors[0]).toMatchObject({
+          code: 'invalid_key',
+          detail: 'the key must not be empty: address a row as /stores/:store_id/rows/:key',
+          source: { parameter: 'key' },
+        });
       }
     });
 
@@ -192,7 +263,10 @@ describeEachDialect('store rows', (dialect) => {
 
       // At the cap, replaces always succeed, also concurrently with refused inserts.
       const written = results.filter((r) => r.status === 201).map((r) => r.body.key as string);
-      const mixed = await Promise.all([...written.map((key) => stores.put(store, key, { replaced: true })), ...Array.from({ length: 10 }, (_, i) => stores.put(store, `new${i}`, {}))]);
+      const mixed = await Promise.all([
+        ...written.map((key) => stores.put(store, key, { replaced: true })),
+        ...Array.from({ length: 10 }, (_, i) => stores.put(store, `new${i}`, {})),
+      ]);
       expect(mixed.slice(0, 10).map((r) => r.status)).toEqual(Array(10).fill(200));
       expect(mixed.slice(10).map((r) => r.status)).toEqual(Array(10).fill(422));
 

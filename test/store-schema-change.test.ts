@@ -18,7 +18,11 @@ describeEachDialect('schema change against rows written during the scan', (diale
   const validate = compileRowSchema({ type: 'object', properties: { n: { type: 'integer' } } });
   const load = (id: string) => new StoreRepository(t.deps.db, t.workspaces.main).find(id).then((row) => row!);
   const finalCheck = (id: string, scan: Awaited<ReturnType<typeof scanRows>>) =>
-    t.deps.db.transaction().execute(async (trx) => remainingViolations(trx, (await new StoreRepository(trx, t.workspaces.main).lock(t.deps.dialect, id))!, validate, scan));
+    t.deps.db
+      .transaction()
+      .execute(async (trx) =>
+        remainingViolations(trx, (await new StoreRepository(trx, t.workspaces.main).lock(t.deps.dialect, id))!, validate, scan),
+      );
 
   it('re-checks rows written after the scan began: fixed violators drop out, new ones count, deleted ones go', async () => {
     const store = (await stores.create({ name: 'Scanned' })).id;
@@ -53,9 +57,25 @@ describeEachDialect('schema change against rows written during the scan', (diale
   it('scans a store larger than one batch', async () => {
     const store = (await stores.create({ name: 'Large' })).id;
     await t.deps.db.transaction().execute(async (trx) => {
-      const rows = Array.from({ length: 2300 }, (_, i) => ({ store_id: store, key: `r${String(i).padStart(4, '0')}`, row: JSON.stringify({ n: i % 1000 === 999 ? 'bad' : i }), created_at: '2026-11-01T00:00:00.000000Z', updated_at: '2026-11-01T00:00:00.000000Z', workflow_id: null, execution_id: null }));
-      for (let i = 0; i < rows.length; i += 500) await trx.insertInto('store_rows').values(rows.slice(i, i + 500)).execute();
-      await trx.updateTable('stores').set({ row_count: 2300, last_write_at: '2026-11-01T00:00:00.000000Z' }).where('id', '=', store).execute();
+      const rows = Array.from({ length: 2300 }, (_, i) => ({
+        store_id: store,
+        key: `r${String(i).padStart(4, '0')}`,
+        row: JSON.stringify({ n: i % 1000 === 999 ? 'bad' : i }),
+        created_at: '2026-11-01T00:00:00.000000Z',
+        updated_at: '2026-11-01T00:00:00.000000Z',
+        workflow_id: null,
+        execution_id: null,
+      }));
+      for (let i = 0; i < rows.length; i += 500)
+        await trx
+          .insertInto('store_rows')
+          .values(rows.slice(i, i + 500))
+          .execute();
+      await trx
+        .updateTable('stores')
+        .set({ row_count: 2300, last_write_at: '2026-11-01T00:00:00.000000Z' })
+        .where('id', '=', store)
+        .execute();
     });
     const res = await stores.patch(store, { schema: { type: 'object', properties: { n: { type: 'integer' } } } });
     expect(res.status).toBe(422);

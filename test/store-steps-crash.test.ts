@@ -31,7 +31,8 @@ describeEachDialect('store steps across a crash', (dialect) => {
     env = {
       DATABASE_URL: dialect === 'postgres' ? database.url! : undefined,
       // SQLite: the serve process opens the test database's file in its data directory.
-      SWITCHYARD_DATA_DIR: dialect === 'sqlite' ? path.dirname(database.url!) : (tempDir = mkdtempSync(path.join(os.tmpdir(), 'sy-store-crash-'))),
+      SWITCHYARD_DATA_DIR:
+        dialect === 'sqlite' ? path.dirname(database.url!) : (tempDir = mkdtempSync(path.join(os.tmpdir(), 'sy-store-crash-'))),
       SWITCHYARD_SECRET_KEY: 'store-crash-test-key-store-crash-test-key',
       SWITCHYARD_LOG_LEVEL: 'warn',
       // The dead process's lease (PostgreSQL) expires soon, so the restarted one takes the run over.
@@ -57,7 +58,12 @@ describeEachDialect('store steps across a crash', (dialect) => {
 
   /** Keys of the completed save steps of the execution, and keys of the store's rows (with their writer). */
   async function snapshot(executionId: string, storeId: string) {
-    const steps = await database.db.selectFrom('execution_steps').select(['output', 'status']).where('workflow_execution_id', '=', executionId).where('node_id', '=', 'save').execute();
+    const steps = await database.db
+      .selectFrom('execution_steps')
+      .select(['output', 'status'])
+      .where('workflow_execution_id', '=', executionId)
+      .where('node_id', '=', 'save')
+      .execute();
     const completed = steps.filter((s) => s.status === 'completed').map((s) => (JSON.parse(s.output!) as { key: string }).key);
     const rows = await database.db.selectFrom('store_rows').select(['key', 'execution_id']).where('store_id', '=', storeId).execute();
     return { completed, rows };
@@ -65,7 +71,9 @@ describeEachDialect('store steps across a crash', (dialect) => {
 
   it('keeps rows and completed steps in step through a SIGKILL and a restart', async () => {
     serve = await startServe(env);
-    const store = await call('POST', '/api/v1/stores', { data: { name: 'Crash rows', row_cap: 100_000, schema: { type: 'object', required: ['n'], properties: { n: { type: 'integer' } } } } });
+    const store = await call('POST', '/api/v1/stores', {
+      data: { name: 'Crash rows', row_cap: 100_000, schema: { type: 'object', required: ['n'], properties: { n: { type: 'integer' } } } },
+    });
     expect(store.status).toBe(201);
     const storeId = store.body.data.id as string;
     const workflow = await call('POST', '/api/v1/workflows', { data: { name: 'Writer' } });
@@ -74,7 +82,12 @@ describeEachDialect('store steps across a crash', (dialect) => {
       nodes: [
         { id: 'hook', type: 'webhook', config: {}, position: { x: 0, y: 0 } },
         { id: 'each', type: 'loop', config: { items: '{{ trigger.body.items }}' }, position: { x: 0, y: 0 } },
-        { id: 'save', type: 'save_to_store', config: { store_id: storeId, key: '{{ item }}', row: { n: '{{ index }}' }, mode: 'insert' }, position: { x: 0, y: 0 } },
+        {
+          id: 'save',
+          type: 'save_to_store',
+          config: { store_id: storeId, key: '{{ item }}', row: { n: '{{ index }}' }, mode: 'insert' },
+          position: { x: 0, y: 0 },
+        },
       ],
       edges: [
         { source: 'hook', target: 'each', source_port: 'out' },

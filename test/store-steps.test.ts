@@ -34,22 +34,44 @@ describeEachDialect('store steps', (dialect) => {
     const executionId = await runToRest(t, workflowId, { draft: true, input: body });
     return { workflowId, executionId, execution: await executionRow(t, executionId), steps: await stepRows(t, executionId) };
   }
-  const rowOf = async (key: string) => (await t.deps.db.selectFrom('store_rows').selectAll().where('store_id', '=', orders).where('key', '=', key).executeTakeFirst()) ?? null;
+  const rowOf = async (key: string) =>
+    (await t.deps.db.selectFrom('store_rows').selectAll().where('store_id', '=', orders).where('key', '=', key).executeTakeFirst()) ?? null;
   const stepOf = (steps: Awaited<ReturnType<typeof stepRows>>, nodeId: string) => steps.filter((s) => s.node_id === nodeId);
 
   describe('save_to_store', () => {
     it('upserts by default, recording the workflow and the execution on the row, and outputs the row as stored', async () => {
-      const first = await run('upsert', { store_id: orders, key: '{{ trigger.body.id }}', row: { status: 'open', amount: '{{ trigger.body.amount }}' } }, { id: 'o-1', amount: 5 });
+      const first = await run(
+        'upsert',
+        { store_id: orders, key: '{{ trigger.body.id }}', row: { status: 'open', amount: '{{ trigger.body.amount }}' } },
+        { id: 'o-1', amount: 5 },
+      );
       expect(first.execution.status).toBe('completed');
       const [save] = stepOf(first.steps, 'save');
       expect(save).toMatchObject({ status: 'completed', attempt: 1 });
-      expect(save!.output).toEqual({ store_id: orders, key: 'o-1', row: { status: 'open', amount: 5 }, mode: 'upsert', created: true, deleted: false, created_at: expect.any(String), updated_at: expect.any(String) });
-      expect(await rowOf('o-1')).toMatchObject({ row: JSON.stringify({ status: 'open', amount: 5 }), workflow_id: first.workflowId, execution_id: first.executionId });
+      expect(save!.output).toEqual({
+        store_id: orders,
+        key: 'o-1',
+        row: { status: 'open', amount: 5 },
+        mode: 'upsert',
+        created: true,
+        deleted: false,
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+      });
+      expect(await rowOf('o-1')).toMatchObject({
+        row: JSON.stringify({ status: 'open', amount: 5 }),
+        workflow_id: first.workflowId,
+        execution_id: first.executionId,
+      });
 
       t.clock.advance(5);
       const second = await run('upsert again', { store_id: orders, key: 'o-1', row: { status: 'paid' } });
       expect(stepOf(second.steps, 'save')[0]!.output).toMatchObject({ created: false, row: { status: 'paid' } });
-      expect(await rowOf('o-1')).toMatchObject({ row: '{"status":"paid"}', workflow_id: second.workflowId, execution_id: second.executionId });
+      expect(await rowOf('o-1')).toMatchObject({
+        row: '{"status":"paid"}',
+        workflow_id: second.workflowId,
+        execution_id: second.executionId,
+      });
     });
 
     it('insert fails on an existing key and update on a missing one, without retries and without writing', async () => {
@@ -58,7 +80,11 @@ describeEachDialect('store steps', (dialect) => {
       expect(insert.execution.status).toBe('failed');
       const [failed] = stepOf(insert.steps, 'save');
       expect(failed).toMatchObject({ status: 'failed', attempt: 1 });
-      expect(failed!.error).toMatchObject({ code: 'row_exists', retryable: false, message: 'a row with key "exists" already exists in this store; PUT without mode "insert" replaces it' });
+      expect(failed!.error).toMatchObject({
+        code: 'row_exists',
+        retryable: false,
+        message: 'a row with key "exists" already exists in this store; PUT without mode "insert" replaces it',
+      });
       expect(await rowOf('exists')).toMatchObject({ row: '{"status":"open"}', workflow_id: null });
 
       const update = await run('update', { store_id: orders, key: 'missing', row: { status: 'paid' }, mode: 'update' });
@@ -78,7 +104,12 @@ describeEachDialect('store steps', (dialect) => {
       const removed = await run('delete', { store_id: orders, key: 'doomed', mode: 'delete' });
       expect(stepOf(removed.steps, 'save')[0]!.output).toMatchObject({ key: 'doomed', deleted: true, row: { status: 'open' } });
       expect(await rowOf('doomed')).toBeNull();
-      const tombstone = await t.deps.db.selectFrom('store_deletions').selectAll().where('store_id', '=', orders).where('key', '=', 'doomed').executeTakeFirstOrThrow();
+      const tombstone = await t.deps.db
+        .selectFrom('store_deletions')
+        .selectAll()
+        .where('store_id', '=', orders)
+        .where('key', '=', 'doomed')
+        .executeTakeFirstOrThrow();
       expect(tombstone.workflow_id).toBe(removed.workflowId);
       const again = await run('delete again', { store_id: orders, key: 'doomed', mode: 'delete' });
       expect(stepOf(again.steps, 'save')[0]!.error).toMatchObject({ code: 'row_not_found', retryable: false });
@@ -100,20 +131,35 @@ describeEachDialect('store steps', (dialect) => {
 
     it('routes a failed write to the error port with on_error continue, and the steps after it see nothing written', async () => {
       const graph = {
-        nodes: [node('hook', 'webhook'), node('save', 'save_to_store', { store_id: orders, key: 'x', row: { status: 'nope' } }, { on_error: 'continue' }), node('after', 'set', { values: { code: '{{ nodes.save.error.code }}' } })],
+        nodes: [
+          node('hook', 'webhook'),
+          node('save', 'save_to_store', { store_id: orders, key: 'x', row: { status: 'nope' } }, { on_error: 'continue' }),
+          node('after', 'set', { values: { code: '{{ nodes.save.error.code }}' } }),
+        ],
         edges: [edge('hook', 'save'), edge('save', 'after', 'error')],
       };
       const workflowId = await workflowWith(t, 'continue', graph);
       const executionId = await runToRest(t, workflowId);
-      expect(await executionRow(t, executionId)).toMatchObject({ status: 'completed', output: JSON.stringify({ code: 'validation_failed' }) });
+      expect(await executionRow(t, executionId)).toMatchObject({
+        status: 'completed',
+        output: JSON.stringify({ code: 'validation_failed' }),
+      });
       expect(await rowOf('x')).toBeNull();
     });
 
     it('refuses the row past the cap with row_cap_exceeded, and still replaces a row at the cap', async () => {
-      const { row_count: count } = await t.deps.db.selectFrom('stores').select('row_count').where('id', '=', orders).executeTakeFirstOrThrow();
+      const { row_count: count } = await t.deps.db
+        .selectFrom('stores')
+        .select('row_count')
+        .where('id', '=', orders)
+        .executeTakeFirstOrThrow();
       for (let i = Number(count); i < 10; i += 1) await stores.putOk(orders, `fill-${i}`, { status: 'open' });
       const over = await run('over cap', { store_id: orders, key: 'one-too-many', row: { status: 'open' } });
-      expect(stepOf(over.steps, 'save')[0]!.error).toMatchObject({ code: 'row_cap_exceeded', retryable: false, details: { errors: [{ code: 'row_cap_exceeded', meta: { row_count: 10, row_cap: 10 } }] } });
+      expect(stepOf(over.steps, 'save')[0]!.error).toMatchObject({
+        code: 'row_cap_exceeded',
+        retryable: false,
+        details: { errors: [{ code: 'row_cap_exceeded', meta: { row_count: 10, row_cap: 10 } }] },
+      });
       expect(await rowOf('one-too-many')).toBeNull();
       const replace = await run('replace at cap', { store_id: orders, key: 'exists', row: { status: 'open' } });
       expect(stepOf(replace.steps, 'save')[0]).toMatchObject({ status: 'completed' });
@@ -132,7 +178,9 @@ describeEachDialect('store steps', (dialect) => {
 
     it('lets the next step read the row the save committed', async () => {
       // The store is at its cap by now: this replaces a row.
-      const { steps } = await run('save then read', { store_id: orders, key: 'exists', row: { status: 'open', amount: 7 } }, {}, [node('read', 'read_store', { store_id: orders, key: 'exists' })]);
+      const { steps } = await run('save then read', { store_id: orders, key: 'exists', row: { status: 'open', amount: 7 } }, {}, [
+        node('read', 'read_store', { store_id: orders, key: 'exists' }),
+      ]);
       expect(stepOf(steps, 'read')[0]!.output).toMatchObject({ key: 'exists', row: { status: 'open', amount: 7 } });
     });
   });
@@ -140,14 +188,27 @@ describeEachDialect('store steps', (dialect) => {
   describe('read_store', () => {
     let catalog: string;
     beforeAll(async () => {
-      catalog = (await stores.create({ name: 'Catalog', schema: { type: 'object', properties: { kind: { type: 'string' }, price: { type: 'integer' } } } })).id;
-      for (const [key, kind, price] of [['a', 'tool', 5], ['b', 'toy', 15], ['c', 'tool', 25], ['d', 'tool', 35]] as const) {
+      catalog = (
+        await stores.create({
+          name: 'Catalog',
+          schema: { type: 'object', properties: { kind: { type: 'string' }, price: { type: 'integer' } } },
+        })
+      ).id;
+      for (const [key, kind, price] of [
+        ['a', 'tool', 5],
+        ['b', 'toy', 15],
+        ['c', 'tool', 25],
+        ['d', 'tool', 35],
+      ] as const) {
         t.clock.advance(1);
         await stores.putOk(catalog, key, { kind, price });
       }
     });
     async function read(config: Record<string, unknown>) {
-      const workflowId = await workflowWith(t, 'read', { nodes: [node('hook', 'webhook'), node('read', 'read_store', Object.assign({ store_id: catalog }, config))], edges: [edge('hook', 'read')] });
+      const workflowId = await workflowWith(t, 'read', {
+        nodes: [node('hook', 'webhook'), node('read', 'read_store', Object.assign({ store_id: catalog }, config))],
+        edges: [edge('hook', 'read')],
+      });
       const executionId = await runToRest(t, workflowId, { draft: true, input: { kind: 'tool' } });
       return stepOf(await stepRows(t, executionId), 'read')[0]!;
     }
@@ -155,7 +216,14 @@ describeEachDialect('store steps', (dialect) => {
     it("gets one row by key as the row resource's attributes, and null for a missing key", async () => {
       const row = (await t.request('GET', `/api/v1/stores/${catalog}/rows/b`)).body.data.attributes;
       const step = await read({ key: 'b' });
-      expect(step.output).toEqual({ key: 'b', row: { kind: 'toy', price: 15 }, created_at: expect.any(String), updated_at: expect.any(String), workflow_id: null, execution_id: null });
+      expect(step.output).toEqual({
+        key: 'b',
+        row: { kind: 'toy', price: 15 },
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+        workflow_id: null,
+        execution_id: null,
+      });
       expect(step.output).toEqual(row);
       const missing = await read({ key: 'zz' });
       expect(missing.status).toBe('completed');
@@ -165,7 +233,14 @@ describeEachDialect('store steps', (dialect) => {
     it('lists rows in change-feed order with a limit', async () => {
       const step = await read({ limit: 3 });
       expect(step.output.count).toBe(3);
-      expect(step.output.rows[0]).toEqual({ key: 'a', row: { kind: 'tool', price: 5 }, created_at: expect.any(String), updated_at: expect.any(String), workflow_id: null, execution_id: null });
+      expect(step.output.rows[0]).toEqual({
+        key: 'a',
+        row: { kind: 'tool', price: 5 },
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+        workflow_id: null,
+        execution_id: null,
+      });
       expect(step.output.rows.map((r: { key: string }) => r.key)).toEqual(['a', 'b', 'c']);
     });
 

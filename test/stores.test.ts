@@ -19,15 +19,32 @@ describeEachDialect('stores', (dialect) => {
       expect(res.headers.location).toBe(`http://sy.test/api/v1/stores/${res.body.data.id}`);
       expect(res.body.data).toMatchObject({
         type: 'store',
-        attributes: { name: 'Paid Orders', slug: 'paid-orders', description: null, schema: { type: 'object' }, row_count: 0, row_cap: 100_000 },
+        attributes: {
+          name: 'Paid Orders',
+          slug: 'paid-orders',
+          description: null,
+          schema: { type: 'object' },
+          row_count: 0,
+          row_cap: 100_000,
+        },
       });
-      const read = await t.request('GET', `/api/v1/stores/${res.body.data.id}?fields[store]=name,schema_version,last_write_at,workspace_id`);
-      expect(read.body.data.attributes).toEqual({ name: 'Paid Orders', schema_version: 1, last_write_at: null, workspace_id: t.workspaces.main });
+      const read = await t.request(
+        'GET',
+        `/api/v1/stores/${res.body.data.id}?fields[store]=name,schema_version,last_write_at,workspace_id`,
+      );
+      expect(read.body.data.attributes).toEqual({
+        name: 'Paid Orders',
+        schema_version: 1,
+        last_write_at: null,
+        workspace_id: t.workspaces.main,
+      });
     });
 
     it('accepts the flat body, a description, a schema and a cap', async () => {
       const schema = { type: 'object', properties: { email: { type: 'string', format: 'email' } }, required: ['email'] };
-      const res = await t.request('POST', '/api/v1/stores', { body: { data: { name: 'Leads', description: 'from the form', schema, row_cap: 500 } } });
+      const res = await t.request('POST', '/api/v1/stores', {
+        body: { data: { name: 'Leads', description: 'from the form', schema, row_cap: 500 } },
+      });
       expect(res.status).toBe(201);
       expect(res.body.data.attributes).toMatchObject({ slug: 'leads', description: 'from the form', schema, row_cap: 500 });
     });
@@ -40,16 +57,24 @@ describeEachDialect('stores', (dialect) => {
     });
 
     it('derives distinct slugs for concurrent creates of one name', async () => {
-      const created = await Promise.all(Array.from({ length: 6 }, () => t.request('POST', '/api/v1/stores', { body: { data: { name: 'Race' } } })));
+      const created = await Promise.all(
+        Array.from({ length: 6 }, () => t.request('POST', '/api/v1/stores', { body: { data: { name: 'Race' } } })),
+      );
       expect(created.map((r) => r.status)).toEqual(Array(6).fill(201));
       expect(created.map((r) => r.body.data.attributes.slug).sort()).toEqual(['race', 'race-2', 'race-3', 'race-4', 'race-5', 'race-6']);
     });
 
     it('refuses an explicit slug that is taken with 409 slug_taken', async () => {
       await stores.create({ name: 'Customers', slug: 'crm' });
-      const res = await t.request('POST', '/api/v1/stores', { body: { data: { type: 'store', attributes: { name: 'Other', slug: 'crm' } } } });
+      const res = await t.request('POST', '/api/v1/stores', {
+        body: { data: { type: 'store', attributes: { name: 'Other', slug: 'crm' } } },
+      });
       expect(res.status).toBe(409);
-      expect(res.body.errors[0]).toMatchObject({ code: 'slug_taken', detail: 'another store of this workspace has the slug "crm"', source: { pointer: '/data/attributes/slug' } });
+      expect(res.body.errors[0]).toMatchObject({
+        code: 'slug_taken',
+        detail: 'another store of this workspace has the slug "crm"',
+        source: { pointer: '/data/attributes/slug' },
+      });
     });
 
     it('lets another workspace use the same slug', async () => {
@@ -60,17 +85,39 @@ describeEachDialect('stores', (dialect) => {
     });
 
     it.each([
-      [{ slug: 'Bad Slug' }, '/data/attributes/slug', 'slug must be 1 to 64 lower-case letters, digits and dashes, starting and ending with a letter or digit'],
-      [{ row_cap: 0 }, '/data/attributes/row_cap', 'row_cap must be a whole number from 1 to 10000000 (this server\'s maximum)'],
-      [{ row_cap: 10_000_001 }, '/data/attributes/row_cap', 'row_cap must be a whole number from 1 to 10000000 (this server\'s maximum)'],
-      [{ row_cap: 2.5 }, '/data/attributes/row_cap', 'row_cap must be a whole number from 1 to 10000000 (this server\'s maximum)'],
+      [
+        { slug: 'Bad Slug' },
+        '/data/attributes/slug',
+        'slug must be 1 to 64 lower-case letters, digits and dashes, starting and ending with a letter or digit',
+      ],
+      [{ row_cap: 0 }, '/data/attributes/row_cap', "row_cap must be a whole number from 1 to 10000000 (this server's maximum)"],
+      [{ row_cap: 10_000_001 }, '/data/attributes/row_cap', "row_cap must be a whole number from 1 to 10000000 (this server's maximum)"],
+      [{ row_cap: 2.5 }, '/data/attributes/row_cap', "row_cap must be a whole number from 1 to 10000000 (this server's maximum)"],
       [{ row_count: 3 }, '/data/attributes/row_count', 'row_count cannot be set: a store takes name, slug, description, schema, row_cap'],
-      [{ schema: { type: 'array' } }, '/data/attributes/schema/type', 'schema must describe an object: its top-level "type" must be "object"'],
-      [{ schema: { type: 'object', properties: { a: { $ref: 'https://example.com/a.json' } } } }, '/data/attributes/schema/properties/a/$ref', '$ref must point inside the schema ("#/$defs/…"); remote references are not supported'],
-      [{ schema: { type: 'object', properties: { a: { type: 'text' } } } }, '/data/attributes/schema/properties/a/type', 'schema at /properties/a/type must be one of "array", "boolean", "integer", "null", "number", "object", "string"'],
-      [{ schema: { type: 'object', properties: { a: { type: 'string', pattern: '[' } } } }, '/data/attributes/schema', 'schema does not compile: Invalid regular expression: /[/u: Unterminated character class'],
+      [
+        { schema: { type: 'array' } },
+        '/data/attributes/schema/type',
+        'schema must describe an object: its top-level "type" must be "object"',
+      ],
+      [
+        { schema: { type: 'object', properties: { a: { $ref: 'https://example.com/a.json' } } } },
+        '/data/attributes/schema/properties/a/$ref',
+        '$ref must point inside the schema ("#/$defs/…"); remote references are not supported',
+      ],
+      [
+        { schema: { type: 'object', properties: { a: { type: 'text' } } } },
+        '/data/attributes/schema/properties/a/type',
+        'schema at /properties/a/type must be one of "array", "boolean", "integer", "null", "number", "object", "string"',
+      ],
+      [
+        { schema: { type: 'object', properties: { a: { type: 'string', pattern: '[' } } } },
+        '/data/attributes/schema',
+        'schema does not compile: Invalid regular expression: /[/u: Unterminated character class',
+      ],
     ])('refuses %j with 422 and a pointer', async (attributes, pointer, detail) => {
-      const res = await t.request('POST', '/api/v1/stores', { body: { data: { type: 'store', attributes: { name: 'Bad', ...attributes } } } });
+      const res = await t.request('POST', '/api/v1/stores', {
+        body: { data: { type: 'store', attributes: { name: 'Bad', ...attributes } } },
+      });
       expect(res.status).toBe(422);
       expect(res.body.errors).toEqual([expect.objectContaining({ code: 'validation_failed', detail, source: { pointer } })]);
     });
@@ -91,7 +138,7 @@ describeEachDialect('stores', (dialect) => {
   });
 
   describe('list', () => {
-    it('lists the workspace\'s stores oldest first, with filter, sort, page and fields', async () => {
+    it("lists the workspace's stores oldest first, with filter, sort, page and fields", async () => {
       const own = await createTestApp(dialect);
       try {
         const client = storeClient(own);
@@ -133,7 +180,9 @@ describeEachDialect('stores', (dialect) => {
       const unknown = await stores.patch(store.id, { row_count: 5 });
       expect(unknown.status).toBe(422);
       expect(unknown.body.errors[0].source.pointer).toBe('/data/attributes/row_count');
-      const mismatch = await t.request('PATCH', `/api/v1/stores/${store.id}`, { body: { data: { type: 'workflow', id: store.id, attributes: { name: 'x' } } } });
+      const mismatch = await t.request('PATCH', `/api/v1/stores/${store.id}`, {
+        body: { data: { type: 'workflow', id: store.id, attributes: { name: 'x' } } },
+      });
       expect(mismatch.status).toBe(409);
       expect(mismatch.body.errors[0].code).toBe('type_mismatch');
     });
@@ -144,7 +193,11 @@ describeEachDialect('stores', (dialect) => {
       expect((await stores.patch(store.id, { row_cap: 3 })).body.data.attributes.row_cap).toBe(3);
       const lower = await stores.patch(store.id, { row_cap: 2 });
       expect(lower.status).toBe(422);
-      expect(lower.body.errors[0]).toMatchObject({ code: 'validation_failed', detail: "row_cap cannot be lower than the store's 3 rows; delete rows first", source: { pointer: '/data/attributes/row_cap' } });
+      expect(lower.body.errors[0]).toMatchObject({
+        code: 'validation_failed',
+        detail: "row_cap cannot be lower than the store's 3 rows; delete rows first",
+        source: { pointer: '/data/attributes/row_cap' },
+      });
       const over = await stores.patch(store.id, { row_cap: 10_000_001 });
       expect(over.status).toBe(422);
       expect(over.body.errors[0].source.pointer).toBe('/data/attributes/row_cap');
@@ -152,17 +205,28 @@ describeEachDialect('stores', (dialect) => {
 
     it('bumps schema_version only when the schema really changes', async () => {
       const store = await stores.create({ name: 'Versions', schema: { type: 'object' } });
-      const same = await t.request('PATCH', `/api/v1/stores/${store.id}?fields[store]=schema_version`, { body: { data: { type: 'store', id: store.id, attributes: { schema: { type: 'object' } } } } });
+      const same = await t.request('PATCH', `/api/v1/stores/${store.id}?fields[store]=schema_version`, {
+        body: { data: { type: 'store', id: store.id, attributes: { schema: { type: 'object' } } } },
+      });
       expect(same.body.data.attributes.schema_version).toBe(1);
-      const changed = await t.request('PATCH', `/api/v1/stores/${store.id}?fields[store]=schema_version,schema`, { body: { data: { type: 'store', id: store.id, attributes: { schema: { type: 'object', properties: { a: { type: 'string' } } } } } } });
-      expect(changed.body.data.attributes).toEqual({ schema_version: 2, schema: { type: 'object', properties: { a: { type: 'string' } } } });
+      const changed = await t.request('PATCH', `/api/v1/stores/${store.id}?fields[store]=schema_version,schema`, {
+        body: { data: { type: 'store', id: store.id, attributes: { schema: { type: 'object', properties: { a: { type: 'string' } } } } } },
+      });
+      expect(changed.body.data.attributes).toEqual({
+        schema_version: 2,
+        schema: { type: 'object', properties: { a: { type: 'string' } } },
+      });
     });
 
     it('accepts a schema every row satisfies, and new writes follow it', async () => {
       const store = await stores.create({ name: 'Tightened' });
       await stores.putOk(store.id, 'one', { status: 'paid', amount: 1 });
       await stores.putOk(store.id, 'two', { status: 'open', amount: 2 });
-      const schema = { type: 'object', required: ['status'], properties: { status: { enum: ['open', 'paid'] }, amount: { type: 'integer' } } };
+      const schema = {
+        type: 'object',
+        required: ['status'],
+        properties: { status: { enum: ['open', 'paid'] }, amount: { type: 'integer' } },
+      };
       const res = await stores.patch(store.id, { schema });
       expect(res.status).toBe(200);
       const refused = await stores.put(store.id, 'three', { amount: 3 });
@@ -192,7 +256,10 @@ describeEachDialect('stores', (dialect) => {
       const store = await stores.create({ name: 'Guarded' });
       const res = await stores.patch(store.id, { schema: { type: 'object', properties: { a: { type: 'string', minLength: -1 } } } });
       expect(res.status).toBe(422);
-      expect(res.body.errors[0]).toMatchObject({ code: 'validation_failed', source: { pointer: '/data/attributes/schema/properties/a/minLength' } });
+      expect(res.body.errors[0]).toMatchObject({
+        code: 'validation_failed',
+        source: { pointer: '/data/attributes/schema/properties/a/minLength' },
+      });
     });
   });
 

@@ -33,7 +33,8 @@ describe.skipIf(!TEST_DATABASE_URL)('webhook deliveries on a stale endpoint [pos
     await t.close();
   });
 
-  const post = (hook: Hook, token: string | undefined, headers: Record<string, string> = {}) => deliver(t, hook.path, { body: '{"n":1}', headers: { authorization: `Bearer ${token}`, ...headers } });
+  const post = (hook: Hook, token: string | undefined, headers: Record<string, string> = {}) =>
+    deliver(t, hook.path, { body: '{"n":1}', headers: { authorization: `Bearer ${token}`, ...headers } });
   const rotate = async (hook: Hook) => {
     const rotated = await t.request('POST', `/api/v1/workflows/${hook.workflowId}/webhooks/hook/rotate`);
     expect(rotated.status).toBe(200);
@@ -96,7 +97,9 @@ describe.skipIf(!TEST_DATABASE_URL)('webhook deliveries on a stale endpoint [pos
     const hook = await webhookWorkflow(t, `Keyed ${Date.now()}`, {});
     expect((await post(hook, hook.token)).status).toBe(202);
     // A change to the workflow's row that changes nothing the delivery is decided on: a rename.
-    const renamed = await t.request('PATCH', `/api/v1/workflows/${hook.workflowId}`, { body: { data: { type: 'workflow', id: hook.workflowId, attributes: { name: `Keyed again ${Date.now()}` } } } });
+    const renamed = await t.request('PATCH', `/api/v1/workflows/${hook.workflowId}`, {
+      body: { data: { type: 'workflow', id: hook.workflowId, attributes: { name: `Keyed again ${Date.now()}` } } },
+    });
     expect(renamed.status).toBe(200);
     const first = await post(hook, hook.token, { 'idempotency-key': 'stale-once' });
     expect(first.status).toBe(202);

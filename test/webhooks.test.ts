@@ -28,7 +28,11 @@ describeEachDialect('inbound webhooks', (dialect) => {
       expect(hook.token).toMatch(/^whk_[0-9A-Za-z]{40}$/);
       const read = await t.request('GET', `/api/v1/workflows/${hook.workflowId}?fields[workflow]=graph`);
       const stored = read.body.data.attributes.graph.nodes[0].config;
-      expect(stored).toMatchObject({ webhook_id: hook.webhookId, webhook_url: `http://sy.test/webhooks/${hook.webhookId}`, verification: { method: 'bearer' } });
+      expect(stored).toMatchObject({
+        webhook_id: hook.webhookId,
+        webhook_url: `http://sy.test/webhooks/${hook.webhookId}`,
+        verification: { method: 'bearer' },
+      });
       // Saving the graph read back (ids included, a second webhook added) keeps the first endpoint and mints only the new one.
       const graph = read.body.data.attributes.graph;
       graph.nodes.push(node('other', 'webhook', { verification: { method: 'none' } }));
@@ -43,10 +47,16 @@ describeEachDialect('inbound webhooks', (dialect) => {
     it('keeps an HMAC secret write-only: required once, never returned, kept when a save omits it', async () => {
       const created = await t.request('POST', '/api/v1/workflows', { body: { data: { name: 'Secret' } } });
       const id = created.body.data.id;
-      const put = (config: Record<string, unknown>) => t.request('PUT', `/api/v1/workflows/${id}/graph`, { body: { data: { graph: { nodes: [node('hook', 'webhook', config)], edges: [] }, layout: false } } });
+      const put = (config: Record<string, unknown>) =>
+        t.request('PUT', `/api/v1/workflows/${id}/graph`, {
+          body: { data: { graph: { nodes: [node('hook', 'webhook', config)], edges: [] }, layout: false } },
+        });
       const missing = await put({ verification: { method: 'hmac', format: 'github' } });
       expect(missing.status).toBe(422);
-      expect(missing.body.errors[0]).toMatchObject({ code: 'invalid_config', source: { pointer: '/data/graph/nodes/0/config/verification/secret' } });
+      expect(missing.body.errors[0]).toMatchObject({
+        code: 'invalid_config',
+        source: { pointer: '/data/graph/nodes/0/config/verification/secret' },
+      });
       const saved = await put({ verification: { method: 'hmac', format: 'github', secret: 'gh-secret-1' } });
       expect(saved.status).toBe(200);
       expect(saved.raw).not.toContain('gh-secret-1');
@@ -57,15 +67,20 @@ describeEachDialect('inbound webhooks', (dialect) => {
       expect((await put({ verification: { method: 'hmac', format: 'github' } })).status).toBe(200);
       await t.request('POST', `/api/v1/workflows/${id}/activate`);
       const body = '{"zen":"keep it"}';
-      expect((await deliver(t, `/webhooks/${row.id}`, { body, headers: { 'x-hub-signature-256': await sign('gh-secret-1', body) } })).status).toBe(202);
+      expect(
+        (await deliver(t, `/webhooks/${row.id}`, { body, headers: { 'x-hub-signature-256': await sign('gh-secret-1', body) } })).status,
+      ).toBe(202);
     });
 
     it('gives a duplicate its own endpoints, and drops the endpoint of a removed node', async () => {
       const hook = await webhookWorkflow(t, 'Original', { verification: { method: 'none' } }, echo);
       const copy = await t.request('POST', `/api/v1/workflows/${hook.workflowId}/duplicate`);
-      const copyGraph = (await t.request('GET', `/api/v1/workflows/${copy.body.data.id}?fields[workflow]=graph`)).body.data.attributes.graph;
+      const copyGraph = (await t.request('GET', `/api/v1/workflows/${copy.body.data.id}?fields[workflow]=graph`)).body.data.attributes
+        .graph;
       expect(copyGraph.nodes[0].config.webhook_id).not.toBe(hook.webhookId);
-      await t.request('PUT', `/api/v1/workflows/${hook.workflowId}/graph`, { body: { data: { graph: { nodes: [node('start', 'webhook', { verification: { method: 'none' } })], edges: [] }, layout: false } } });
+      await t.request('PUT', `/api/v1/workflows/${hook.workflowId}/graph`, {
+        body: { data: { graph: { nodes: [node('start', 'webhook', { verification: { method: 'none' } })], edges: [] }, layout: false } },
+      });
       expect((await deliver(t, hook.path, { body: '{}' })).status).toBe(404);
     });
   });
@@ -73,7 +88,10 @@ describeEachDialect('inbound webhooks', (dialect) => {
   describe('verification', () => {
     it('runs a delivery with the right bearer token, and refuses a wrong or missing one with 401 and no execution', async () => {
       const hook = await webhookWorkflow(t, 'Bearer', {}, echo);
-      const ok = await deliver(t, `${hook.path}?source=test`, { body: '{"n":1}', headers: { authorization: `Bearer ${hook.token}`, 'x-custom': 'yes' } });
+      const ok = await deliver(t, `${hook.path}?source=test`, {
+        body: '{"n":1}',
+        headers: { authorization: `Bearer ${hook.token}`, 'x-custom': 'yes' },
+      });
       expect(ok.status).toBe(202);
       expect(ok.json()).toEqual({ ok: true, execution_id: expect.any(String) });
       const execution = await executionRow(t, ok.json().execution_id);
@@ -81,7 +99,11 @@ describeEachDialect('inbound webhooks', (dialect) => {
       expect(trigger).toMatchObject({ method: 'POST', query: { source: 'test' }, body: { n: 1 } });
       expect(trigger.headers['x-custom']).toBe('yes');
       expect(trigger.headers.authorization).toBeUndefined();
-      const attempts: Record<string, string>[] = [{ authorization: 'Bearer whk_wrongwrongwrongwrongwrongwrongwrongwrong' }, {}, { authorization: `Basic ${hook.token}` }];
+      const attempts: Record<string, string>[] = [
+        { authorization: 'Bearer whk_wrongwrongwrongwrongwrongwrongwrongwrong' },
+        {},
+        { authorization: `Basic ${hook.token}` },
+      ];
       for (const headers of attempts) {
         const refused = await deliver(t, hook.path, { body: '{"n":2}', headers });
         expect(refused.status).toBe(401);
@@ -95,11 +117,19 @@ describeEachDialect('inbound webhooks', (dialect) => {
       const hook = await webhookWorkflow(t, 'Rotate', {}, echo);
       const rotated = await t.request('POST', `/api/v1/workflows/${hook.workflowId}/webhooks/hook/rotate`);
       expect(rotated.status).toBe(200);
-      expect(rotated.body).toEqual({ token: expect.stringMatching(/^whk_/), webhook_id: hook.webhookId, webhook_url: `http://sy.test${hook.path}` });
+      expect(rotated.body).toEqual({
+        token: expect.stringMatching(/^whk_/),
+        webhook_id: hook.webhookId,
+        webhook_url: `http://sy.test${hook.path}`,
+      });
       expect((await deliver(t, hook.path, { body: '{}', headers: { authorization: `Bearer ${hook.token}` } })).status).toBe(401);
       expect((await deliver(t, hook.path, { body: '{}', headers: { authorization: `Bearer ${rotated.body.token}` } })).status).toBe(202);
-      expect((await t.request('POST', `/api/v1/workflows/${hook.workflowId}/webhooks/hook/rotate`, { token: t.tokens.read })).status).toBe(403);
-      expect((await t.request('POST', `/api/v1/workflows/${hook.workflowId}/webhooks/hook/rotate`, { token: t.tokens.other })).status).toBe(404);
+      expect((await t.request('POST', `/api/v1/workflows/${hook.workflowId}/webhooks/hook/rotate`, { token: t.tokens.read })).status).toBe(
+        403,
+      );
+      expect((await t.request('POST', `/api/v1/workflows/${hook.workflowId}/webhooks/hook/rotate`, { token: t.tokens.other })).status).toBe(
+        404,
+      );
       const none = await webhookWorkflow(t, 'Open', { verification: { method: 'none' } }, echo);
       expect((await t.request('POST', `/api/v1/workflows/${none.workflowId}/webhooks/hook/rotate`)).status).toBe(422);
     });
@@ -113,8 +143,12 @@ describeEachDialect('inbound webhooks', (dialect) => {
       const trigger = JSON.parse((await executionRow(t, ok.json().execution_id)).inputs!);
       expect(trigger.headers['x-hub-signature-256']).toBeUndefined();
       expect(trigger.headers['x-github-event']).toBe('pull_request');
-      expect((await deliver(t, hook.path, { body, headers: { 'x-hub-signature-256': await sign('other-secret', body) } })).status).toBe(401);
-      expect((await deliver(t, hook.path, { body: body.replace('7', '8'), headers: { 'x-hub-signature-256': signature } })).status).toBe(401);
+      expect((await deliver(t, hook.path, { body, headers: { 'x-hub-signature-256': await sign('other-secret', body) } })).status).toBe(
+        401,
+      );
+      expect((await deliver(t, hook.path, { body: body.replace('7', '8'), headers: { 'x-hub-signature-256': signature } })).status).toBe(
+        401,
+      );
       expect((await deliver(t, hook.path, { body, headers: { 'x-hub-signature-256': [signature, signature] } })).status).toBe(401);
       expect((await deliver(t, hook.path, { body })).status).toBe(401);
     });
@@ -124,7 +158,8 @@ describeEachDialect('inbound webhooks', (dialect) => {
       const hook = await webhookWorkflow(t, 'Stripe', { verification: { method: 'hmac', format: 'stripe', secret } }, echo);
       const body = JSON.stringify({ id: 'evt_1', type: 'charge.succeeded' });
       const now = Math.floor(t.clock.nowMs() / 1000);
-      const header = (timestamp: number, signWith = secret) => stripe.webhooks.generateTestHeaderString({ payload: body, secret: signWith, timestamp });
+      const header = (timestamp: number, signWith = secret) =>
+        stripe.webhooks.generateTestHeaderString({ payload: body, secret: signWith, timestamp });
       expect((await deliver(t, hook.path, { body, headers: { 'stripe-signature': header(now) } })).status).toBe(202);
       expect((await deliver(t, hook.path, { body, headers: { 'stripe-signature': header(now - 299) } })).status).toBe(202);
       expect((await deliver(t, hook.path, { body, headers: { 'stripe-signature': header(now - 301) } })).status).toBe(401);
@@ -134,11 +169,19 @@ describeEachDialect('inbound webhooks', (dialect) => {
     });
 
     it('checks a plain hex HMAC in the header the node names, cross-checked with Node crypto', async () => {
-      const hook = await webhookWorkflow(t, 'Plain', { verification: { method: 'hmac', format: 'plain', header: 'X-Acme-Signature', secret: 'acme' } }, echo);
+      const hook = await webhookWorkflow(
+        t,
+        'Plain',
+        { verification: { method: 'hmac', format: 'plain', header: 'X-Acme-Signature', secret: 'acme' } },
+        echo,
+      );
       const body = '{"order":42}';
       const digest = createHmac('sha256', 'acme').update(body).digest('hex');
       expect((await deliver(t, hook.path, { body, headers: { 'x-acme-signature': digest } })).status).toBe(202);
-      expect((await deliver(t, hook.path, { body, headers: { 'x-acme-signature': createHmac('sha256', 'nope').update(body).digest('hex') } })).status).toBe(401);
+      expect(
+        (await deliver(t, hook.path, { body, headers: { 'x-acme-signature': createHmac('sha256', 'nope').update(body).digest('hex') } }))
+          .status,
+      ).toBe(401);
       expect((await deliver(t, hook.path, { body, headers: { 'x-signature': digest } })).status).toBe(401);
     });
   });
@@ -167,7 +210,10 @@ describeEachDialect('inbound webhooks', (dialect) => {
       expect(answer.status).toBe(200);
       expect(answer.json()).toEqual({ got: { v: 1 } });
       const rows = await stepRows(t, answer.headers['x-execution-id'] as string);
-      expect(rows.map((s) => [s.node_id, s.status])).toEqual([['hook', 'completed'], ['echo', 'completed']]);
+      expect(rows.map((s) => [s.node_id, s.status])).toEqual([
+        ['hook', 'completed'],
+        ['echo', 'completed'],
+      ]);
       // An edit of the live canvas changes nothing until the next activation.
       const graph = (await t.request('GET', `/api/v1/workflows/${hook.workflowId}?fields[workflow]=graph`)).body.data.attributes.graph;
       graph.nodes[1].config.values = { changed: true };
@@ -180,10 +226,15 @@ describeEachDialect('inbound webhooks', (dialect) => {
 
   describe('response modes', () => {
     it('last_step answers 200 with the terminal step’s output', async () => {
-      const hook = await webhookWorkflow(t, 'Last step', { verification: { method: 'none' }, response_mode: 'last_step' }, {
-        nodes: [node('shape', 'code', { code: 'return { total: input.body.items.reduce((a, b) => a + b, 0) };' })],
-        edges: [edge('hook', 'shape')],
-      });
+      const hook = await webhookWorkflow(
+        t,
+        'Last step',
+        { verification: { method: 'none' }, response_mode: 'last_step' },
+        {
+          nodes: [node('shape', 'code', { code: 'return { total: input.body.items.reduce((a, b) => a + b, 0) };' })],
+          edges: [edge('hook', 'shape')],
+        },
+      );
       const answer = await deliver(t, hook.path, { body: '{"items":[1,2,3]}' });
       expect(answer.status).toBe(200);
       expect(answer.headers['content-type']).toMatch(/^application\/json/);
@@ -191,13 +242,22 @@ describeEachDialect('inbound webhooks', (dialect) => {
     });
 
     it('respond_step answers with the respond step’s status, headers and body while the run goes on', async () => {
-      const hook = await webhookWorkflow(t, 'Respond', { verification: { method: 'none' }, response_mode: 'respond_step' }, {
-        nodes: [
-          node('reply', 'respond_to_webhook', { status: 201, headers: { 'x-order': '{{ trigger.body.id }}', 'content-length': '1' }, body: { accepted: '{{ trigger.body.id }}' } }),
-          node('pause', 'wait', { duration_ms: 60_000 }),
-        ],
-        edges: [edge('hook', 'reply'), edge('reply', 'pause')],
-      });
+      const hook = await webhookWorkflow(
+        t,
+        'Respond',
+        { verification: { method: 'none' }, response_mode: 'respond_step' },
+        {
+          nodes: [
+            node('reply', 'respond_to_webhook', {
+              status: 201,
+              headers: { 'x-order': '{{ trigger.body.id }}', 'content-length': '1' },
+              body: { accepted: '{{ trigger.body.id }}' },
+            }),
+            node('pause', 'wait', { duration_ms: 60_000 }),
+          ],
+          edges: [edge('hook', 'reply'), edge('reply', 'pause')],
+        },
+      );
       const answer = await deliver(t, hook.path, { body: '{"id":"A-7"}' });
       expect(answer.status).toBe(201);
       expect(answer.headers['x-order']).toBe('A-7');
@@ -207,10 +267,18 @@ describeEachDialect('inbound webhooks', (dialect) => {
     });
 
     it('answers as soon as the respond step is committed, not when the steps after it end', async () => {
-      const hook = await webhookWorkflow(t, 'Early answer', { verification: { method: 'none' }, response_mode: 'respond_step' }, {
-        nodes: [node('reply', 'respond_to_webhook', { status: 200, body: 'early' }), node('slow', 'code', { code: 'const until = Date.now() + 1500; while (Date.now() < until) {} return 1;' })],
-        edges: [edge('hook', 'reply'), edge('reply', 'slow')],
-      });
+      const hook = await webhookWorkflow(
+        t,
+        'Early answer',
+        { verification: { method: 'none' }, response_mode: 'respond_step' },
+        {
+          nodes: [
+            node('reply', 'respond_to_webhook', { status: 200, body: 'early' }),
+            node('slow', 'code', { code: 'const until = Date.now() + 1500; while (Date.now() < until) {} return 1;' }),
+          ],
+          edges: [edge('hook', 'reply'), edge('reply', 'slow')],
+        },
+      );
       const answer = await deliver(t, hook.path, { body: '{}' });
       expect(answer.status).toBe(200);
       expect(answer.body).toBe('early');
@@ -220,10 +288,18 @@ describeEachDialect('inbound webhooks', (dialect) => {
     });
 
     it('writes the answer of a respond step that ends the run with the run’s end: one update of the execution row', async () => {
-      const hook = await webhookWorkflow(t, 'Respond last', { verification: { method: 'none' }, response_mode: 'respond_step' }, {
-        nodes: [node('shape', 'set', { values: { seen: '{{ input.body.n }}' } }), node('reply', 'respond_to_webhook', { status: 200, body: '{{ nodes.shape }}' })],
-        edges: [edge('hook', 'shape'), edge('shape', 'reply')],
-      });
+      const hook = await webhookWorkflow(
+        t,
+        'Respond last',
+        { verification: { method: 'none' }, response_mode: 'respond_step' },
+        {
+          nodes: [
+            node('shape', 'set', { values: { seen: '{{ input.body.n }}' } }),
+            node('reply', 'respond_to_webhook', { status: 200, body: '{{ nodes.shape }}' }),
+          ],
+          edges: [edge('hook', 'shape'), edge('shape', 'reply')],
+        },
+      );
       await deliver(t, hook.path, { body: '{"n":0}' });
       await t.deps.engine.idle();
       const before = t.database.writes.version(['executions']);
@@ -235,7 +311,11 @@ describeEachDialect('inbound webhooks', (dialect) => {
       const execution = await executionRow(t, executionId);
       expect(execution.status).toBe('completed');
       expect(JSON.parse(execution.response!)).toMatchObject({ status: 200, body: { seen: 7 } });
-      expect((await stepRows(t, executionId)).map((s) => [s.node_id, s.status])).toEqual([['hook', 'completed'], ['shape', 'completed'], ['reply', 'completed']]);
+      expect((await stepRows(t, executionId)).map((s) => [s.node_id, s.status])).toEqual([
+        ['hook', 'completed'],
+        ['shape', 'completed'],
+        ['reply', 'completed'],
+      ]);
       await t.deps.engine.idle();
       // The insert, then one update carrying the answer and the end (not one for each); on
       // PostgreSQL a worker's claim is one more.
@@ -243,10 +323,15 @@ describeEachDialect('inbound webhooks', (dialect) => {
     });
 
     it('answers 504 when the run does not answer in time, and the run goes on', async () => {
-      const hook = await webhookWorkflow(t, 'Slow', { verification: { method: 'none' }, response_mode: 'respond_step', timeout_ms: 100 }, {
-        nodes: [node('pause', 'wait', { duration_ms: 60_000 }), node('reply', 'respond_to_webhook', { status: 200, body: 'late' })],
-        edges: [edge('hook', 'pause'), edge('pause', 'reply')],
-      });
+      const hook = await webhookWorkflow(
+        t,
+        'Slow',
+        { verification: { method: 'none' }, response_mode: 'respond_step', timeout_ms: 100 },
+        {
+          nodes: [node('pause', 'wait', { duration_ms: 60_000 }), node('reply', 'respond_to_webhook', { status: 200, body: 'late' })],
+          edges: [edge('hook', 'pause'), edge('pause', 'reply')],
+        },
+      );
       const answer = await deliver(t, hook.path, { body: '{}' });
       expect(answer.status).toBe(504);
       expect(answer.json().errors[0]).toMatchObject({ status: '504', code: 'webhook_timeout' });
@@ -259,10 +344,18 @@ describeEachDialect('inbound webhooks', (dialect) => {
     });
 
     it('answers 500 without internals when the run fails before answering', async () => {
-      const hook = await webhookWorkflow(t, 'Broken', { verification: { method: 'none' }, response_mode: 'respond_step' }, {
-        nodes: [node('boom', 'code', { code: 'throw new Error("db password is hunter2")' }), node('reply', 'respond_to_webhook', { status: 200, body: 'never' })],
-        edges: [edge('hook', 'boom'), edge('boom', 'reply')],
-      });
+      const hook = await webhookWorkflow(
+        t,
+        'Broken',
+        { verification: { method: 'none' }, response_mode: 'respond_step' },
+        {
+          nodes: [
+            node('boom', 'code', { code: 'throw new Error("db password is hunter2")' }),
+            node('reply', 'respond_to_webhook', { status: 200, body: 'never' }),
+          ],
+          edges: [edge('hook', 'boom'), edge('boom', 'reply')],
+        },
+      );
       const answer = await deliver(t, hook.path, { body: '{}' });
       expect(answer.status).toBe(500);
       expect(answer.json().errors[0]).toMatchObject({ status: '500', code: 'webhook_run_failed' });
@@ -279,14 +372,27 @@ describeEachDialect('inbound webhooks', (dialect) => {
       expect(started.body).toMatchObject({ webhook_id: hook.webhookId, capturing: true, payload: null });
       // An unauthenticated delivery is refused and does not use the capture up.
       expect((await deliver(t, hook.path, { body: '{"a":1}' })).status).toBe(401);
-      const captured = await deliver(t, hook.path, { body: '{"customer":{"email":"ada@example.com"},"amount":12.5}', headers: { authorization: `Bearer ${hook.token}` } });
+      const captured = await deliver(t, hook.path, {
+        body: '{"customer":{"email":"ada@example.com"},"amount":12.5}',
+        headers: { authorization: `Bearer ${hook.token}` },
+      });
       expect(captured.status).toBe(202);
       expect(captured.json()).toEqual({ ok: true, captured: true });
       expect(await executionCount(t, hook.workflowId)).toBe(0);
       const read = await t.request('GET', `/api/v1/workflows/${hook.workflowId}/webhooks/hook/capture`);
-      expect(read.body).toMatchObject({ capturing: false, captured_at: expect.any(String), payload: { method: 'POST', body: { customer: { email: 'ada@example.com' }, amount: 12.5 } } });
+      expect(read.body).toMatchObject({
+        capturing: false,
+        captured_at: expect.any(String),
+        payload: { method: 'POST', body: { customer: { email: 'ada@example.com' }, amount: 12.5 } },
+      });
       expect(read.body.payload.headers.authorization).toBeUndefined();
-      expect(read.body.shape.properties.body).toMatchObject({ type: 'object', properties: { amount: { type: 'number' }, customer: { type: 'object', properties: { email: { type: 'string', format: 'email' } } } } });
+      expect(read.body.shape.properties.body).toMatchObject({
+        type: 'object',
+        properties: {
+          amount: { type: 'number' },
+          customer: { type: 'object', properties: { email: { type: 'string', format: 'email' } } },
+        },
+      });
       // Capturing ended: the inactive workflow's endpoint answers 404 again.
       expect((await deliver(t, hook.path, { body: '{}', headers: { authorization: `Bearer ${hook.token}` } })).status).toBe(404);
     });
@@ -294,12 +400,21 @@ describeEachDialect('inbound webhooks', (dialect) => {
 
   describe('payloads', () => {
     it('parses JSON, form and text bodies, keeps others as base64, and refuses bad JSON with 400 and an oversized body with 413', async () => {
-      const hook = await webhookWorkflow(t, 'Payloads', { verification: { method: 'none' }, response_mode: 'last_step', max_body_bytes: 64 }, { nodes: [node('echo', 'set', { values: { body: '{{ input.body }}' } })], edges: [edge('hook', 'echo')] });
+      const hook = await webhookWorkflow(
+        t,
+        'Payloads',
+        { verification: { method: 'none' }, response_mode: 'last_step', max_body_bytes: 64 },
+        { nodes: [node('echo', 'set', { values: { body: '{{ input.body }}' } })], edges: [edge('hook', 'echo')] },
+      );
       const cases: [string, string | Buffer, unknown][] = [
         ['application/json', '{"a":[1,2]}', { a: [1, 2] }],
         ['application/x-www-form-urlencoded', 'a=1&b=two+words&a=3', { a: ['1', '3'], b: 'two words' }],
         ['text/plain; charset=utf-8', 'hello', 'hello'],
-        ['application/octet-stream', Buffer.from([0, 1, 2, 255]), { content_type: 'application/octet-stream', encoding: 'base64', data: 'AAEC/w==' }],
+        [
+          'application/octet-stream',
+          Buffer.from([0, 1, 2, 255]),
+          { content_type: 'application/octet-stream', encoding: 'base64', data: 'AAEC/w==' },
+        ],
       ];
       for (const [type, body, expected] of cases) {
         const answer = await deliver(t, hook.path, { body, headers: { 'content-type': type } });
@@ -335,7 +450,8 @@ describeEachDialect('inbound webhooks', (dialect) => {
     it('forgets keys older than 24 hours in the retention pass, even when executions are kept forever', async () => {
       const hook = await webhookWorkflow(t, 'Forgetful', { verification: { method: 'none' } }, echo);
       await deliver(t, hook.path, { body: '{}', headers: { 'idempotency-key': 'k-1' } });
-      const keys = () => t.deps.db.selectFrom('webhook_deliveries').select('idempotency_key').where('webhook_id', '=', hook.webhookId).execute();
+      const keys = () =>
+        t.deps.db.selectFrom('webhook_deliveries').select('idempotency_key').where('webhook_id', '=', hook.webhookId).execute();
       const pruner = new RetentionPruner(t.deps.db, t.clock, 0);
       await pruner.runOnce();
       expect(await keys()).toEqual([{ idempotency_key: 'k-1' }]);
@@ -366,7 +482,8 @@ describeEachDialect('webhook rate limit', (dialect) => {
 
   it('answers 429 with Retry-After past the per-address limit, counting X-Forwarded-For only from a trusted proxy', async () => {
     const hook = await webhookWorkflow(t, 'Limited', { verification: { method: 'none' } }, echo);
-    const from = (address: string, remoteAddress = '127.0.0.1') => deliver(t, hook.path, { body: '{}', headers: { 'x-forwarded-for': address }, remoteAddress });
+    const from = (address: string, remoteAddress = '127.0.0.1') =>
+      deliver(t, hook.path, { body: '{}', headers: { 'x-forwarded-for': address }, remoteAddress });
     expect((await from('203.0.113.1')).status).toBe(202);
     expect((await from('203.0.113.1')).status).toBe(202);
     const limited = await from('203.0.113.1');

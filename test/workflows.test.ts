@@ -28,9 +28,13 @@ describeEachDialect('workflows', (dialect) => {
     });
 
     it('creates from the JSON:API envelope and returns opt-in fields on request', async () => {
-      const res = await t.request('POST', '/api/v1/workflows?fields[workflow]=name,description,graph,user_id,workspace_id,build_mode,build_prompt', {
-        body: { data: { type: 'workflow', attributes: { name: 'Envelope', description: 'd', build_mode: 'guided' } } },
-      });
+      const res = await t.request(
+        'POST',
+        '/api/v1/workflows?fields[workflow]=name,description,graph,user_id,workspace_id,build_mode,build_prompt',
+        {
+          body: { data: { type: 'workflow', attributes: { name: 'Envelope', description: 'd', build_mode: 'guided' } } },
+        },
+      );
       expect(res.status).toBe(201);
       expect(res.body.data.attributes).toEqual({
         name: 'Envelope',
@@ -44,7 +48,9 @@ describeEachDialect('workflows', (dialect) => {
     });
 
     it('imports a bare graph given as document (test/documents-*.test.ts cover imports)', async () => {
-      const res = await t.request('POST', '/api/v1/workflows?fields[workflow]=name,graph', { body: { data: { name: 'x', document: { nodes: [], edges: [] } } } });
+      const res = await t.request('POST', '/api/v1/workflows?fields[workflow]=name,graph', {
+        body: { data: { name: 'x', document: { nodes: [], edges: [] } } },
+      });
       expect(res.status).toBe(201);
       expect(res.body.data.attributes).toEqual({ name: 'x', graph: { nodes: [], edges: [] } });
       expect(res.body.meta).toMatchObject({ source: { format: 'graph' }, placeholders: [] });
@@ -52,7 +58,9 @@ describeEachDialect('workflows', (dialect) => {
 
     it('answers 422 pointing at a missing name, and writes nothing', async () => {
       const before = await t.request('GET', '/api/v1/workflows?page[count]=true');
-      const res = await t.request('POST', '/api/v1/workflows', { body: { data: { type: 'workflow', attributes: { description: 'no name' } } } });
+      const res = await t.request('POST', '/api/v1/workflows', {
+        body: { data: { type: 'workflow', attributes: { description: 'no name' } } },
+      });
       expect(res.status).toBe(422);
       expect(res.body.errors[0].source).toEqual({ pointer: '/data/attributes/name' });
       const after = await t.request('GET', '/api/v1/workflows?page[count]=true');
@@ -93,10 +101,14 @@ describeEachDialect('workflows', (dialect) => {
       });
       expect(res.status).toBe(200);
       expect(res.body.data.attributes).toEqual({ name: 'After', description: 'new' });
-      const refused = await t.request('PATCH', `/api/v1/workflows/${wf.id}`, { body: { data: { type: 'workflow', id: wf.id, attributes: { graph: {} } } } });
+      const refused = await t.request('PATCH', `/api/v1/workflows/${wf.id}`, {
+        body: { data: { type: 'workflow', id: wf.id, attributes: { graph: {} } } },
+      });
       expect(refused.status).toBe(422);
       expect(refused.body.errors[0].source).toEqual({ pointer: '/data/attributes/graph' });
-      const mismatch = await t.request('PATCH', `/api/v1/workflows/${wf.id}`, { body: { data: { type: 'workflow', id: '0190f2a0-0000-7000-8000-000000000000', attributes: { name: 'x' } } } });
+      const mismatch = await t.request('PATCH', `/api/v1/workflows/${wf.id}`, {
+        body: { data: { type: 'workflow', id: '0190f2a0-0000-7000-8000-000000000000', attributes: { name: 'x' } } },
+      });
       expect(mismatch.status).toBe(409);
       expect((await t.request('GET', `/api/v1/workflows/${wf.id}`)).body.data.attributes.name).toBe('After');
     });
@@ -129,7 +141,11 @@ describeEachDialect('workflows', (dialect) => {
       const wf = await create('Manual layout');
       const res = await t.request('PUT', `/api/v1/workflows/${wf.id}/graph`, { body: { data: { graph: sampleGraph(), layout: false } } });
       expect(res.status).toBe(200);
-      expect(res.body.graph.nodes.map((n: { position: unknown }) => n.position)).toEqual([{ x: 0, y: 0 }, { x: 10, y: 0 }, { x: 20, y: 0 }]);
+      expect(res.body.graph.nodes.map((n: { position: unknown }) => n.position)).toEqual([
+        { x: 0, y: 0 },
+        { x: 10, y: 0 },
+        { x: 20, y: 0 },
+      ]);
     });
 
     it('answers 422 with a pointer per violation and keeps the previous canvas', async () => {
@@ -148,7 +164,9 @@ describeEachDialect('workflows', (dialect) => {
       };
       const res = await t.request('PUT', `/api/v1/workflows/${wf.id}/graph`, { body: { data: { graph } } });
       expect(res.status).toBe(422);
-      const byCode = Object.fromEntries(res.body.errors.map((e: { code: string; source: { pointer: string } }) => [e.code, e.source.pointer]));
+      const byCode = Object.fromEntries(
+        res.body.errors.map((e: { code: string; source: { pointer: string } }) => [e.code, e.source.pointer]),
+      );
       expect(byCode).toMatchObject({
         unknown_step_type: '/data/graph/nodes/0/type',
         invalid_config: '/data/graph/nodes/1/config/method',

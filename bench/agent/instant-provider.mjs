@@ -7,10 +7,22 @@ import http from 'node:http';
 function answer(body) {
   const results = body.messages.filter((m) => m.role === 'tool').length;
   const wanted = Number(String(body.messages.find((m) => m.role === 'user')?.content ?? '').match(/turns=(\d+)/)?.[1] ?? 1) - 1;
-  const message = results < wanted
-    ? { role: 'assistant', content: null, tool_calls: [{ id: `call_${results}`, type: 'function', function: { name: 'ping', arguments: '{"n":1}' } }] }
-    : { role: 'assistant', content: 'done' };
-  return { id: 'x', object: 'chat.completion', created: 1, model: 'bench-model', choices: [{ index: 0, message, finish_reason: message.tool_calls ? 'tool_calls' : 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 } };
+  const message =
+    results < wanted
+      ? {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: `call_${results}`, type: 'function', function: { name: 'ping', arguments: '{"n":1}' } }],
+        }
+      : { role: 'assistant', content: 'done' };
+  return {
+    id: 'x',
+    object: 'chat.completion',
+    created: 1,
+    model: 'bench-model',
+    choices: [{ index: 0, message, finish_reason: message.tool_calls ? 'tool_calls' : 'stop' }],
+    usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
+  };
 }
 
 /** Resolves with `{origin, requests: {chat, tool}, close()}` once it listens on 127.0.0.1. */
@@ -49,7 +61,16 @@ export function agentGraph(connectionId, origin) {
           model: 'bench-model',
           system: 'You are a benchmark.',
           prompt: '{{ trigger.body.text }}',
-          tools: [{ type: 'http', name: 'ping', description: 'Answers at once', method: 'POST', url: `${origin}/tool`, input_schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } }],
+          tools: [
+            {
+              type: 'http',
+              name: 'ping',
+              description: 'Answers at once',
+              method: 'POST',
+              url: `${origin}/tool`,
+              input_schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+            },
+          ],
         },
       },
     ],

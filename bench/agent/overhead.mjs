@@ -17,7 +17,8 @@ export function overheadOf(rows, turns) {
   const agent = rows.filter((row) => row.kind === 'agent');
   const models = rows.filter((row) => row.kind === 'model_call');
   const tools = rows.filter((row) => row.kind === 'tool_call');
-  if (agent.length !== 1 || agent[0].status !== 'completed') throw new Error(`expected one completed agent row, found ${JSON.stringify(agent)}`);
+  if (agent.length !== 1 || agent[0].status !== 'completed')
+    throw new Error(`expected one completed agent row, found ${JSON.stringify(agent)}`);
   if (models.length !== turns) throw new Error(`expected ${turns} model calls, found ${models.length}`);
   if (tools.length !== turns - 1) throw new Error(`expected ${turns - 1} tool calls, found ${tools.length}`);
   const modelUs = models.reduce((sum, row) => sum + span(row), 0);
@@ -68,9 +69,14 @@ export async function measureShapes({ label, runOnce, runs, warmup, log, onMeasu
       afterLastCallMs: of('tailMs'),
       ...(samples[0].answerMs === undefined ? {} : { answerMs: of('answerMs') }),
       // The runs behind the p99: which stretch took the time.
-      worstRuns: [...samples].sort((a, b) => b.overheadMs - a.overheadMs).slice(0, 5).map((sample) => Object.fromEntries(Object.entries(sample).map(([key, value]) => [key, Number(value.toFixed(3))]))),
+      worstRuns: [...samples]
+        .sort((a, b) => b.overheadMs - a.overheadMs)
+        .slice(0, 5)
+        .map((sample) => Object.fromEntries(Object.entries(sample).map(([key, value]) => [key, Number(value.toFixed(3))]))),
     };
-    log(`${label}, ${turns} turn(s): overhead per turn p50 ${results[turns].overheadPerTurnMs.p50} ms, p99 ${results[turns].overheadPerTurnMs.p99} ms`);
+    log(
+      `${label}, ${turns} turn(s): overhead per turn p50 ${results[turns].overheadPerTurnMs.p50} ms, p99 ${results[turns].overheadPerTurnMs.p99} ms`,
+    );
   }
   return results;
 }

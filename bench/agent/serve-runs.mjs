@@ -48,13 +48,19 @@ async function setUp(server, provider) {
     if (response.status !== 201) throw new Error(`POST ${route} answered ${response.status}: ${text.slice(0, 400)}`);
     return JSON.parse(text);
   };
-  const connection = await post('/api/v1/connections', { data: { type: 'connection', attributes: { provider: 'openai_compatible', name: 'Instant', base_url: `${provider.origin}/v1`, api_key: 'sk-bench-key-0000' } } });
+  const connection = await post('/api/v1/connections', {
+    data: {
+      type: 'connection',
+      attributes: { provider: 'openai_compatible', name: 'Instant', base_url: `${provider.origin}/v1`, api_key: 'sk-bench-key-0000' },
+    },
+  });
   const workflowId = await api.createWorkflow('bench: agent');
   const graph = await api.putGraph(workflowId, agentGraph(connection.data.id, provider.origin));
   await api.activate(workflowId);
   const hook = graph.graph.nodes.find((node) => node.id === 'hook');
   const hookToken = graph.webhook_tokens?.hook;
-  if (!hook?.config.webhook_id || !hookToken) throw new Error(`PUT /graph answered no webhook id or token: ${JSON.stringify(graph).slice(0, 400)}`);
+  if (!hook?.config.webhook_id || !hookToken)
+    throw new Error(`PUT /graph answered no webhook id or token: ${JSON.stringify(graph).slice(0, 400)}`);
   return { api, workflowId, hookUrl: `${server.baseUrl}/webhooks/${hook.config.webhook_id}`, hookToken };
 }
 
@@ -86,23 +92,36 @@ export async function measureServe({ provider, runs, warmup, log, profileDir }) 
       const text = await response.text();
       const answerMs = performance.now() - started;
       const executionId = response.headers.get('x-execution-id');
-      if (response.status !== 200 || JSON.parse(text).text !== 'done') throw new Error(`the webhook answered ${response.status} (execution ${executionId}): ${text.slice(0, 400)}`);
+      if (response.status !== 200 || JSON.parse(text).text !== 'done')
+        throw new Error(`the webhook answered ${response.status} (execution ${executionId}): ${text.slice(0, 400)}`);
       for (let read = 1; ; read++) {
         const rows = await agentSteps(server, api, executionId);
         if (rows.some((row) => row.kind === 'agent' && row.status === 'completed')) return { ...overheadOf(rows, turns), answerMs };
-        if (read === STEP_READS) throw new Error(`execution ${executionId}: its agent step is not completed after ${STEP_READS} reads of its steps`);
+        if (read === STEP_READS)
+          throw new Error(`execution ${executionId}: its agent step is not completed after ${STEP_READS} reads of its steps`);
         extraReads += 1;
         await sleep(STEP_READ_PAUSE_MS);
       }
     };
 
-    const results = await measureShapes({ label: 'serve', runOnce, runs, warmup, log, onMeasured: (_, from, to) => server.loadSpans.push([from, to]) });
+    const results = await measureShapes({
+      label: 'serve',
+      runOnce,
+      runs,
+      warmup,
+      log,
+      onMeasured: (_, from, to) => server.loadSpans.push([from, to]),
+    });
     measured = { results, extraReads, deliveries };
   } catch (error) {
     await server.stop().catch(() => {});
     throw error;
   }
   const stopped = await server.stop();
-  if (stopped.log.errors > 0) throw new Error(`serve's log has ${stopped.log.errors} error lines, e.g.\n${stopped.log.errorSamples.join('\n')}`);
-  return { ...measured, server: { command: server.command, env: server.env, log: stopped.log, shutdownMs: stopped.shutdownMs, profiles: stopped.profiles } };
+  if (stopped.log.errors > 0)
+    throw new Error(`serve's log has ${stopped.log.errors} error lines, e.g.\n${stopped.log.errorSamples.join('\n')}`);
+  return {
+    ...measured,
+    server: { command: server.command, env: server.env, log: stopped.log, shutdownMs: stopped.shutdownMs, profiles: stopped.profiles },
+  };
 }

@@ -15,7 +15,8 @@ function callAndChild(session, parent) {
   const steps = session.db.steps(parent.id).filter((step) => step.node_id === CALL_NODE);
   const failed = steps.find((step) => step.status === 'failed');
   if (failed && stepError(failed)?.code === 'not_available') return { missing: stepError(failed).message };
-  if (parent.status !== 'completed') throw new Error(`call_workflow: parent execution ${parent.id} ended ${parent.status}: ${parent.error ?? ''}`);
+  if (parent.status !== 'completed')
+    throw new Error(`call_workflow: parent execution ${parent.id} ended ${parent.status}: ${parent.error ?? ''}`);
   const call = steps.find((step) => step.status === 'completed');
   if (!call) throw new Error(`call_workflow: parent execution ${parent.id} has no completed call step`);
   const children = session.db.children(parent.id);
@@ -35,7 +36,9 @@ export async function measureCallWorkflow(session, { runs, warmup, log }) {
     log(`${CALL_WORKFLOW_MISSING} (the step failed with not_available: ${probe.missing})`);
     return {
       rows: [{ benchmark: TITLE, goal: 'p50 at most 1 ms', measured: CALL_WORKFLOW_MISSING, verdict: 'NOT YET' }],
-      details: [`${CALL_WORKFLOW_MISSING}: the call step failed with \`not_available\` ("${probe.missing}"). The benchmark is written and runs as soon as the step is built.`],
+      details: [
+        `${CALL_WORKFLOW_MISSING}: the call step failed with \`not_available\` ("${probe.missing}"). The benchmark is written and runs as soon as the step is built.`,
+      ],
       raw: { available: false, reason: probe.missing },
     };
   }
@@ -59,14 +62,32 @@ export async function measureCallWorkflow(session, { runs, warmup, log }) {
   }
   const overhead = summary(overheadMs);
   const ms = (value) => `${value.toFixed(3)} ms`;
-  log(`call_workflow overhead over ${runs} runs: p50 ${ms(overhead.p50)}, p99 ${ms(overhead.p99)} (p50 call start to child start ${ms(summary(beforeChildMs).p50)}, child end to call end ${ms(summary(afterChildMs).p50)})`);
+  log(
+    `call_workflow overhead over ${runs} runs: p50 ${ms(overhead.p50)}, p99 ${ms(overhead.p99)} (p50 call start to child start ${ms(summary(beforeChildMs).p50)}, child end to call end ${ms(summary(afterChildMs).p50)})`,
+  );
   return {
-    rows: [{ benchmark: `${TITLE}, ${runs} sequential runs`, goal: 'p50 at most 1 ms', measured: ms(overhead.p50), verdict: overhead.p50 <= 1 ? 'PASS' : 'FAIL' }],
+    rows: [
+      {
+        benchmark: `${TITLE}, ${runs} sequential runs`,
+        goal: 'p50 at most 1 ms',
+        measured: ms(overhead.p50),
+        verdict: overhead.p50 <= 1 ? 'PASS' : 'FAIL',
+      },
+    ],
     details: [
       `Overhead (ms): p50 ${ms(overhead.p50)}, mean ${ms(overhead.mean)}, p90 ${ms(overhead.p90)}, p99 ${ms(overhead.p99)}; the call step itself: p50 ${ms(summary(callMs).p50)}.`,
       `Of which (p50): call step start to child start ${ms(summary(beforeChildMs).p50)}; child end to call step end ${ms(summary(afterChildMs).p50)}.`,
       `Child found by \`triggered_by_step_id\` = the completed call step's id in ${linkedByStep} of ${runs} runs${linkedByStep < runs ? ' (the others by `parent_execution_id`)' : ''}.`,
     ],
-    raw: { available: true, runs, warmup, overheadMs: overhead, callStepMs: summary(callMs), callStartToChildStartMs: summary(beforeChildMs), childEndToCallEndMs: summary(afterChildMs), linkedByStep },
+    raw: {
+      available: true,
+      runs,
+      warmup,
+      overheadMs: overhead,
+      callStepMs: summary(callMs),
+      callStartToChildStartMs: summary(beforeChildMs),
+      childEndToCallEndMs: summary(afterChildMs),
+      linkedByStep,
+    },
   };
 }

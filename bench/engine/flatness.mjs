@@ -42,7 +42,9 @@ export async function measureFlatness(session, { runs, warmup, log }) {
     gaps.forEach((gap, i) => blocks[Math.floor(i / BLOCK)].push(gap));
     const wallMs = (micros(execution.finished_at) - micros(execution.started_at)) / 1000;
     perRun.push({ firstMedianMs: median(head), lastMedianMs: median(tail), ratio: median(tail) / median(head), wallMs });
-    log(`  run ${run + 1}/${runs}: ${Math.round(wallMs)} ms, overhead steps 1-${EDGE} ${(median(head) * 1000).toFixed(0)} µs, steps ${STEPS - EDGE + 1}-${STEPS} ${(median(tail) * 1000).toFixed(0)} µs`);
+    log(
+      `  run ${run + 1}/${runs}: ${Math.round(wallMs)} ms, overhead steps 1-${EDGE} ${(median(head) * 1000).toFixed(0)} µs, steps ${STEPS - EDGE + 1}-${STEPS} ${(median(tail) * 1000).toFixed(0)} µs`,
+    );
   }
 
   const firstMs = median(first);
@@ -61,7 +63,9 @@ export async function measureFlatness(session, { runs, warmup, log }) {
   // Not the goal's measure, but where a cost growing with the run's length would hide: work done
   // between a step's started_at and finished_at (building its expression scope, say).
   const durationRatio = median(lastDurations) / median(firstDurations);
-  log(`a no-op step's own duration: last-${EDGE} median ${us(median(lastDurations))} / first-${EDGE} median ${us(median(firstDurations))} = ${durationRatio.toFixed(2)}x`);
+  log(
+    `a no-op step's own duration: last-${EDGE} median ${us(median(lastDurations))} / first-${EDGE} median ${us(median(firstDurations))} = ${durationRatio.toFixed(2)}x`,
+  );
   rows.push({
     benchmark: `The same runs: a no-op step's own duration (finished_at - started_at), last ${EDGE} vs first ${EDGE}`,
     goal: 'informational',
@@ -75,6 +79,18 @@ export async function measureFlatness(session, { runs, warmup, log }) {
       `Median overhead before a step, per block of ${BLOCK} steps: ${blocks.map((block, i) => `${i * BLOCK + 1}-${(i + 1) * BLOCK}: ${us(median(block))}`).join(', ')}.`,
       `Per run (last/first ratio): ${perRun.map((r) => `${r.ratio.toFixed(2)}x`).join(', ')}; execution wall time ${perRun.map((r) => `${Math.round(r.wallMs)} ms`).join(', ')}.`,
     ],
-    raw: { steps: STEPS, runs, warmup, firstMedianMs: firstMs, lastMedianMs: lastMs, ratio, stepDurationFirstMedianMs: median(firstDurations), stepDurationLastMedianMs: median(lastDurations), stepDurationRatio: durationRatio, perRun, blockMediansMs: blocks.map((block) => median(block)) },
+    raw: {
+      steps: STEPS,
+      runs,
+      warmup,
+      firstMedianMs: firstMs,
+      lastMedianMs: lastMs,
+      ratio,
+      stepDurationFirstMedianMs: median(firstDurations),
+      stepDurationLastMedianMs: median(lastDurations),
+      stepDurationRatio: durationRatio,
+      perRun,
+      blockMediansMs: blocks.map((block) => median(block)),
+    },
   };
 }

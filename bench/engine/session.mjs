@@ -39,11 +39,22 @@ export function engineSession(server) {
   }
 
   /** The execution's row once it is terminal. */
-  const waitForExecution = (id) => untilCommitted(() => db.execution(id), (row) => row && TERMINAL.has(row.status), WAIT_TIMEOUT_MS, `execution ${id} did not finish`);
+  const waitForExecution = (id) =>
+    untilCommitted(
+      () => db.execution(id),
+      (row) => row && TERMINAL.has(row.status),
+      WAIT_TIMEOUT_MS,
+      `execution ${id} did not finish`,
+    );
 
   /** Waits until no execution of the workflow inserted since `since` is pending, running or waiting. */
   const waitForBacklog = (workflowId, since) =>
-    untilCommitted(() => db.statuses(workflowId, since), (counts) => !counts.pending && !counts.running && !counts.waiting, 5 * WAIT_TIMEOUT_MS, 'the backlog did not drain');
+    untilCommitted(
+      () => db.statuses(workflowId, since),
+      (counts) => !counts.pending && !counts.running && !counts.waiting,
+      5 * WAIT_TIMEOUT_MS,
+      'the backlog did not drain',
+    );
 
   return {
     api,

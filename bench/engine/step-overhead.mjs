@@ -48,7 +48,12 @@ export async function measureStepOverhead(session, { runs, warmup, log }) {
   log(`per-step overhead over ${runs} runs: mean ${ms(overhead.mean)}, p50 ${ms(overhead.p50)}, p99 ${ms(overhead.p99)} per step`);
   return {
     rows: [
-      { benchmark: `Per-step orchestration overhead (${STEPS} no-op steps, ${runs} sequential runs)`, goal: 'mean at most 0.5 ms per step', measured: ms(overhead.mean), verdict: overhead.mean <= 0.5 ? 'PASS' : 'FAIL' },
+      {
+        benchmark: `Per-step orchestration overhead (${STEPS} no-op steps, ${runs} sequential runs)`,
+        goal: 'mean at most 0.5 ms per step',
+        measured: ms(overhead.mean),
+        verdict: overhead.mean <= 0.5 ? 'PASS' : 'FAIL',
+      },
       { benchmark: '', goal: 'p99 at most 1 ms per step', measured: ms(overhead.p99), verdict: overhead.p99 <= 1 ? 'PASS' : 'FAIL' },
     ],
     details: [
@@ -56,6 +61,15 @@ export async function measureStepOverhead(session, { runs, warmup, log }) {
       `Runs at or above the p99 (${slowest.length}): overhead ${slowest.map((run) => ms(run.value)).join(', ')} per step; the longest single wait between two steps in each: ${slowest.map((run) => ms(run.gap)).join(', ')} (median over all runs: ${ms(summary(gapMs).p50)}).`,
       `Execution wall time (ms): p50 ${ms(summary(wallMs).p50)}, p99 ${ms(summary(wallMs).p99)}; a no-op step's own duration: mean ${(summary(stepMs).mean * 1000).toFixed(1)} µs.`,
     ],
-    raw: { steps: STEPS, runs, warmup, overheadPerStepMs: overhead, executionWallMs: summary(wallMs), longestGapMs: summary(gapMs), stepDurationMs: summary(stepMs, 6), perRunOverheadMs: perStepMs.map((v) => Number(v.toFixed(5))) },
+    raw: {
+      steps: STEPS,
+      runs,
+      warmup,
+      overheadPerStepMs: overhead,
+      executionWallMs: summary(wallMs),
+      longestGapMs: summary(gapMs),
+      stepDurationMs: summary(stepMs, 6),
+      perRunOverheadMs: perStepMs.map((v) => Number(v.toFixed(5))),
+    },
   };
 }

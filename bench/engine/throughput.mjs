@@ -55,7 +55,8 @@ async function loadPhase(session, variant, { warmup, duration, connections }) {
   const counts = await session.waitForBacklog(variant.workflowId, before.now);
   const drainMs = performance.now() - drainStarted;
   const after = await session.state();
-  if (counts.failed || counts.cancelled) throw new Error(`throughput (${variant.id}): executions did not complete: ${JSON.stringify(counts)}`);
+  if (counts.failed || counts.cancelled)
+    throw new Error(`throughput (${variant.id}): executions did not complete: ${JSON.stringify(counts)}`);
 
   const executions = counts.completed ?? 0;
   const windowSeconds = (micros(marks.end.now) - micros(marks.start.now)) / 1e6;
@@ -63,7 +64,9 @@ async function loadPhase(session, variant, { warmup, duration, connections }) {
   const span = db.span(variant.workflowId, before.now);
   const steps = db.stepPayloads(variant.workflowId, before.now);
   if (steps.completed !== executions * STEPS_PER_EXECUTION) {
-    throw new Error(`throughput (${variant.id}): ${steps.completed} completed step rows for ${executions} executions, expected ${STEPS_PER_EXECUTION} each`);
+    throw new Error(
+      `throughput (${variant.id}): ${steps.completed} completed step rows for ${executions} executions, expected ${STEPS_PER_EXECUTION} each`,
+    );
   }
   return {
     completedPerSecond: completedInWindow / windowSeconds,
@@ -92,7 +95,12 @@ async function baselinePhase(baseline, { warmup, duration, connections }) {
  * rows); empty for the in-process extra, whose rows sit beside serve's anyway.
  */
 export async function measureThroughput(session, { rounds, warmup, duration, connections, baselines = [], log }) {
-  const on = { id: 'on', label: 'step payload saving on', workflowId: await session.activeWorkflow('bench: throughput', chainGraph(2)), phases: [] };
+  const on = {
+    id: 'on',
+    label: 'step payload saving on',
+    workflowId: await session.activeWorkflow('bench: throughput', chainGraph(2)),
+    phases: [],
+  };
   const off = { id: 'off', label: 'step payload saving off', ...(await payloadsOffWorkflow(session)), phases: [] };
   if (off.missing) log(`${PAYLOADS_OFF_MISSING} (${off.missing})`);
   const variants = off.missing ? [on] : [on, off];
@@ -104,13 +112,17 @@ export async function measureThroughput(session, { rounds, warmup, duration, con
     const steps = [...variants.map((variant) => ({ variant })), ...bare.map((baseline) => ({ baseline }))];
     for (const { variant, baseline } of round % 2 === 1 ? steps : [...steps].reverse()) {
       if (baseline) {
-        process.stdout.write(`  round ${round}/${rounds}, ${baseline.label}: ${round === 1 ? `${warmup} s warm-up + ` : ''}${duration} s, ${connections} connections ... `);
+        process.stdout.write(
+          `  round ${round}/${rounds}, ${baseline.label}: ${round === 1 ? `${warmup} s warm-up + ` : ''}${duration} s, ${connections} connections ... `,
+        );
         const phase = await baselinePhase(baseline, { warmup: round === 1 ? warmup : 0, duration, connections });
         baseline.phases.push(phase);
         console.log(`${Math.round(phase.requestsPerSecond)} req/s`);
         continue;
       }
-      process.stdout.write(`  round ${round}/${rounds}, ${variant.label}: ${warmup} s warm-up + ${duration} s measured, ${connections} connections ... `);
+      process.stdout.write(
+        `  round ${round}/${rounds}, ${variant.label}: ${warmup} s warm-up + ${duration} s measured, ${connections} connections ... `,
+      );
       const phase = await loadPhase(session, variant, { warmup, duration, connections });
       variant.phases.push(phase);
       console.log(
@@ -119,7 +131,8 @@ export async function measureThroughput(session, { rounds, warmup, duration, con
     }
   }
   // Accepted, but the rows still carry payloads: the setting is not honoured yet.
-  if (!off.missing && off.phases.some((phase) => phase.stepRowsWithPayload > 0)) off.missing = `settings.save_step_payloads false was accepted, but step rows still stored input or output`;
+  if (!off.missing && off.phases.some((phase) => phase.stepRowsWithPayload > 0))
+    off.missing = `settings.save_step_payloads false was accepted, but step rows still stored input or output`;
 
   const rateOf = (variant) => median(variant.phases.map((phase) => phase.completedPerSecond));
   const rateOn = rateOf(on);
@@ -131,18 +144,33 @@ export async function measureThroughput(session, { rounds, warmup, duration, con
   const sum = (phases, key) => phases.reduce((total, phase) => total + phase[key], 0);
   const loaded = [...on.phases, ...off.phases];
   const commitsUnderLoad = sum(loaded, 'sqliteCommits') / sum(loaded, 'executions');
-  const groupUnderLoad = loaded.every((phase) => phase.groupCommits !== null) ? sum(loaded, 'groupCommits') / sum(loaded, 'executions') : null;
+  const groupUnderLoad = loaded.every((phase) => phase.groupCommits !== null)
+    ? sum(loaded, 'groupCommits') / sum(loaded, 'executions')
+    : null;
   const group = groupUnderLoad === null ? '' : ` (engine group commits: ${groupUnderLoad.toFixed(2)})`;
   const perSecond = (value) => `${Math.round(value).toLocaleString('en-US')}/s`;
   const percent = (value) => `${(value * 100).toFixed(1)}%`;
-  log(`throughput: ${perSecond(rateOn)} completed with payloads saved${rateOff === null ? '' : `, ${perSecond(rateOff)} without (ratio ${ratio.toFixed(2)})`}; ${commitsUnderLoad.toFixed(2)} SQLite commits per execution under load`);
+  log(
+    `throughput: ${perSecond(rateOn)} completed with payloads saved${rateOff === null ? '' : `, ${perSecond(rateOff)} without (ratio ${ratio.toFixed(2)})`}; ${commitsUnderLoad.toFixed(2)} SQLite commits per execution under load`,
+  );
   // Each baseline ran in the same rounds as the variants: per round, completed/s over its req/s.
   const bareRows = bare.flatMap((baseline) => {
     const rate = median(baseline.phases.map((phase) => phase.requestsPerSecond));
     const share = median(on.phases.map((phase, i) => phase.completedPerSecond / baseline.phases[i].requestsPerSecond));
     return [
-      { process: 'bare', benchmark: `${baseline.label}, same rounds, ${connections} connections`, goal: 'informational', measured: `${perSecond(rate)} (requests)`, verdict: 'INFO' },
-      { benchmark: `Completed executions per second (saving on) / ${baseline.label} requests per second (median of the rounds' ratios)`, goal: 'informational', measured: percent(share), verdict: 'INFO' },
+      {
+        process: 'bare',
+        benchmark: `${baseline.label}, same rounds, ${connections} connections`,
+        goal: 'informational',
+        measured: `${perSecond(rate)} (requests)`,
+        verdict: 'INFO',
+      },
+      {
+        benchmark: `Completed executions per second (saving on) / ${baseline.label} requests per second (median of the rounds' ratios)`,
+        goal: 'informational',
+        measured: percent(share),
+        verdict: 'INFO',
+      },
     ];
   });
 
@@ -155,20 +183,41 @@ export async function measureThroughput(session, { rounds, warmup, duration, con
       verdict: commitsUnderLoad <= 3 ? 'PASS' : 'FAIL',
     },
     rows: [
-      { benchmark: `${title}, ${on.label}`, goal: 'at least 1,000 per second', measured: perSecond(rateOn), verdict: rateOn >= 1000 ? 'PASS' : 'FAIL' },
-      { benchmark: `The same, ${off.label}`, goal: 'informational', measured: off.missing ? PAYLOADS_OFF_MISSING : perSecond(rateOff), verdict: off.missing ? 'NOT YET' : 'INFO' },
-      { benchmark: 'Throughput ratio, saving on / saving off (median of the rounds\' ratios)', goal: 'at least 0.9', measured: ratio === null ? PAYLOADS_OFF_MISSING : ratio.toFixed(2), verdict: ratio === null ? 'NOT YET' : ratio >= 0.9 ? 'PASS' : 'FAIL' },
+      {
+        benchmark: `${title}, ${on.label}`,
+        goal: 'at least 1,000 per second',
+        measured: perSecond(rateOn),
+        verdict: rateOn >= 1000 ? 'PASS' : 'FAIL',
+      },
+      {
+        benchmark: `The same, ${off.label}`,
+        goal: 'informational',
+        measured: off.missing ? PAYLOADS_OFF_MISSING : perSecond(rateOff),
+        verdict: off.missing ? 'NOT YET' : 'INFO',
+      },
+      {
+        benchmark: "Throughput ratio, saving on / saving off (median of the rounds' ratios)",
+        goal: 'at least 0.9',
+        measured: ratio === null ? PAYLOADS_OFF_MISSING : ratio.toFixed(2),
+        verdict: ratio === null ? 'NOT YET' : ratio >= 0.9 ? 'PASS' : 'FAIL',
+      },
       ...bareRows,
     ],
     details: [
-      ...variants.map((variant) =>
-        `${variant.label}, per round: ${variant.phases.map((p) => `${perSecond(p.completedPerSecond)} completed (whole run incl. drain ${perSecond(p.wholeRunPerSecond)}; HTTP ${perSecond(p.httpRequestsPerSecond)}, p99 ${p.httpP99Ms} ms; backlog at load end ${p.backlogAtLoadEnd}, drained in ${p.drainMs} ms)`).join('; ')}.`,
+      ...variants.map(
+        (variant) =>
+          `${variant.label}, per round: ${variant.phases.map((p) => `${perSecond(p.completedPerSecond)} completed (whole run incl. drain ${perSecond(p.wholeRunPerSecond)}; HTTP ${perSecond(p.httpRequestsPerSecond)}, p99 ${p.httpP99Ms} ms; backlog at load end ${p.backlogAtLoadEnd}, drained in ${p.drainMs} ms)`).join('; ')}.`,
       ),
       ...(off.missing
         ? [`${PAYLOADS_OFF_MISSING}: ${off.missing}.`]
-        : [`Ratio on/off per round: ${roundRatios.map((r) => r.toFixed(2)).join(', ')} (median ${ratio.toFixed(2)}); the ratio of the two medians is ${(rateOn / rateOff).toFixed(2)}.`]),
+        : [
+            `Ratio on/off per round: ${roundRatios.map((r) => r.toFixed(2)).join(', ')} (median ${ratio.toFixed(2)}); the ratio of the two medians is ${(rateOn / rateOff).toFixed(2)}.`,
+          ]),
       `Commits under load: ${sum(loaded, 'sqliteCommits')} SQLite commits${groupUnderLoad === null ? '' : ` (${sum(loaded, 'groupCommits')} engine group commits)`} for ${sum(loaded, 'executions')} executions (all created during the throughput runs, counted after the backlog drained).`,
-      ...bare.map((baseline) => `${baseline.label}, per round: ${baseline.phases.map((p) => `${perSecond(p.requestsPerSecond)} (p99 ${p.p99} ms)`).join('; ')}.`),
+      ...bare.map(
+        (baseline) =>
+          `${baseline.label}, per round: ${baseline.phases.map((p) => `${perSecond(p.requestsPerSecond)} (p99 ${p.p99} ms)`).join('; ')}.`,
+      ),
     ],
     raw: {
       connections,
@@ -183,7 +232,12 @@ export async function measureThroughput(session, { rounds, warmup, duration, con
       sqliteCommitsUnderLoad: commitsUnderLoad,
       groupCommitsUnderLoad: groupUnderLoad,
       phases: { on: on.phases, off: off.phases },
-      baselines: Object.fromEntries(bare.map((baseline) => [baseline.id, baseline.phases.map(({ requestsPerSecond, p50, p99, requests }) => ({ requestsPerSecond, p50, p99, requests }))])),
+      baselines: Object.fromEntries(
+        bare.map((baseline) => [
+          baseline.id,
+          baseline.phases.map(({ requestsPerSecond, p50, p99, requests }) => ({ requestsPerSecond, p50, p99, requests })),
+        ]),
+      ),
     },
   };
 }

@@ -23,7 +23,8 @@ export function api(server, { connections = 1 } = {}) {
 }
 
 export async function createBase(client, name, attributes = {}) {
-  return (await client.call('POST', '/api/v1/knowledge-bases', { data: { type: 'knowledge-base', attributes: { name, ...attributes } } })).data.id;
+  return (await client.call('POST', '/api/v1/knowledge-bases', { data: { type: 'knowledge-base', attributes: { name, ...attributes } } }))
+    .data.id;
 }
 
 /** Posts documents `concurrency` at a time (give the client as many connections); resolves when every one is ready; returns timings. */
@@ -33,19 +34,30 @@ export async function ingestAll(client, baseId, documents, { concurrency = 4, lo
   const worker = async () => {
     while (next < documents.length) {
       const doc = documents[next++];
-      await client.call('POST', `/api/v1/knowledge-bases/${baseId}/documents`, { data: { type: 'knowledge-document', attributes: { title: doc.title, content: doc.content, content_type: 'text/markdown' } } });
+      await client.call('POST', `/api/v1/knowledge-bases/${baseId}/documents`, {
+        data: { type: 'knowledge-document', attributes: { title: doc.title, content: doc.content, content_type: 'text/markdown' } },
+      });
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   const posted = performance.now();
   for (let polls = 0; ; polls++) {
-    const pending = await client.call('GET', `/api/v1/knowledge-bases/${baseId}/documents?filter[status][not_eq]=ready&page[limit]=1&page[count]=true&fields[knowledge-document]=status,error`);
+    const pending = await client.call(
+      'GET',
+      `/api/v1/knowledge-bases/${baseId}/documents?filter[status][not_eq]=ready&page[limit]=1&page[count]=true&fields[knowledge-document]=status,error`,
+    );
     if (pending.meta.count === 0) break;
-    if (pending.data[0]?.attributes.status === 'failed') throw new Error(`a document failed: ${JSON.stringify(pending.data[0].attributes.error)}`);
+    if (pending.data[0]?.attributes.status === 'failed')
+      throw new Error(`a document failed: ${JSON.stringify(pending.data[0].attributes.error)}`);
     if (polls % 40 === 0) log(`  ${pending.meta.count} documents still pending`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   const ready = performance.now();
   const base = (await client.call('GET', `/api/v1/knowledge-bases/${baseId}`)).data.attributes;
-  return { seconds: (ready - started) / 1000, postSeconds: (posted - started) / 1000, chunks: base.chunk_count, documents: base.document_count };
+  return {
+    seconds: (ready - started) / 1000,
+    postSeconds: (posted - started) / 1000,
+    chunks: base.chunk_count,
+    documents: base.document_count,
+  };
 }

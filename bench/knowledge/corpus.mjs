@@ -39,7 +39,14 @@ function blocksOf(texts) {
 export function syntheticDocuments(count, { seed = 42, sections = 4 } = {}) {
   const random = rng(seed);
   const blocks = blocksOf(readCorpus().map((doc) => doc.text));
-  const words = [...new Set(blocks.join(' ').toLowerCase().match(/[a-z]{4,}/g))];
+  const words = [
+    ...new Set(
+      blocks
+        .join(' ')
+        .toLowerCase()
+        .match(/[a-z]{4,}/g),
+    ),
+  ];
   const pick = (list) => list[Math.floor(random() * list.length)];
   const docs = [];
   for (let d = 0; d < count; d++) {

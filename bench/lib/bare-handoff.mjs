@@ -35,14 +35,18 @@ export async function measureBareHandoff({ durationS, settleS, lightDeliveries, 
   try {
     await db.query(SCHEMA);
     processes.push(await spawnServer(script, ['api', url.toString(), '0/2'], { id: 'bare-api' }));
-    for (const turn of ['0/2', '1/2']) processes.push(await spawnServer(script, ['worker', url.toString(), turn], { id: `bare-worker-${turn}` }));
+    for (const turn of ['0/2', '1/2'])
+      processes.push(await spawnServer(script, ['worker', url.toString(), turn], { id: `bare-worker-${turn}` }));
     const origin = processes[0].baseUrl;
     const headers = { 'content-type': 'application/json' };
-    const counts = async () => (await db.query(`select count(*) filter (where status = 'completed') as done, count(*) as n from bare_executions`)).rows[0];
+    const counts = async () =>
+      (await db.query(`select count(*) filter (where status = 'completed') as done, count(*) as n from bare_executions`)).rows[0];
     const drained = async () => {
       for (let c = await counts(); Number(c.done) < Number(c.n); c = await counts()) await sleep(20);
     };
-    const delays = async (where) => (await db.query(`select extract(epoch from started_at - inserted_at) * 1000 as ms, finished_at from bare_executions where ${where}`)).rows;
+    const delays = async (where) =>
+      (await db.query(`select extract(epoch from started_at - inserted_at) * 1000 as ms, finished_at from bare_executions where ${where}`))
+        .rows;
     // Warm-up, as the cluster gets.
     await latencyLoop({ origin, path: '/immediate', headers, body: delivery, connections: 8, duration: 2, expectStatus: 202 });
     await drained();
@@ -55,12 +59,25 @@ export async function measureBareHandoff({ durationS, settleS, lightDeliveries, 
     }
     await drained();
     const lightMs = (await delays(`id > ${light.rows[0].id}`)).map((row) => Number(row.ms));
-    const claimLight = { deliveries: lightDeliveries, p50: round(quantile(lightMs, 0.5)), p99: round(quantile(lightMs, 0.99)), max: round(Math.max(...lightMs)) };
+    const claimLight = {
+      deliveries: lightDeliveries,
+      p50: round(quantile(lightMs, 0.5)),
+      p99: round(quantile(lightMs, 0.99)),
+      max: round(Math.max(...lightMs)),
+    };
     console.log('bare handoff claim latency (light)', claimLight);
 
     const before = await db.query('select coalesce(max(id), 0) as id from bare_executions');
     const startedAt = Date.now();
-    const loop = await latencyLoop({ origin, path: '/immediate', headers, body: delivery, connections: 32, duration: durationS, expectStatus: 202 });
+    const loop = await latencyLoop({
+      origin,
+      path: '/immediate',
+      headers,
+      body: delivery,
+      connections: 32,
+      duration: durationS,
+      expectStatus: 202,
+    });
     const loadEnd = Date.now();
     await drained();
     const drainedAt = Date.now();
@@ -78,8 +95,17 @@ export async function measureBareHandoff({ durationS, settleS, lightDeliveries, 
     };
     console.log('bare handoff immediate', immediate);
 
-    const cpuParts = { api: () => processCpuMs(processes[0].pid), workers: () => sumCpu(processes.slice(1).map((p) => p.pid)), postgres: postgresCpuMs };
-    const respond8 = await settledRespond((duration) => latencyLoop({ origin, path: '/respond', headers, body: delivery, connections: 8, duration, expectStatus: 200 }), durationS, settleS, cpuParts);
+    const cpuParts = {
+      api: () => processCpuMs(processes[0].pid),
+      workers: () => sumCpu(processes.slice(1).map((p) => p.pid)),
+      postgres: postgresCpuMs,
+    };
+    const respond8 = await settledRespond(
+      (duration) => latencyLoop({ origin, path: '/respond', headers, body: delivery, connections: 8, duration, expectStatus: 200 }),
+      durationS,
+      settleS,
+      cpuParts,
+    );
     console.log('bare handoff respond at 8', respond8);
     return { claimLight, immediate, respond8 };
   } finally {
@@ -88,4 +114,3 @@ export async function measureBareHandoff({ durationS, settleS, lightDeliveries, 
     await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   }
 }
-

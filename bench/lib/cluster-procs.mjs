@@ -40,7 +40,10 @@ export async function adminQuery(text) {
 
 /** A fresh migrated database with workspace `main` and a build token: `{url, token, db, drop()}`. */
 export async function clusterDatabase(name) {
-  if (!ADMIN_URL) throw new Error('set BENCH_DATABASE_URL (or SWITCHYARD_TEST_DATABASE_URL) to a PostgreSQL maintenance database, e.g. postgres://postgres@127.0.0.1:5432/postgres');
+  if (!ADMIN_URL)
+    throw new Error(
+      'set BENCH_DATABASE_URL (or SWITCHYARD_TEST_DATABASE_URL) to a PostgreSQL maintenance database, e.g. postgres://postgres@127.0.0.1:5432/postgres',
+    );
   await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   await adminQuery(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8'`);
   const url = new URL(ADMIN_URL);
@@ -70,7 +73,19 @@ export async function startRole(role, databaseUrl, env = {}, { readyTimeoutMs = 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `sy-cluster-${role}-`));
   const child = spawn(process.execPath, [...benchNodeFlags(), path.join(root, 'dist/main.js'), 'serve', '--role', role], {
     cwd: root,
-    env: { ...cleanEnvironment(), PORT: '0', HOST: '127.0.0.1', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), SWITCHYARD_DATA_DIR: dataDir, SWITCHYARD_SECRET_KEY: SECRET, SWITCHYARD_LOG_LEVEL: 'warn', SWITCHYARD_API_RATE_LIMIT: '0', SWITCHYARD_WEBHOOK_RATE_LIMIT: '0', SWITCHYARD_HTTP_ALLOW: '127.0.0.1', ...env },
+    env: {
+      ...cleanEnvironment(),
+      PORT: '0',
+      HOST: '127.0.0.1',
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      SWITCHYARD_DATA_DIR: dataDir,
+      SWITCHYARD_SECRET_KEY: SECRET,
+      SWITCHYARD_LOG_LEVEL: 'warn',
+      SWITCHYARD_API_RATE_LIMIT: '0',
+      SWITCHYARD_WEBHOOK_RATE_LIMIT: '0',
+      SWITCHYARD_HTTP_ALLOW: '127.0.0.1',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

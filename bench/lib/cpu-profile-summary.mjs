@@ -79,8 +79,12 @@ export function summarizeProfile(profile, { top = 25, window = null, spans = nul
     for (const key of seen) inclusive.set(key, (inclusive.get(key) ?? 0) + us);
   }
 
-  const where = [window ? `between ${fromS} s and ${toS} s` : '', spans ? `inside ${spans.length} measured spans` : ''].filter(Boolean).join(', ');
-  const lines = [`${(sampled / 1000).toFixed(0)} ms sampled${where ? ` ${where}` : ''}, ${(total / 1000).toFixed(0)} ms of them busy (${sampled ? ((total / sampled) * 100).toFixed(1) : '0.0'}%); shares below are of the busy time`];
+  const where = [window ? `between ${fromS} s and ${toS} s` : '', spans ? `inside ${spans.length} measured spans` : '']
+    .filter(Boolean)
+    .join(', ');
+  const lines = [
+    `${(sampled / 1000).toFixed(0)} ms sampled${where ? ` ${where}` : ''}, ${(total / 1000).toFixed(0)} ms of them busy (${sampled ? ((total / sampled) * 100).toFixed(1) : '0.0'}%); shares below are of the busy time`,
+  ];
   const table = (title, map) => {
     lines.push('', title);
     for (const [key, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top)) {

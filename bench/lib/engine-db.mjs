@@ -14,18 +14,27 @@ export function micros(timestamp) {
 
 export function openEngineDb(file) {
   const db = new SQLite(file, { readonly: true, fileMustExist: true });
-  const executionColumns = 'id, workflow_id, status, started_at, finished_at, inserted_at, error, triggered_by_step_id, parent_execution_id';
+  const executionColumns =
+    'id, workflow_id, status, started_at, finished_at, inserted_at, error, triggered_by_step_id, parent_execution_id';
   const q = {
     execution: db.prepare(`SELECT ${executionColumns} FROM executions WHERE id = ?`),
     children: db.prepare(`SELECT ${executionColumns} FROM executions WHERE parent_execution_id = ?`),
-    steps: db.prepare(`SELECT id, node_id, status, attempt, started_at, finished_at, duration_ms, error FROM execution_steps WHERE workflow_execution_id = ? ORDER BY inserted_at, id`),
+    steps: db.prepare(
+      `SELECT id, node_id, status, attempt, started_at, finished_at, duration_ms, error FROM execution_steps WHERE workflow_execution_id = ? ORDER BY inserted_at, id`,
+    ),
     statuses: db.prepare('SELECT status, count(*) AS n FROM executions WHERE workflow_id = ? AND inserted_at >= ? GROUP BY status'),
-    completedBetween: db.prepare("SELECT count(*) FROM executions WHERE workflow_id = ? AND status = 'completed' AND finished_at >= ? AND finished_at < ?").pluck(),
-    span: db.prepare("SELECT min(inserted_at) AS first_inserted, max(finished_at) AS last_finished, count(*) AS n FROM executions WHERE workflow_id = ? AND inserted_at >= ? AND status = 'completed'"),
-    timeline: db.prepare(`SELECT e.id, e.inserted_at, e.started_at, e.finished_at, s.node_id, s.started_at AS step_started_at, s.finished_at AS step_finished_at
+    completedBetween: db
+      .prepare("SELECT count(*) FROM executions WHERE workflow_id = ? AND status = 'completed' AND finished_at >= ? AND finished_at < ?")
+      .pluck(),
+    span: db.prepare(
+      "SELECT min(inserted_at) AS first_inserted, max(finished_at) AS last_finished, count(*) AS n FROM executions WHERE workflow_id = ? AND inserted_at >= ? AND status = 'completed'",
+    ),
+    timeline:
+      db.prepare(`SELECT e.id, e.inserted_at, e.started_at, e.finished_at, s.node_id, s.started_at AS step_started_at, s.finished_at AS step_finished_at
       FROM executions e JOIN execution_steps s ON s.workflow_execution_id = e.id
       WHERE e.workflow_id = ? AND e.status = 'completed' AND e.finished_at >= ? AND e.finished_at < ?`),
-    stepPayloads: db.prepare(`SELECT count(*) AS steps, sum(s.status = 'completed') AS completed, sum(s.input IS NOT NULL) AS with_input, sum(s.output IS NOT NULL) AS with_output
+    stepPayloads:
+      db.prepare(`SELECT count(*) AS steps, sum(s.status = 'completed') AS completed, sum(s.input IS NOT NULL) AS with_input, sum(s.output IS NOT NULL) AS with_output
       FROM execution_steps s JOIN executions e ON e.id = s.workflow_execution_id WHERE e.workflow_id = ? AND e.inserted_at >= ?`),
   };
   return {
@@ -46,7 +55,13 @@ export function openEngineDb(file) {
       for (const row of q.timeline.all(workflowId, from, to)) {
         let execution = byId.get(row.id);
         if (!execution) {
-          execution = { id: row.id, inserted_at: micros(row.inserted_at), started_at: micros(row.started_at), finished_at: micros(row.finished_at), steps: {} };
+          execution = {
+            id: row.id,
+            inserted_at: micros(row.inserted_at),
+            started_at: micros(row.started_at),
+            finished_at: micros(row.finished_at),
+            steps: {},
+          };
           byId.set(row.id, execution);
         }
         execution.steps[row.node_id] = { started_at: micros(row.step_started_at), finished_at: micros(row.step_finished_at) };

@@ -34,7 +34,12 @@ export function callingParentGraph(childId) {
   return {
     nodes: [
       webhookNode(),
-      { id: CALL_NODE, type: 'call_workflow', config: { workflow_id: childId, input: '{{ trigger.body }}', wait: true }, position: position(1) },
+      {
+        id: CALL_NODE,
+        type: 'call_workflow',
+        config: { workflow_id: childId, input: '{{ trigger.body }}', wait: true },
+        position: position(1),
+      },
       noopNode('after', 2),
     ],
     edges: [edge(TRIGGER, CALL_NODE), edge(CALL_NODE, 'after')],

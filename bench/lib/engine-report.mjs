@@ -8,7 +8,11 @@ import { describeServeRun, processLegend, sectionHeading } from './suite-report.
 const cell = (text) => String(text).replaceAll('|', '\\|');
 
 function markdown({ machine, settings, server, rows, sections }) {
-  const table = ['| benchmark | process | goal | measured | result |', '| --- | --- | --- | --- | --- |', ...rows.map((row) => `| ${cell(row.benchmark)} | ${row.process} | ${cell(row.goal)} | ${cell(row.measured)} | ${row.verdict} |`)];
+  const table = [
+    '| benchmark | process | goal | measured | result |',
+    '| --- | --- | --- | --- | --- |',
+    ...rows.map((row) => `| ${cell(row.benchmark)} | ${row.process} | ${cell(row.goal)} | ${cell(row.measured)} | ${row.verdict} |`),
+  ];
   const details = sections.map((section) => `### ${sectionHeading(section)}\n\n${section.details.map((line) => `- ${line}`).join('\n')}`);
   return `# Engine benchmark
 
@@ -39,7 +43,9 @@ Raw numbers: [engine.json](engine.json).
   \`bench/lib/spawn-serve.mjs\` with the defaults a user gets (log level \`info\`, stdout and stderr
   appended to a file, the engine started, embedded SQLite (WAL, \`synchronous=NORMAL\`) in a fresh
   temporary data dir), an environment without any of the shell's Switchyard, \`DATABASE_URL\`,
-  \`PG*\`, \`PORT\`/\`HOST\` or \`NODE_OPTIONS\` variables, plus ${Object.entries(server.env).map(([name, value]) => `\`${name}=${value}\``).join(' and ')}:
+  \`PG*\`, \`PORT\`/\`HOST\` or \`NODE_OPTIONS\` variables, plus ${Object.entries(server.env)
+    .map(([name, value]) => `\`${name}=${value}\``)
+    .join(' and ')}:
   the API and webhook rate limiters on and counting, as in production, but never refusing (their
   defaults, 600 requests and 6,000 deliveries a minute, would refuse most of a load test). It is
   stopped with SIGTERM and must exit 0.

@@ -34,7 +34,9 @@ export async function startEngineServers(id, { profileDir } = {}) {
   };
   try {
     const serve = await start(spawnServe({ id, env: RATE_LIMITS, probe: true, profileDir }));
-    const inProcess = inProcessRows() ? await start(spawnServer(path.join(servers, 'engine-server.mjs'), [], { id: `${id}-in-process`, profileDir, probe: true })) : null;
+    const inProcess = inProcessRows()
+      ? await start(spawnServer(path.join(servers, 'engine-server.mjs'), [], { id: `${id}-in-process`, profileDir, probe: true }))
+      : null;
     const nodeHttp = await start(spawnServer(path.join(servers, 'bare-node-http.mjs'), [], { id: 'node-http' }));
     const fastify = await start(spawnServer(path.join(servers, 'bare-fastify.mjs'), [], { id: 'bare' }));
     const baselines = [
@@ -55,7 +57,18 @@ export async function startEngineServers(id, { profileDir } = {}) {
 export function targetsOf({ serve, inProcess, baselines }, sessionOf) {
   return [
     { process: 'serve', label: PROCESSES.serve, judged: true, server: serve, session: sessionOf(serve), baselines },
-    ...(inProcess ? [{ process: 'in-process', label: PROCESSES['in-process'], judged: false, server: inProcess, session: sessionOf(inProcess), baselines: [] }] : []),
+    ...(inProcess
+      ? [
+          {
+            process: 'in-process',
+            label: PROCESSES['in-process'],
+            judged: false,
+            server: inProcess,
+            session: sessionOf(inProcess),
+            baselines: [],
+          },
+        ]
+      : []),
   ];
 }
 
@@ -75,7 +88,12 @@ export async function stopEngineServers({ serve, inProcess, all }, targets) {
   for (const target of targets) target.session.close();
   const stopped = await stopAll(all);
   const serveStopped = stopped[serve.id];
-  if (serveStopped.log.errors > 0) console.error(`ERROR: switchyard serve logged ${serveStopped.log.errors} errors, e.g.\n${serveStopped.log.errorSamples.join('\n')}`);
+  if (serveStopped.log.errors > 0)
+    console.error(`ERROR: switchyard serve logged ${serveStopped.log.errors} errors, e.g.\n${serveStopped.log.errorSamples.join('\n')}`);
   errors += serveStopped.log.errors;
-  return { errors, serve: { command: serve.command, env: serve.env, log: serveStopped.log, shutdownMs: serveStopped.shutdownMs }, profiles: Object.values(stopped).flatMap((s) => s.profiles ?? []) };
+  return {
+    errors,
+    serve: { command: serve.command, env: serve.env, log: serveStopped.log, shutdownMs: serveStopped.shutdownMs },
+    profiles: Object.values(stopped).flatMap((s) => s.profiles ?? []),
+  };
 }

@@ -5,7 +5,11 @@ import path from 'node:path';
 const cell = (text) => String(text).replaceAll('|', '\\|');
 
 function markdown({ machine, machineAfter, settings, rows, sections }) {
-  const table = ['| benchmark | goal | measured | result |', '| --- | --- | --- | --- |', ...rows.map((row) => `| ${cell(row.benchmark)} | ${cell(row.goal)} | ${cell(row.measured)} | ${row.verdict} |`)];
+  const table = [
+    '| benchmark | goal | measured | result |',
+    '| --- | --- | --- | --- |',
+    ...rows.map((row) => `| ${cell(row.benchmark)} | ${cell(row.goal)} | ${cell(row.measured)} | ${row.verdict} |`),
+  ];
   const details = sections.map((section) => `### ${section.title}\n\n${section.details.map((line) => `- ${line}`).join('\n')}`);
   return `# Knowledge benchmark
 

@@ -52,7 +52,14 @@ export async function latencyLoop({ origin, path, method = 'POST', headers, body
 
   await Promise.all(Array.from({ length: connections }, () => oneConnection()));
   const seconds = (performance.now() - started) / 1000;
-  return { latenciesMs, requests: latenciesMs.length + failures, requestsPerSecond: latenciesMs.length / seconds, failures, failureSamples, connectionsOpened };
+  return {
+    latenciesMs,
+    requests: latenciesMs.length + failures,
+    requestsPerSecond: latenciesMs.length / seconds,
+    failures,
+    failureSamples,
+    connectionsOpened,
+  };
 }
 
 /**
@@ -63,9 +70,19 @@ export async function latencyLoop({ origin, path, method = 'POST', headers, body
  */
 export async function settledRespond(load, durationS, settleS, cpuParts = {}) {
   const round = (value, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
-  const figures = (loop) => ({ requests: loop.requests, failures: loop.failures, requestsPerSecond: round(loop.requestsPerSecond, 0), p50: round(quantile(loop.latenciesMs, 0.5)), p99: round(quantile(loop.latenciesMs, 0.99)) });
+  const figures = (loop) => ({
+    requests: loop.requests,
+    failures: loop.failures,
+    requestsPerSecond: round(loop.requestsPerSecond, 0),
+    p50: round(quantile(loop.latenciesMs, 0.5)),
+    p99: round(quantile(loop.latenciesMs, 0.99)),
+  });
   const cold = figures(await load(durationS));
   if (settleS > durationS) await load(settleS - durationS);
-  const measured = await cpuPerDelivery(cpuParts, () => load(durationS), (loop) => loop.latenciesMs.length);
+  const measured = await cpuPerDelivery(
+    cpuParts,
+    () => load(durationS),
+    (loop) => loop.latenciesMs.length,
+  );
   return { ...figures(measured.result), cpuPerDeliveryMs: measured.perDeliveryMs, cold };
 }

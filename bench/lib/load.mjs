@@ -53,7 +53,12 @@ export async function measure({ label, url, headers, connections, duration, warm
     /** When the measured run ran ([from, to] µs, lib/hrtime.mjs). */
     span,
     ...failuresOf(result),
-    raw: { latency: result.latency, requests: result.requests, throughput: result.throughput, warmupRequestsPerSecond: warm?.requests.average ?? null },
+    raw: {
+      latency: result.latency,
+      requests: result.requests,
+      throughput: result.throughput,
+      warmupRequestsPerSecond: warm?.requests.average ?? null,
+    },
   };
 }
 
@@ -65,7 +70,15 @@ export async function measure({ label, url, headers, connections, duration, warm
  * a caller that must know compares the server's own count of accepted connections.
  */
 export async function load({ url, headers, connections, duration, method, body, expectBody }) {
-  const run = autocannon({ url, connections, duration, headers, ...(method ? { method } : {}), ...(body !== undefined ? { body } : {}), ...(expectBody !== undefined ? { expectBody } : {}) });
+  const run = autocannon({
+    url,
+    connections,
+    duration,
+    headers,
+    ...(method ? { method } : {}),
+    ...(body !== undefined ? { body } : {}),
+    ...(expectBody !== undefined ? { expectBody } : {}),
+  });
   const errorCodes = {};
   run.on('reqError', (error) => {
     const code = error?.code ?? error?.message ?? 'unknown';

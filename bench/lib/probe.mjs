@@ -33,7 +33,10 @@ function eventLoopWindows() {
       if (!since) return { utilization: null, delayMs: null };
       const utilization = Number(performance.eventLoopUtilization(since).utilization.toFixed(3));
       since = null;
-      return { utilization, delayMs: { mean: ms(delay.mean), p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) } };
+      return {
+        utilization,
+        delayMs: { mean: ms(delay.mean), p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) },
+      };
     },
   };
 }
@@ -44,7 +47,8 @@ function eventLoopWindows() {
  * `onParentGone` runs when the IPC channel closes (the parent died without stopping us).
  */
 export function installProbe({ extra = () => ({}), onParentGone } = {}) {
-  if (typeof process.send !== 'function') throw new Error('the benchmark probe needs an IPC channel to its parent (fork, or an "ipc" stdio slot)');
+  if (typeof process.send !== 'function')
+    throw new Error('the benchmark probe needs an IPC channel to its parent (fork, or an "ipc" stdio slot)');
   const sqlite = countSqliteCommits();
   let connections = 0;
   /** The HTTP server behind the first accepted connection: the one the benchmarks load. */
@@ -55,13 +59,21 @@ export function installProbe({ extra = () => ({}), onParentGone } = {}) {
   });
   const loop = eventLoopWindows();
   const ops = {
-    state: () => Object.assign({ sqliteCommits: sqlite.commits, commitMs: { ...sqlite.commitMs }, now: systemClock.now(), connections }, extra()),
+    state: () =>
+      Object.assign({ sqliteCommits: sqlite.commits, commitMs: { ...sqlite.commitMs }, now: systemClock.now(), connections }, extra()),
     'loop-start': () => loop.start(),
     'loop-stop': () => loop.stop(),
     http: () => {
       if (!httpServer) return null;
       const { keepAliveTimeout, maxRequestsPerSocket, requestTimeout, headersTimeout, timeout } = httpServer;
-      return { keepAliveTimeout, maxRequestsPerSocket, requestTimeout, headersTimeout, timeout, maxConnections: httpServer.maxConnections ?? null };
+      return {
+        keepAliveTimeout,
+        maxRequestsPerSocket,
+        requestTimeout,
+        headersTimeout,
+        timeout,
+        maxConnections: httpServer.maxConnections ?? null,
+      };
     },
   };
   process.on('message', (message) => {

@@ -28,8 +28,17 @@ function resultsTable(results, goals) {
   ];
   for (const [id, r] of Object.entries(results)) {
     const own = goals.filter((goal) => goal.target === id);
-    const status = r.process === 'bare' ? 'baseline' : r.process === 'in-process' ? 'extra row (not judged)' : own.length === 0 ? 'informational' : own.map((goal) => `${verdict(goal.pass)} (${goal.short})`).join(', ');
-    lines.push(`| ${cell(r.label)} | ${PROCESS_LABELS[r.process]} | ${whole(r.requestsPerSecond)} | ${ms(r.p50)} | ${ms(r.p99)} / ${ms(r.worstP99)} | ${percent(r.ratio)} | ${percent(r.ratioNodeHttp)} | ${status} |`);
+    const status =
+      r.process === 'bare'
+        ? 'baseline'
+        : r.process === 'in-process'
+          ? 'extra row (not judged)'
+          : own.length === 0
+            ? 'informational'
+            : own.map((goal) => `${verdict(goal.pass)} (${goal.short})`).join(', ');
+    lines.push(
+      `| ${cell(r.label)} | ${PROCESS_LABELS[r.process]} | ${whole(r.requestsPerSecond)} | ${ms(r.p50)} | ${ms(r.p99)} / ${ms(r.worstP99)} | ${percent(r.ratio)} | ${percent(r.ratioNodeHttp)} | ${status} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -41,23 +50,34 @@ function roundsTable(results) {
     `| --- | ${Array.from({ length: count }, () => '---:').join(' | ')} |`,
   ];
   for (const [id, r] of Object.entries(results)) {
-    lines.push(`| \`${id}\` | ${r.rounds.map((round) => `${whole(round.requestsPerSecond)} (${percent(round.ratio)}, ${ms(round.p99)})`).join(' | ')} |`);
+    lines.push(
+      `| \`${id}\` | ${r.rounds.map((round) => `${whole(round.requestsPerSecond)} (${percent(round.ratio)}, ${ms(round.p99)})`).join(' | ')} |`,
+    );
   }
   return lines.join('\n');
 }
 
 function logTable(results) {
-  const lines = ['| target | log size | lines | by level | requests served | log per request | shutdown on SIGTERM |', '| --- | ---: | ---: | --- | ---: | ---: | ---: |'];
+  const lines = [
+    '| target | log size | lines | by level | requests served | log per request | shutdown on SIGTERM |',
+    '| --- | ---: | ---: | --- | ---: | ---: | ---: |',
+  ];
   for (const [id, r] of Object.entries(results)) {
     if (!r.log) continue;
-    const levels = Object.entries(r.log.byLevel).map(([level, n]) => `${level} ${whole(n)}`).join(', ');
-    lines.push(`| \`${id}\` | ${megabytes(r.log.bytes)} | ${whole(r.log.lines)} | ${levels || 'none'}${r.log.errors ? `; **${r.log.errors} errors**` : ''}${r.log.afterStart ? `; ${r.log.afterStart} plain lines after the start` : ''} | ${whole(r.requestsServed)} | ${whole(r.log.bytesPerRequest)} bytes | ${whole(r.shutdownMs)} ms, exit code 0 |`);
+    const levels = Object.entries(r.log.byLevel)
+      .map(([level, n]) => `${level} ${whole(n)}`)
+      .join(', ');
+    lines.push(
+      `| \`${id}\` | ${megabytes(r.log.bytes)} | ${whole(r.log.lines)} | ${levels || 'none'}${r.log.errors ? `; **${r.log.errors} errors**` : ''}${r.log.afterStart ? `; ${r.log.afterStart} plain lines after the start` : ''} | ${whole(r.requestsServed)} | ${whole(r.log.bytesPerRequest)} bytes | ${whole(r.shutdownMs)} ms, exit code 0 |`,
+    );
   }
   return lines.join('\n');
 }
 
 function markdown({ machine, settings, results, goals }) {
-  const goalLines = goals.map((goal) => `| ${cell(results[goal.target].label)} | ${goal.goal} | ${goal.measured} | ${verdict(goal.pass)} |`);
+  const goalLines = goals.map(
+    (goal) => `| ${cell(results[goal.target].label)} | ${goal.goal} | ${goal.measured} | ${verdict(goal.pass)} |`,
+  );
   const serve = Object.values(results).find((r) => r.process === 'serve');
   return `# Foundation benchmark
 

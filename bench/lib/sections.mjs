@@ -21,14 +21,25 @@ export function createSections() {
     console.log(`\n${number}. ${title}${target.label ? ` (${target.label})` : ''}`);
     const mark = (result) => {
       const marked = target.judged ? result : asExtra(result);
-      return { ...marked, rows: marked.rows.map((row) => ({ process: target.process, ...row })), ...(marked.commitsRow ? { commitsRow: { process: target.process, ...marked.commitsRow } } : {}) };
+      return {
+        ...marked,
+        rows: marked.rows.map((row) => ({ process: target.process, ...row })),
+        ...(marked.commitsRow ? { commitsRow: { process: target.process, ...marked.commitsRow } } : {}),
+      };
     };
     try {
       state.sections.push({ number, title, process: target.process, ...mark(await measureIt()) });
     } catch (error) {
       state.failed = true;
       console.error(`ERROR in ${title} (${target.process}):`, error);
-      state.sections.push({ number, title, process: target.process, rows: [{ process: target.process, benchmark: title, goal: '', measured: `error: ${error.message}`, verdict: 'ERROR' }], details: [`Error: ${error.message}`], raw: { error: String(error.stack ?? error) } });
+      state.sections.push({
+        number,
+        title,
+        process: target.process,
+        rows: [{ process: target.process, benchmark: title, goal: '', measured: `error: ${error.message}`, verdict: 'ERROR' }],
+        details: [`Error: ${error.message}`],
+        raw: { error: String(error.stack ?? error) },
+      });
     }
     return true;
   };

@@ -12,7 +12,18 @@ import { layoutGraph } from '../../dist/graph/layout-graph.js';
 const CHUNK = 500;
 const YEAR_MS = 365 * 86_400_000;
 const SERVICES = ['Stripe', 'GitHub', 'Shopify', 'Slack', 'Twilio', 'HubSpot', 'Zendesk', 'Postmark', 'Notion', 'Linear'];
-const JOBS = ['order sync', 'new signup alert', 'invoice reminder', 'lead enrichment', 'incident page', 'nightly export', 'refund triage', 'PR digest', 'SMS follow-up', 'ticket router'];
+const JOBS = [
+  'order sync',
+  'new signup alert',
+  'invoice reminder',
+  'lead enrichment',
+  'incident page',
+  'nightly export',
+  'refund triage',
+  'PR digest',
+  'SMS follow-up',
+  'ticket router',
+];
 /** Node counts and how often each occurs: most workflows are small, a few are big. */
 const GRAPH_SIZES = [3, 3, 3, 3, 6, 6, 6, 12, 12, 24];
 
@@ -20,9 +31,26 @@ const GRAPH_SIZES = [3, 3, 3, 3, 6, 6, 6, 12, 12, 24];
 function storedGraph(size) {
   const nodes = [{ id: 'trigger', type: 'webhook', name: 'Incoming event', config: { response_mode: 'respond_step' } }];
   for (let i = 1; i < size - 1; i++) {
-    nodes.push(i % 2 === 1
-      ? { id: `fetch_${i}`, type: 'http', name: `Fetch ${i}`, config: { method: 'POST', url: 'https://api.example.com/v1/items/{{ trigger.body.id }}', headers: { 'x-team': 'ops' }, body: { id: '{{ trigger.body.id }}', step: i } } }
-      : { id: `shape_${i}`, type: 'code', name: `Shape ${i}`, config: { code: `return { ...input.body, step: ${i}, total: (input.body.items ?? []).length };` } });
+    nodes.push(
+      i % 2 === 1
+        ? {
+            id: `fetch_${i}`,
+            type: 'http',
+            name: `Fetch ${i}`,
+            config: {
+              method: 'POST',
+              url: 'https://api.example.com/v1/items/{{ trigger.body.id }}',
+              headers: { 'x-team': 'ops' },
+              body: { id: '{{ trigger.body.id }}', step: i },
+            },
+          }
+        : {
+            id: `shape_${i}`,
+            type: 'code',
+            name: `Shape ${i}`,
+            config: { code: `return { ...input.body, step: ${i}, total: (input.body.items ?? []).length };` },
+          },
+    );
   }
   nodes.push({ id: 'reply', type: 'respond_to_webhook', name: 'Reply', config: { status: 200, body: '{{ input }}' } });
   const edges = nodes.slice(1).map((node, i) => ({ source: nodes[i].id, target: node.id }));
@@ -70,15 +98,30 @@ export async function seedWorkflows(deps, slug, count) {
   for (let i = 0; i < count; i++) {
     const row = workflowRow(i, count, workspace, graphs, nowMs);
     if (i % 4 === 1) {
-      const snapshot = { id: uuidv7({ msecs: nowMs }), workspace_id: workspace.id, workflow_id: row.id, graph: row.graph, created_by: row.user_id, created_at: row.updated_at };
+      const snapshot = {
+        id: uuidv7({ msecs: nowMs }),
+        workspace_id: workspace.id,
+        workflow_id: row.id,
+        graph: row.graph,
+        created_by: row.user_id,
+        created_at: row.updated_at,
+      };
       Object.assign(row, { status: 'active', active_snapshot_id: snapshot.id });
       snapshots.push(snapshot);
     }
     rows.push(row);
   }
   await deps.db.transaction().execute(async (trx) => {
-    for (let i = 0; i < rows.length; i += CHUNK) await trx.insertInto('workflows').values(rows.slice(i, i + CHUNK)).execute();
-    for (let i = 0; i < snapshots.length; i += CHUNK) await trx.insertInto('workflow_snapshots').values(snapshots.slice(i, i + CHUNK)).execute();
+    for (let i = 0; i < rows.length; i += CHUNK)
+      await trx
+        .insertInto('workflows')
+        .values(rows.slice(i, i + CHUNK))
+        .execute();
+    for (let i = 0; i < snapshots.length; i += CHUNK)
+      await trx
+        .insertInto('workflow_snapshots')
+        .values(snapshots.slice(i, i + CHUNK))
+        .execute();
   });
   return { count, ms: Math.round(performance.now() - started) };
 }

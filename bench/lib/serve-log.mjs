@@ -13,7 +13,10 @@ const POLL_MS = 25;
 
 /** The plain-text lines (not pino's JSON) of what the child wrote so far. */
 function textLines(file) {
-  return fs.readFileSync(file, 'utf8').split('\n').filter((line) => !line.startsWith('{'));
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => !line.startsWith('{'));
 }
 
 /**
@@ -45,7 +48,11 @@ export function tail(file, count = 20) {
   } finally {
     fs.closeSync(fd);
   }
-  return buffer.toString('utf8').split('\n').slice(-count - 1).join('\n');
+  return buffer
+    .toString('utf8')
+    .split('\n')
+    .slice(-count - 1)
+    .join('\n');
 }
 
 const LEVELS = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };

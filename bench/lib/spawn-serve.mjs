@@ -56,7 +56,11 @@ function track(child) {
 
 /** Seeds `dataDir` in a short child process (seed-data-dir.mjs); resolves with `{token, seeded}`. */
 async function seedDataDir(dataDir, workflows, script = SEED, args = []) {
-  const child = fork(script, [dataDir, String(workflows), ...args], { env: cleanEnvironment(), execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(script, [dataDir, String(workflows), ...args], {
+    env: cleanEnvironment(),
+    execArgv: [],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const exited = track(child);
   let answer = null;
   child.on('message', (message) => {
@@ -97,7 +101,10 @@ export async function spawnServe({ id, env = {}, seed = null, seedScript = SEED,
   const logFile = path.join(dataDir, SERVE_LOG);
   const fd = fs.openSync(logFile, 'a');
   const childEnv = { ...cleanEnvironment(), SWITCHYARD_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', ...env };
-  const child = spawn(process.execPath, [...execArgv, DIST_MAIN, 'serve'], { env: childEnv, stdio: ['ignore', fd, fd, ...(probe ? ['ipc'] : [])] });
+  const child = spawn(process.execPath, [...execArgv, DIST_MAIN, 'serve'], {
+    env: childEnv,
+    stdio: ['ignore', fd, fd, ...(probe ? ['ipc'] : [])],
+  });
   fs.closeSync(fd);
   const exited = track(child);
   const what = `switchyard serve (${id})`;
@@ -128,12 +135,16 @@ export async function spawnServe({ id, env = {}, seed = null, seedScript = SEED,
         await exited;
       }
       const log = await logStats(logFile);
-      if (log.afterStart > 0) console.warn(`NOTE: ${what} wrote ${log.afterStart} plain lines to stdout/stderr after it started, e.g.\n${log.afterStartSamples.join('\n')}`);
+      if (log.afterStart > 0)
+        console.warn(
+          `NOTE: ${what} wrote ${log.afterStart} plain lines to stdout/stderr after it started, e.g.\n${log.afterStartSamples.join('\n')}`,
+        );
       const logTail = end?.code === 0 ? '' : tail(logFile);
       const profiles = profile ? collectCpuProfiles(profile.threadDir, profileDir, id, loadSpans) : [];
       fs.rmSync(dataDir, { recursive: true, force: true });
       if (!end) throw new Error(`${what} did not exit within ${STOP_TIMEOUT_MS / 1000} s of SIGTERM (killed); its log ends:\n${logTail}`);
-      if (end.code !== 0) throw new Error(`${what} ended with code ${end.code} (signal ${end.signal}) on SIGTERM, not 0; its log ends:\n${logTail}`);
+      if (end.code !== 0)
+        throw new Error(`${what} ended with code ${end.code} (signal ${end.signal}) on SIGTERM, not 0; its log ends:\n${logTail}`);
       return { shutdownMs, log, profiles };
     })());
 
@@ -169,6 +180,7 @@ export async function stopAll(servers) {
       failures.push(error);
     }
   }
-  if (failures.length > 0) throw failures.length === 1 ? failures[0] : new AggregateError(failures, failures.map((error) => error.message).join('\n'));
+  if (failures.length > 0)
+    throw failures.length === 1 ? failures[0] : new AggregateError(failures, failures.map((error) => error.message).join('\n'));
   return results;
 }

@@ -45,7 +45,16 @@ export function spawnServer(script, args, { id, profileDir, probe = false } = {}
           return { profiles };
         })());
       const { type: _type, ...announced } = message;
-      resolve({ ...announced, id, pid: child.pid, kind: 'bench-script', baseUrl: `http://127.0.0.1:${announced.port}`, probe: ask, loadSpans, stop });
+      resolve({
+        ...announced,
+        id,
+        pid: child.pid,
+        kind: 'bench-script',
+        baseUrl: `http://127.0.0.1:${announced.port}`,
+        probe: ask,
+        loadSpans,
+        stop,
+      });
     });
   });
 }

@@ -8,9 +8,17 @@ const cell = (text) => String(text).replaceAll('|', '\\|');
 const whole = (value) => Math.round(value).toLocaleString('en-US');
 
 function markdown({ machine, machineAfter, settings, servers, rows, sections }) {
-  const table = ['| benchmark | process | goal | measured | result |', '| --- | --- | --- | --- | --- |', ...rows.map((row) => `| ${cell(row.benchmark)} | ${row.process} | ${cell(row.goal)} | ${cell(row.measured)} | ${row.verdict} |`)];
-  const details = sections.map((section) => `### ${section.number}. ${section.title} (${section.process})\n\n${section.details.map((line) => `- ${line}`).join('\n')}`);
-  const logs = Object.entries(servers).map(([id, server]) => `- **${server.database}** (\`${id}\`): ${describeServeRun(server).replaceAll('\n', ' ')}`);
+  const table = [
+    '| benchmark | process | goal | measured | result |',
+    '| --- | --- | --- | --- | --- |',
+    ...rows.map((row) => `| ${cell(row.benchmark)} | ${row.process} | ${cell(row.goal)} | ${cell(row.measured)} | ${row.verdict} |`),
+  ];
+  const details = sections.map(
+    (section) => `### ${section.number}. ${section.title} (${section.process})\n\n${section.details.map((line) => `- ${line}`).join('\n')}`,
+  );
+  const logs = Object.entries(servers).map(
+    ([id, server]) => `- **${server.database}** (\`${id}\`): ${describeServeRun(server).replaceAll('\n', ' ')}`,
+  );
   const env = Object.values(servers)[0]?.env ?? {};
   const { targets } = settings;
   return `# Stores benchmark
@@ -44,7 +52,9 @@ Raw numbers: [stores.json](stores.json).
   \`bench/lib/spawn-serve.mjs\` with the defaults a user gets (log level \`info\`, stdout and stderr
   appended to a file, the engine started, a fresh temporary data dir), an environment without any
   of the shell's Switchyard, \`DATABASE_URL\`, \`PG*\`, \`PORT\`/\`HOST\` or \`NODE_OPTIONS\` variables, plus
-  ${Object.entries(env).map(([name, value]) => `\`${name}=${value}\``).join(' and ')} (the limiters on and counting, never refusing) and, for
+  ${Object.entries(env)
+    .map(([name, value]) => `\`${name}=${value}\``)
+    .join(' and ')} (the limiters on and counting, never refusing) and, for
   PostgreSQL, \`DATABASE_URL\` naming a database created for the run (\`CREATE DATABASE … TEMPLATE
   template0\` on the server of \`BENCH_DATABASE_URL\` or \`SWITCHYARD_TEST_DATABASE_URL\`; serve migrates
   it at its start) and dropped at the end. The build token is the one serve's first start prints.

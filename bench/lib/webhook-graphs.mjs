@@ -5,7 +5,12 @@
 export const TRIGGER = 'trigger';
 const position = (column) => ({ x: column * 240, y: 0 });
 const edge = (source, target) => ({ source, target });
-const webhook = (responseMode) => ({ id: TRIGGER, type: 'webhook', config: { response_mode: responseMode, verification: { method: 'bearer' } }, position: position(0) });
+const webhook = (responseMode) => ({
+  id: TRIGGER,
+  type: 'webhook',
+  config: { response_mode: responseMode, verification: { method: 'bearer' } },
+  position: position(0),
+});
 /** A code step (QuickJS on the worker-thread pool) that passes on the delivered body. */
 const shape = () => ({ id: 'shape', type: 'code', config: { code: 'return { seen: input.body };' }, position: position(1) });
 
@@ -17,7 +22,11 @@ export function immediateGraph() {
 /** webhook (`respond_step`) -> code -> respond_to_webhook, answering the code step's output. */
 export function respondStepGraph() {
   return {
-    nodes: [webhook('respond_step'), shape(), { id: 'respond', type: 'respond_to_webhook', config: { status: 200, body: '{{ nodes.shape }}' }, position: position(2) }],
+    nodes: [
+      webhook('respond_step'),
+      shape(),
+      { id: 'respond', type: 'respond_to_webhook', config: { status: 200, body: '{{ nodes.shape }}' }, position: position(2) },
+    ],
     edges: [edge(TRIGGER, 'shape'), edge('shape', 'respond')],
   };
 }

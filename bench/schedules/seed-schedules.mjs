@@ -23,7 +23,10 @@ try {
   const first = await deps.identity.bootstrap();
   if (!first) throw new Error(`${dataDir} already has users: the seed needs a fresh data dir`);
   const workspace = await deps.db.selectFrom('workspaces').selectAll().where('slug', '=', first.workspace).executeTakeFirstOrThrow();
-  const graph = JSON.stringify({ nodes: [{ id: 'tick', type: 'schedule', config: { cron, catch_up: 'skip' }, position: { x: 0, y: 0 } }], edges: [] });
+  const graph = JSON.stringify({
+    nodes: [{ id: 'tick', type: 'schedule', config: { cron, catch_up: 'skip' }, position: { x: 0, y: 0 } }],
+    edges: [],
+  });
   const now = formatMicros(Date.now() * 1000);
   const rows = Array.from({ length: count }, (_, i) => ({
     id: uuidv7(),
@@ -44,7 +47,11 @@ try {
     updated_at: now,
   }));
   await deps.db.transaction().execute(async (trx) => {
-    for (let i = 0; i < rows.length; i += 500) await trx.insertInto('workflows').values(rows.slice(i, i + 500)).execute();
+    for (let i = 0; i < rows.length; i += 500)
+      await trx
+        .insertInto('workflows')
+        .values(rows.slice(i, i + 500))
+        .execute();
   });
   const actor = { workspaceId: workspace.id, userId: workspace.owner_user_id };
   for (const row of rows) await deps.workflows.activate(actor, row.id);

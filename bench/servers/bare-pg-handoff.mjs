@@ -49,11 +49,21 @@ async function api() {
     request.on('data', (chunk) => chunks.push(chunk));
     request.on('end', async () => {
       const mode = request.url === '/respond' ? 'respond' : 'immediate';
-      const payload = JSON.stringify({ method: request.method, headers: request.headers, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') });
+      const payload = JSON.stringify({
+        method: request.method,
+        headers: request.headers,
+        body: JSON.parse(Buffer.concat(chunks).toString() || 'null'),
+      });
       try {
-        const { rows } = await pool.query(insert, [mode, mode === 'respond' ? name : null, payload, workerChannel(Math.floor(Math.random() * count))]);
+        const { rows } = await pool.query(insert, [
+          mode,
+          mode === 'respond' ? name : null,
+          payload,
+          workerChannel(Math.floor(Math.random() * count)),
+        ]);
         const id = String(rows[0].id);
-        if (mode === 'immediate') return void response.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ execution_id: id }));
+        if (mode === 'immediate')
+          return void response.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ execution_id: id }));
         if (early.has(id)) {
           const body = early.get(id);
           early.delete(id);
@@ -83,7 +93,9 @@ async function worker() {
     const [id, mode, waiter, input] = JSON.parse(payload);
     const output = JSON.stringify({ seen: input.body });
     const nodes = mode === 'respond' ? ['shape', 'respond'] : ['shape'];
-    pool.query(finish, [id, output, startedAt, nodes, me, mode === 'respond' ? waiter : '']).catch((error) => console.error('bare worker', error));
+    pool
+      .query(finish, [id, output, startedAt, nodes, me, mode === 'respond' ? waiter : ''])
+      .catch((error) => console.error('bare worker', error));
   });
   await listener.query(`listen ${me}`);
   announceReady({ port: 0 }, async () => {

@@ -22,7 +22,10 @@ installProbe({ extra: () => ({ groupCommits: deps?.engine.batcher.commits ?? 0, 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-engine-bench-'));
 const port = await freePort();
 // An empty environment: the benchmark must not pick up a DATABASE_URL from the shell.
-const config = loadConfig({}, { port, host: '127.0.0.1', dataDir, databaseUrl: null, secretKey: null, apiRateLimit: 0, webhookRateLimit: 0, logLevel: 'silent' });
+const config = loadConfig(
+  {},
+  { port, host: '127.0.0.1', dataDir, databaseUrl: null, secretKey: null, apiRateLimit: 0, webhookRateLimit: 0, logLevel: 'silent' },
+);
 
 deps = await buildDeps(config, {
   onBackgroundError: (error) => {

@@ -16,7 +16,10 @@ const workflowCount = Number(process.argv[2] ?? '0');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-bench-'));
 const port = await freePort();
 // An empty environment: the benchmark must not pick up a DATABASE_URL from the shell.
-const config = loadConfig({}, { port, host: '127.0.0.1', dataDir, databaseUrl: null, secretKey: null, apiRateLimit: 0, logLevel: 'silent' });
+const config = loadConfig(
+  {},
+  { port, host: '127.0.0.1', dataDir, databaseUrl: null, secretKey: null, apiRateLimit: 0, logLevel: 'silent' },
+);
 
 const deps = await buildDeps(config);
 const first = await deps.identity.bootstrap();

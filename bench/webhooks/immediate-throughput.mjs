@@ -53,9 +53,12 @@ async function immediatePhase(session, target, { warmup, duration, connections }
   const executions = counts.completed ?? 0;
   const steps = db.stepPayloads(target.workflowId, before.now);
   if (steps.completed !== executions * STEPS_PER_EXECUTION) {
-    throw new Error(`immediate webhook: ${steps.completed} completed step rows for ${executions} executions, expected ${STEPS_PER_EXECUTION} each`);
+    throw new Error(
+      `immediate webhook: ${steps.completed} completed step rows for ${executions} executions, expected ${STEPS_PER_EXECUTION} each`,
+    );
   }
-  if (executions < http.requests) throw new Error(`immediate webhook: ${http.requests} answers 202 but only ${executions} executions recorded`);
+  if (executions < http.requests)
+    throw new Error(`immediate webhook: ${http.requests} answers 202 but only ${executions} executions recorded`);
   const windowSeconds = (micros(marks.end.now) - micros(marks.start.now)) / 1e6;
   const completedInWindow = db.completedBetween(target.workflowId, marks.start.now, marks.end.now);
   const span = db.span(target.workflowId, before.now);
@@ -100,10 +103,14 @@ export async function measureImmediateThroughput(session, target, baselines, { r
         barePhases[baseline.id].push(phase);
         console.log(`${Math.round(phase.requestsPerSecond)} req/s`);
       } else {
-        process.stdout.write(`  round ${round}/${rounds}, immediate webhook -> code: ${RAMP_SECONDS} s + ${duration} s measured + ${TAIL_SECONDS} s, ${connections} connections ... `);
+        process.stdout.write(
+          `  round ${round}/${rounds}, immediate webhook -> code: ${RAMP_SECONDS} s + ${duration} s measured + ${TAIL_SECONDS} s, ${connections} connections ... `,
+        );
         const phase = await immediatePhase(session, target, { warmup: RAMP_SECONDS, duration, connections });
         webhookPhases.push(phase);
-        console.log(`${Math.round(phase.completedPerSecond)} completed/s (HTTP ${Math.round(phase.httpRequestsPerSecond)} answers/s, backlog ${phase.backlogAtLoadEnd} drained in ${phase.drainMs} ms)`);
+        console.log(
+          `${Math.round(phase.completedPerSecond)} completed/s (HTTP ${Math.round(phase.httpRequestsPerSecond)} answers/s, backlog ${phase.backlogAtLoadEnd} drained in ${phase.drainMs} ms)`,
+        );
       }
     }
   }
@@ -117,7 +124,9 @@ export async function measureImmediateThroughput(session, target, baselines, { r
     const roundRatios = webhookPhases.map((p, i) => p.completedPerSecond / phases[i].requestsPerSecond);
     return { ...baseline, phases, rate: median(phases.map((p) => p.requestsPerSecond)), roundRatios, ratio: median(roundRatios) };
   });
-  log(`immediate webhook: ${perSecond(rate)} completed${bare.map((b) => `; ${b.id} ${perSecond(b.rate)}, ratio ${percent(b.ratio)}`).join('')}`);
+  log(
+    `immediate webhook: ${perSecond(rate)} completed${bare.map((b) => `; ${b.id} ${perSecond(b.rate)}, ratio ${percent(b.ratio)}`).join('')}`,
+  );
 
   return {
     rows: [
@@ -128,13 +137,27 @@ export async function measureImmediateThroughput(session, target, baselines, { r
         verdict: rate >= 1000 ? 'PASS' : 'FAIL',
       },
       ...bare.flatMap((b) => [
-        { process: 'bare', benchmark: `${b.label}, same rounds, ${connections} connections`, goal: 'informational', measured: `${perSecond(b.rate)} (requests)`, verdict: 'INFO' },
-        { benchmark: `Ratio: completed webhook executions per second / ${b.label} requests per second (median of the rounds' ratios)`, goal: 'informational', measured: percent(b.ratio), verdict: 'INFO' },
+        {
+          process: 'bare',
+          benchmark: `${b.label}, same rounds, ${connections} connections`,
+          goal: 'informational',
+          measured: `${perSecond(b.rate)} (requests)`,
+          verdict: 'INFO',
+        },
+        {
+          benchmark: `Ratio: completed webhook executions per second / ${b.label} requests per second (median of the rounds' ratios)`,
+          goal: 'informational',
+          measured: percent(b.ratio),
+          verdict: 'INFO',
+        },
       ]),
     ],
     details: [
       `Per round, completed executions: ${webhookPhases.map((p) => `${perSecond(p.completedPerSecond)} (${p.completedInWindow} in ${p.windowSeconds.toFixed(2)} s; whole run incl. drain ${perSecond(p.wholeRunPerSecond)}; HTTP 202 answers ${perSecond(p.httpRequestsPerSecond)}, p50 ${p.httpP50Ms} ms, p99 ${p.httpP99Ms} ms; backlog at load end ${p.backlogAtLoadEnd}, drained in ${p.drainMs} ms)`).join('; ')}.`,
-      ...bare.map((b) => `Per round, ${b.label}: ${b.phases.map((p) => `${perSecond(p.requestsPerSecond)} (p99 ${p.p99} ms)`).join('; ')}; ratios ${b.roundRatios.map(percent).join(', ')}.`),
+      ...bare.map(
+        (b) =>
+          `Per round, ${b.label}: ${b.phases.map((p) => `${perSecond(p.requestsPerSecond)} (p99 ${p.p99} ms)`).join('; ')}; ratios ${b.roundRatios.map(percent).join(', ')}.`,
+      ),
       `Inside the measured windows (per round): ${webhookPhases.map((p) => `main thread busy ${(p.eventLoop.utilization * 100).toFixed(0)}%, event-loop delay p50 ${p.eventLoop.delayMs.p50} ms (p99 ${p.eventLoop.delayMs.p99} ms), ${Math.round(p.sqliteCommitsPerSecond)} SQLite commits/s`).join('; ')}.`,
       `Executions that completed inside the window, median round: ${describeStretches(webhookPhases.find((p) => p.completedPerSecond === rate)?.stretches ?? webhookPhases[0].stretches)}.`,
       `HTTP answers vs completions: the 202 is sent once the execution row is committed, so answers can run ahead of completions; the difference is the backlog the engine still had when the load stopped (median answers/s ${perSecond(median(webhookPhases.map((p) => p.httpRequestsPerSecond)))}).`,
@@ -147,7 +170,17 @@ export async function measureImmediateThroughput(session, target, baselines, { r
       durationSeconds: duration,
       completedPerSecond: rate,
       webhookPhases,
-      baselines: Object.fromEntries(bare.map((b) => [b.id, { requestsPerSecond: b.rate, ratio: b.ratio, roundRatios: b.roundRatios, phases: b.phases.map(({ requestsPerSecond, p50, p99, requests }) => ({ requestsPerSecond, p50, p99, requests })) }])),
+      baselines: Object.fromEntries(
+        bare.map((b) => [
+          b.id,
+          {
+            requestsPerSecond: b.rate,
+            ratio: b.ratio,
+            roundRatios: b.roundRatios,
+            phases: b.phases.map(({ requestsPerSecond, p50, p99, requests }) => ({ requestsPerSecond, p50, p99, requests })),
+          },
+        ]),
+      ),
     },
   };
 }

@@ -15,7 +15,15 @@ const failuresOf = (phase) => phase.errors + phase.non2xx + phase.mismatches + p
 async function phase(session, target, connections, duration) {
   await session.eventLoop.start();
   const before = await session.state();
-  const result = await load({ url: target.url, headers: target.headers, method: 'POST', body: target.body, connections, duration, expectBody: target.expect.body });
+  const result = await load({
+    url: target.url,
+    headers: target.headers,
+    method: 'POST',
+    body: target.body,
+    connections,
+    duration,
+    expectBody: target.expect.body,
+  });
   const after = await session.state();
   const eventLoop = await session.eventLoop.stop();
   // Deliveries still running when the load stopped end in the background: let them, before the next load.
@@ -26,7 +34,9 @@ async function phase(session, target, connections, duration) {
 
 function line(p) {
   const failures = failuresOf(p);
-  const codes = Object.entries(p.errorCodes).map(([code, n]) => `${code} ${n}`).join(', ');
+  const codes = Object.entries(p.errorCodes)
+    .map(([code, n]) => `${code} ${n}`)
+    .join(', ');
   return `${Math.round(p.requestsPerSecond)} req/s, p50 ${p.p50} ms, p99 ${p.p99} ms, main thread busy ${Math.round(p.eventLoop.utilization * 100)}%, ${p.connectionsAccepted} connections accepted${failures ? `, FAILURES: ${p.errors} errors (${codes || 'none'}; ${p.timeouts} timeouts), ${p.non2xx} non-2xx, ${p.mismatches} other bodies, ${p.reconnections} reconnections` : ', no failures'}`;
 }
 
@@ -53,7 +63,10 @@ export async function measureManyConnections(session, target, { rounds, warmup, 
 
   // Failures below 200 connections are not what is measured: they make the peak meaningless.
   const lowerFailures = byRound.flatMap((r) => LOWER.map((c) => r[c])).filter((p) => failuresOf(p) > 0);
-  if (lowerFailures.length > 0) throw new Error(`respond_step at ${lowerFailures.map((p) => p.connections).join(', ')} connections had failures: ${lowerFailures.map(line).join(' | ')}`);
+  if (lowerFailures.length > 0)
+    throw new Error(
+      `respond_step at ${lowerFailures.map((p) => p.connections).join(', ')} connections had failures: ${lowerFailures.map(line).join(' | ')}`,
+    );
 
   const many = byRound.map((r) => r[MANY]);
   const failures = many.reduce((sum, p) => sum + failuresOf(p), 0);
@@ -64,19 +77,46 @@ export async function measureManyConnections(session, target, { rounds, warmup, 
   const medianAt = (c) => median(byRound.map((r) => r[c].requestsPerSecond));
   const percent = (value) => `${(value * 100).toFixed(1)}%`;
   const requests = many.reduce((sum, p) => sum + p.requests, 0);
-  log(`${MANY} connections: ${failures} failures in ${requests} requests; throughput ${percent(ratio)} of the peak at ${LOWER.join('/')} connections`);
+  log(
+    `${MANY} connections: ${failures} failures in ${requests} requests; throughput ${percent(ratio)} of the peak at ${LOWER.join('/')} connections`,
+  );
 
   const title = `\`respond_step\` webhook -> code -> respond_to_webhook, bearer, ${MANY} concurrent connections (${rounds} rounds of ${duration} s)`;
   return {
     rows: [
-      { benchmark: title, goal: 'zero errors (socket errors, timeouts, non-2xx, reconnections)', measured: `${failures} in ${requests.toLocaleString('en-US')} requests${executionFailures ? `; ${executionFailures} executions failed` : ''}`, verdict: failures === 0 && executionFailures === 0 ? 'PASS' : 'FAIL' },
-      { benchmark: '', goal: `throughput at least 90% of the peak at ${LOWER.join(', ')} connections (median of the rounds' ratios)`, measured: `${percent(ratio)} (${Math.round(medianAt(MANY))} vs ${Math.round(median(peaks))} req/s)`, verdict: ratio >= 0.9 ? 'PASS' : 'FAIL' },
+      {
+        benchmark: title,
+        goal: 'zero errors (socket errors, timeouts, non-2xx, reconnections)',
+        measured: `${failures} in ${requests.toLocaleString('en-US')} requests${executionFailures ? `; ${executionFailures} executions failed` : ''}`,
+        verdict: failures === 0 && executionFailures === 0 ? 'PASS' : 'FAIL',
+      },
+      {
+        benchmark: '',
+        goal: `throughput at least 90% of the peak at ${LOWER.join(', ')} connections (median of the rounds' ratios)`,
+        measured: `${percent(ratio)} (${Math.round(medianAt(MANY))} vs ${Math.round(median(peaks))} req/s)`,
+        verdict: ratio >= 0.9 ? 'PASS' : 'FAIL',
+      },
     ],
     details: [
-      ...byRound.map((r, i) => `Round ${i + 1}: ${all.map((c) => `${c} connections: ${line(r[c])}`).join('; ')}; peak ${Math.round(peaks[i])} req/s, ratio ${percent(roundRatios[i])}.`),
+      ...byRound.map(
+        (r, i) =>
+          `Round ${i + 1}: ${all.map((c) => `${c} connections: ${line(r[c])}`).join('; ')}; peak ${Math.round(peaks[i])} req/s, ratio ${percent(roundRatios[i])}.`,
+      ),
       `Median req/s: ${all.map((c) => `${c} connections ${Math.round(medianAt(c))}`).join(', ')}.`,
       `Executions of this workflow over the benchmark, after the backlog drained: ${JSON.stringify(counts)}.`,
     ],
-    raw: { rounds, warmupSeconds: warmup, durationSeconds: duration, lower: LOWER, many: MANY, failures, executionCounts: counts, ratio, roundRatios, peaks, byRound },
+    raw: {
+      rounds,
+      warmupSeconds: warmup,
+      durationSeconds: duration,
+      lower: LOWER,
+      many: MANY,
+      failures,
+      executionCounts: counts,
+      ratio,
+      roundRatios,
+      peaks,
+      byRound,
+    },
   };
 }

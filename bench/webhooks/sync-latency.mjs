@@ -11,21 +11,45 @@ const CONNECTIONS = [1, 8];
 
 /** SQLite commits between two probe readings (`state`): how many, their total time, how many took over 1 and 5 ms. */
 function commitsBetween(before, after) {
-  return { count: after.count - before.count, totalMs: after.totalMs - before.totalMs, over1ms: after.over1ms - before.over1ms, over5ms: after.over5ms - before.over5ms };
+  return {
+    count: after.count - before.count,
+    totalMs: after.totalMs - before.totalMs,
+    over1ms: after.over1ms - before.over1ms,
+    over5ms: after.over5ms - before.over5ms,
+  };
 }
 
 async function phase(session, target, connections, duration) {
   const before = await session.state();
   const from = before.now;
-  const result = await latencyLoop({ origin: target.origin, path: target.path, headers: target.headers, body: target.body, connections, duration, expectStatus: target.expect.status, expectBody: target.expect.body });
+  const result = await latencyLoop({
+    origin: target.origin,
+    path: target.path,
+    headers: target.headers,
+    body: target.body,
+    connections,
+    duration,
+    expectStatus: target.expect.status,
+    expectBody: target.expect.body,
+  });
   // The run goes on after the answer (here only its final commit): let it end before the next
   // phase, read from the database file, then read the counters.
   await session.waitForBacklog(target.workflowId, from);
   const after = await session.state();
   const to = after.now;
-  if (result.failures > 0) throw new Error(`respond_step latency, ${connections} connections: ${result.failures} failed requests (${result.failureSamples.join('; ')})`);
-  if (result.connectionsOpened !== connections) throw new Error(`respond_step latency: ${result.connectionsOpened} connections opened for ${connections} (the server closed some)`);
-  return { ...summary(result.latenciesMs), requestsPerSecond: result.requestsPerSecond, samples: result.latenciesMs, window: { from, to }, commits: commitsBetween(before.commitMs, after.commitMs) };
+  if (result.failures > 0)
+    throw new Error(
+      `respond_step latency, ${connections} connections: ${result.failures} failed requests (${result.failureSamples.join('; ')})`,
+    );
+  if (result.connectionsOpened !== connections)
+    throw new Error(`respond_step latency: ${result.connectionsOpened} connections opened for ${connections} (the server closed some)`);
+  return {
+    ...summary(result.latenciesMs),
+    requestsPerSecond: result.requestsPerSecond,
+    samples: result.latenciesMs,
+    window: { from, to },
+    commits: commitsBetween(before.commitMs, after.commitMs),
+  };
 }
 
 export async function measureSyncLatency(session, target, { rounds, warmup, duration, log }) {
@@ -40,26 +64,42 @@ export async function measureSyncLatency(session, target, { rounds, warmup, dura
       process.stdout.write(`  round ${round}/${rounds}, ${connections} connection${connections === 1 ? '' : 's'}: ${duration} s ... `);
       const measured = await phase(session, target, connections, duration);
       phases[connections].push(measured);
-      console.log(`p50 ${measured.p50.toFixed(3)} ms, p99 ${measured.p99.toFixed(3)} ms (${measured.count} requests, ${Math.round(measured.requestsPerSecond)}/s)`);
+      console.log(
+        `p50 ${measured.p50.toFixed(3)} ms, p99 ${measured.p99.toFixed(3)} ms (${measured.count} requests, ${Math.round(measured.requestsPerSecond)}/s)`,
+      );
     }
   }
   const counts = await session.waitForBacklog(target.workflowId, since);
   if (counts.failed || counts.cancelled) throw new Error(`respond_step latency: executions did not complete: ${JSON.stringify(counts)}`);
 
-  const stretchesAt = (connections) => respondStepStretches(phases[connections].flatMap((p) => session.db.timeline(target.workflowId, p.window.from, p.window.to)));
+  const stretchesAt = (connections) =>
+    respondStepStretches(phases[connections].flatMap((p) => session.db.timeline(target.workflowId, p.window.from, p.window.to)));
   const stretches = { 1: stretchesAt(1), 8: stretchesAt(8) };
-  const commitsAt = (connections) => phases[connections].map((p) => p.commits).reduce((sum, c) => ({ count: sum.count + c.count, totalMs: sum.totalMs + c.totalMs, over1ms: sum.over1ms + c.over1ms, over5ms: sum.over5ms + c.over5ms }));
+  const commitsAt = (connections) =>
+    phases[connections]
+      .map((p) => p.commits)
+      .reduce((sum, c) => ({
+        count: sum.count + c.count,
+        totalMs: sum.totalMs + c.totalMs,
+        over1ms: sum.over1ms + c.over1ms,
+        over5ms: sum.over5ms + c.over5ms,
+      }));
   const at = (connections, key) => median(phases[connections].map((p) => p[key]));
   const pooled = (connections) => summary(phases[connections].flatMap((p) => p.samples));
   const ms = (value) => `${value.toFixed(3)} ms`;
   const one = { p50: at(1, 'p50'), p99: at(1, 'p99') };
   const eight = { p50: at(8, 'p50'), p99: at(8, 'p99') };
-  log(`respond_step latency: 1 connection p50 ${ms(one.p50)}, p99 ${ms(one.p99)}; 8 connections p50 ${ms(eight.p50)}, p99 ${ms(eight.p99)}`);
+  log(
+    `respond_step latency: 1 connection p50 ${ms(one.p50)}, p99 ${ms(one.p99)}; 8 connections p50 ${ms(eight.p50)}, p99 ${ms(eight.p99)}`,
+  );
 
-  const title = (connections) => `\`respond_step\` webhook -> code -> respond_to_webhook, bearer: answer latency at ${connections} connection${connections === 1 ? '' : 's'} (median of ${rounds} rounds of ${duration} s)`;
+  const title = (connections) =>
+    `\`respond_step\` webhook -> code -> respond_to_webhook, bearer: answer latency at ${connections} connection${connections === 1 ? '' : 's'} (median of ${rounds} rounds of ${duration} s)`;
   const describe = (connections) => {
     const all = pooled(connections);
-    const perRound = phases[connections].map((p) => `p50 ${ms(p.p50)} / p99 ${ms(p.p99)} (${Math.round(p.requestsPerSecond)} req/s)`).join('; ');
+    const perRound = phases[connections]
+      .map((p) => `p50 ${ms(p.p50)} / p99 ${ms(p.p99)} (${Math.round(p.requestsPerSecond)} req/s)`)
+      .join('; ');
     return `${connections} connection${connections === 1 ? '' : 's'}, per round: ${perRound}. All ${all.count} requests pooled: mean ${ms(all.mean)}, p50 ${ms(all.p50)}, p90 ${ms(all.p90)}, p99 ${ms(all.p99)}, min ${ms(all.min)}, max ${ms(all.max)}. From the stored rows of the same executions: ${describeStretches(stretches[connections])}. SQLite commits meanwhile: ${commitsAt(connections).count}, mean ${(commitsAt(connections).totalMs / commitsAt(connections).count).toFixed(3)} ms, ${commitsAt(connections).over1ms} over 1 ms, ${commitsAt(connections).over5ms} over 5 ms.`;
   };
   return {
@@ -77,8 +117,20 @@ export async function measureSyncLatency(session, target, { rounds, warmup, dura
       rounds,
       warmupSeconds: warmup,
       durationSeconds: duration,
-      oneConnection: { ...one, pooled: pooled(1), stretches: stretches[1], commits: commitsAt(1), perRound: phases[1].map(({ samples: _samples, ...rest }) => rest) },
-      eightConnections: { ...eight, pooled: pooled(8), stretches: stretches[8], commits: commitsAt(8), perRound: phases[8].map(({ samples: _samples, ...rest }) => rest) },
+      oneConnection: {
+        ...one,
+        pooled: pooled(1),
+        stretches: stretches[1],
+        commits: commitsAt(1),
+        perRound: phases[1].map(({ samples: _samples, ...rest }) => rest),
+      },
+      eightConnections: {
+        ...eight,
+        pooled: pooled(8),
+        stretches: stretches[8],
+        commits: commitsAt(8),
+        perRound: phases[8].map(({ samples: _samples, ...rest }) => rest),
+      },
     },
   };
 }

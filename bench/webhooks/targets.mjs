@@ -16,7 +16,8 @@ export async function webhookTarget(session, name, graph, expect) {
   await api.activate(workflowId);
   const node = saved.graph.nodes.find((n) => n.id === TRIGGER);
   const token = saved.webhook_tokens?.[TRIGGER];
-  if (!node?.config.webhook_id || !token) throw new Error(`PUT /graph did not answer a webhook_id and a token for ${TRIGGER}: ${JSON.stringify(saved).slice(0, 400)}`);
+  if (!node?.config.webhook_id || !token)
+    throw new Error(`PUT /graph did not answer a webhook_id and a token for ${TRIGGER}: ${JSON.stringify(saved).slice(0, 400)}`);
   const url = new URL(`/webhooks/${node.config.webhook_id}`, api.baseUrl);
   const target = {
     workflowId,
@@ -31,7 +32,9 @@ export async function webhookTarget(session, name, graph, expect) {
   const answer = await fetch(target.url, { method: 'POST', headers: target.headers, body: target.body });
   const text = await answer.text();
   if (answer.status !== expect.status || (expect.body !== undefined && text !== expect.body) || (expect.check && !expect.check(text))) {
-    throw new Error(`${name}: the first delivery answered ${answer.status} ${text.slice(0, 300)}, expected ${expect.status} ${expect.body ?? ''}`);
+    throw new Error(
+      `${name}: the first delivery answered ${answer.status} ${text.slice(0, 300)}, expected ${expect.status} ${expect.body ?? ''}`,
+    );
   }
   // The same delivery without the token must be refused: verification really runs.
   const refused = await fetch(target.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: target.body });

@@ -6,7 +6,15 @@ import { summary } from '../lib/stats.mjs';
 /** `{name: summary in ms}` over `executions` for each `[name, (execution) => microseconds]`. */
 function stretches(executions, spec) {
   if (executions.length === 0) return {};
-  return Object.fromEntries(spec.map(([name, of]) => [name, summary(executions.map((e) => of(e) / 1000), 3)]));
+  return Object.fromEntries(
+    spec.map(([name, of]) => [
+      name,
+      summary(
+        executions.map((e) => of(e) / 1000),
+        3,
+      ),
+    ]),
+  );
 }
 
 /** webhook -> code -> respond_to_webhook (respond_step mode). */
@@ -31,5 +39,7 @@ export function immediateStretches(executions) {
 
 /** One line of medians: "name p50 x ms (p99 y ms); ...". */
 export function describeStretches(stretchMap) {
-  return Object.entries(stretchMap).map(([name, s]) => `${name}: p50 ${s.p50.toFixed(3)} ms, p99 ${s.p99.toFixed(3)} ms`).join('; ');
+  return Object.entries(stretchMap)
+    .map(([name, s]) => `${name}: p50 ${s.p50.toFixed(3)} ms, p99 ${s.p99.toFixed(3)} ms`)
+    .join('; ');
 }

@@ -4,7 +4,15 @@ import type { ResolvedConnection } from './connection-resolver.js';
 import { guardedFetch } from './guarded-fetch.js';
 import { ProviderError } from './provider-error.js';
 import { classifySdkError } from './sdk-errors.js';
-import { STOP_REASONS, type ChatMessage, type ChatOptions, type ChatRequest, type ChatResponse, type StopReason, type ToolCall } from './chat-types.js';
+import {
+  STOP_REASONS,
+  type ChatMessage,
+  type ChatOptions,
+  type ChatRequest,
+  type ChatResponse,
+  type StopReason,
+  type ToolCall,
+} from './chat-types.js';
 
 type MessageParam = Anthropic.Messages.MessageParam;
 type ContentBlock = Anthropic.Messages.ContentBlockParam;
@@ -20,9 +28,15 @@ function toAnthropicMessages(messages: ChatMessage[]): MessageParam[] {
   const out: MessageParam[] = [];
   for (const message of messages) {
     if (message.role === 'tool') {
-      const block: ContentBlock = { type: 'tool_result', tool_use_id: message.toolCallId, content: message.content, ...(message.isError ? { is_error: true } : {}) };
+      const block: ContentBlock = {
+        type: 'tool_result',
+        tool_use_id: message.toolCallId,
+        content: message.content,
+        ...(message.isError ? { is_error: true } : {}),
+      };
       const last = out.at(-1);
-      if (last && last.role === 'user' && Array.isArray(last.content) && last.content.every((b) => b.type === 'tool_result')) last.content.push(block);
+      if (last && last.role === 'user' && Array.isArray(last.content) && last.content.every((b) => b.type === 'tool_result'))
+        last.content.push(block);
       else out.push({ role: 'user', content: [block] });
     } else if (message.role === 'user') {
       out.push({ role: 'user', content: message.content });
@@ -57,7 +71,13 @@ export async function anthropicChat(connection: ResolvedConnection, request: Cha
       messages: toAnthropicMessages(request.messages),
       ...(system ? { system } : {}),
       ...(request.tools && request.tools.length > 0
-        ? { tools: request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.inputSchema as Anthropic.Messages.Tool.InputSchema })) }
+        ? {
+            tools: request.tools.map((tool) => ({
+              name: tool.name,
+              description: tool.description,
+              input_schema: tool.inputSchema as Anthropic.Messages.Tool.InputSchema,
+            })),
+          }
         : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
     };
@@ -65,7 +85,8 @@ export async function anthropicChat(connection: ResolvedConnection, request: Cha
   } catch (error) {
     throw classifySdkError(error, connection.provider, [connection.apiKey], nowMs());
   }
-  if (!answer || !Array.isArray(answer.content)) throw new ProviderError('malformed', 'anthropic answered without content blocks', { provider: connection.provider });
+  if (!answer || !Array.isArray(answer.content))
+    throw new ProviderError('malformed', 'anthropic answered without content blocks', { provider: connection.provider });
   const texts: string[] = [];
   const toolCalls: ToolCall[] = [];
   for (const block of answer.content) {
@@ -73,7 +94,12 @@ export async function anthropicChat(connection: ResolvedConnection, request: Cha
     else if (block.type === 'tool_use') {
       const input = block.input;
       const valid = typeof input === 'object' && input !== null && !Array.isArray(input);
-      toolCalls.push({ id: block.id, name: block.name, arguments: valid ? (input as Record<string, unknown>) : { _raw: input }, ...(valid ? {} : { argumentsError: 'the arguments must be a JSON object' }) });
+      toolCalls.push({
+        id: block.id,
+        name: block.name,
+        arguments: valid ? (input as Record<string, unknown>) : { _raw: input },
+        ...(valid ? {} : { argumentsError: 'the arguments must be a JSON object' }),
+      });
     }
   }
   const reason = answer.stop_reason as string | null;

@@ -30,10 +30,17 @@ describe('built-in embedder', () => {
 
   it('folds, splits and stems words', () => {
     expect(words('Héllo, WORLD_42!')).toEqual(['hello', 'world', '42']);
-    expect(['chunks', 'chunking', 'queries', 'embedded', 'classes', 'status'].map(stem)).toEqual(['chunk', 'chunk', 'query', 'embedd', 'class', 'status']);
+    expect(['chunks', 'chunking', 'queries', 'embedded', 'classes', 'status'].map(stem)).toEqual([
+      'chunk',
+      'chunk',
+      'query',
+      'embedd',
+      'class',
+      'status',
+    ]);
   });
 
-  it('scans the words words() gives, on the project\'s docs and on random text heavy in folding cases', () => {
+  it("scans the words words() gives, on the project's docs and on random text heavy in folding cases", () => {
     const root = path.resolve(import.meta.dirname, '../..');
     for (const file of ['README.md', ...fs.readdirSync(path.join(root, 'docs')).map((f) => `docs/${f}`)]) {
       const text = fs.readFileSync(path.join(root, file), 'utf8');
@@ -41,9 +48,43 @@ describe('built-in embedder', () => {
     }
     // Capital sigma lower-cases by the letters around it (across ' . : ^ `), ligatures and
     // superscripts decompose, marks combine across nothing but letters, NBSP folds to a space.
-    const alphabet = ['a', 'Z', 'q', '0', '7', ' ', '\n', '-', ',', "'", '.', ':', '^', '`', '_', '#', 'Σ', 'Α', 'σ', 'é', 'e\u0301', '\u0301', '\u0323', 'ﬁ', '²', '\u00a0', 'İ', 'ß', 'Å', '—', '→', '한', '\u00a8'];
+    const alphabet = [
+      'a',
+      'Z',
+      'q',
+      '0',
+      '7',
+      ' ',
+      '\n',
+      '-',
+      ',',
+      "'",
+      '.',
+      ':',
+      '^',
+      '`',
+      '_',
+      '#',
+      'Σ',
+      'Α',
+      'σ',
+      'é',
+      'e\u0301',
+      '\u0301',
+      '\u0323',
+      'ﬁ',
+      '²',
+      '\u00a0',
+      'İ',
+      'ß',
+      'Å',
+      '—',
+      '→',
+      '한',
+      '\u00a8',
+    ];
     let seed = 7;
-    const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
     for (let n = 0; n < 5000; n++) {
       let text = '';
       const length = Math.floor(random() * 24);

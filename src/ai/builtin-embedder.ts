@@ -25,9 +25,10 @@ export const BUILTIN_DIMENSIONS = 256;
 export const BUILTIN_EMBEDDER_KEY = 'builtin:v1';
 
 const STOP_WORDS = new Set(
-  ('a an and are as at be been but by can could did do does doing for from had has have how i if in into is it its itself me my no not of on or our ' +
-    'so such than that the their them then there these they this those to too was we were what when where which while who whom why will with would you your')
-    .split(' '),
+  (
+    'a an and are as at be been but by can could did do does doing for from had has have how i if in into is it its itself me my no not of on or our ' +
+    'so such than that the their them then there these they this those to too was we were what when where which while who whom why will with would you your'
+  ).split(' '),
 );
 
 export function isStopWord(word: string): boolean {
@@ -112,7 +113,15 @@ function featuresOf(word: string): WordFeatures {
     hash = Math.imul(hash ^ code(i + 2), 16777619);
     trigrams[i] = slotOf(hash >>> 0);
   }
-  features = { word, stop, root, unigram: slotOf(fnv1a(root, UNIGRAM_SEED)), pairPrefix, trigrams, trigramWeight: count > 1 ? 0.25 / count : 0 };
+  features = {
+    word,
+    stop,
+    root,
+    unigram: slotOf(fnv1a(root, UNIGRAM_SEED)),
+    pairPrefix,
+    trigrams,
+    trigramWeight: count > 1 ? 0.25 / count : 0,
+  };
   if (featureCache.size >= MAX_CACHED_WORDS) featureCache.clear();
   featureCache.set(word, features);
   return features;

@@ -7,7 +7,10 @@
  * (MaxListenersExceededWarning) on every further one. The SDK's listener goes on the call's own
  * signal, dropped with it; the one put on `parent` here is removed when the call ends.
  */
-export async function withCallSignal<T>(parent: AbortSignal | undefined, call: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
+export async function withCallSignal<T>(
+  parent: AbortSignal | undefined,
+  call: (signal: AbortSignal | undefined) => Promise<T>,
+): Promise<T> {
   if (parent === undefined) return call(undefined);
   const own = new AbortController();
   const forward = () => own.abort(parent.reason);

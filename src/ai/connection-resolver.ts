@@ -30,7 +30,10 @@ export class ConnectionResolver {
       try {
         apiKey = openSecret(this.secretKey, row.api_key_sealed);
       } catch {
-        throw new ProviderError('rejected', `the API key of connection "${row.name}" cannot be opened: it was sealed under another SWITCHYARD_SECRET_KEY; set the key again`);
+        throw new ProviderError(
+          'rejected',
+          `the API key of connection "${row.name}" cannot be opened: it was sealed under another SWITCHYARD_SECRET_KEY; set the key again`,
+        );
       }
     }
     return { id: row.id, provider: row.provider, baseUrl: row.base_url, apiKey };

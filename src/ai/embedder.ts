@@ -15,7 +15,8 @@ export function embedderKey(spec: EmbedderSpec): string {
 
 export function parseEmbedderSpec(text: string): EmbedderSpec {
   const value: unknown = JSON.parse(text);
-  if (isPlainObject(value) && typeof value.connection_id === 'string' && typeof value.model === 'string') return { connection_id: value.connection_id, model: value.model };
+  if (isPlainObject(value) && typeof value.connection_id === 'string' && typeof value.model === 'string')
+    return { connection_id: value.connection_id, model: value.model };
   return BUILTIN_EMBEDDER;
 }
 
@@ -53,7 +54,11 @@ export function resolveEmbedder(spec: EmbedderSpec, context: EmbedderContext): E
       const vectors: Float32Array[] = [];
       for (let start = 0; start < texts.length; start += EMBEDDING_BATCH) {
         const batch = texts.slice(start, start + EMBEDDING_BATCH);
-        const result = await embedTexts(connection, spec.model, batch, { httpAllow: context.httpAllow, ...(context.nowMs ? { nowMs: context.nowMs } : {}), ...(signal ? { signal } : {}) });
+        const result = await embedTexts(connection, spec.model, batch, {
+          httpAllow: context.httpAllow,
+          ...(context.nowMs ? { nowMs: context.nowMs } : {}),
+          ...(signal ? { signal } : {}),
+        });
         vectors.push(...result.vectors);
       }
       return vectors;

@@ -26,8 +26,14 @@ export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
  * …), through the official SDK with a guarded fetch and no SDK retries. Vectors come back
  * L2-normalised, so cosine similarity and dot product agree whatever the server returns.
  */
-export async function embedTexts(connection: ResolvedConnection, model: string, texts: string[], options: EmbeddingsOptions): Promise<EmbeddingResult> {
-  if (connection.provider === 'anthropic') throw new ProviderError('rejected', 'anthropic connections have no embeddings endpoint; use an openai or openai_compatible connection');
+export async function embedTexts(
+  connection: ResolvedConnection,
+  model: string,
+  texts: string[],
+  options: EmbeddingsOptions,
+): Promise<EmbeddingResult> {
+  if (connection.provider === 'anthropic')
+    throw new ProviderError('rejected', 'anthropic connections have no embeddings endpoint; use an openai or openai_compatible connection');
   const nowMs = options.nowMs ?? Date.now;
   const client = new OpenAI({
     apiKey: connection.apiKey ?? 'none',
@@ -38,23 +44,36 @@ export async function embedTexts(connection: ResolvedConnection, model: string, 
   });
   let response: OpenAI.Embeddings.CreateEmbeddingResponse;
   try {
-    response = await withCallSignal(options.signal, (signal) => client.embeddings.create({ model, input: texts, encoding_format: 'float' }, signal ? { signal } : undefined));
+    response = await withCallSignal(options.signal, (signal) =>
+      client.embeddings.create({ model, input: texts, encoding_format: 'float' }, signal ? { signal } : undefined),
+    );
   } catch (error) {
     throw classifySdkError(error, connection.provider, [connection.apiKey], nowMs());
   }
   const data = Array.isArray(response?.data) ? response.data : null;
-  if (!data || data.length !== texts.length) throw new ProviderError('malformed', `${connection.provider} answered ${data?.length ?? 'no'} embeddings for ${texts.length} inputs`, { provider: connection.provider });
+  if (!data || data.length !== texts.length)
+    throw new ProviderError('malformed', `${connection.provider} answered ${data?.length ?? 'no'} embeddings for ${texts.length} inputs`, {
+      provider: connection.provider,
+    });
   const vectors: Float32Array[] = new Array(texts.length);
   let dimensions: number | null = null;
   for (const [position, item] of data.entries()) {
     const index = typeof item.index === 'number' ? item.index : position;
     const values = item.embedding as unknown;
     if (!Array.isArray(values) || values.length === 0 || !values.every((v) => typeof v === 'number' && Number.isFinite(v))) {
-      throw new ProviderError('malformed', `${connection.provider} answered an embedding that is not an array of numbers`, { provider: connection.provider });
+      throw new ProviderError('malformed', `${connection.provider} answered an embedding that is not an array of numbers`, {
+        provider: connection.provider,
+      });
     }
-    if (dimensions !== null && values.length !== dimensions) throw new ProviderError('malformed', `${connection.provider} answered embeddings of different lengths`, { provider: connection.provider });
+    if (dimensions !== null && values.length !== dimensions)
+      throw new ProviderError('malformed', `${connection.provider} answered embeddings of different lengths`, {
+        provider: connection.provider,
+      });
     dimensions = values.length;
-    if (index < 0 || index >= texts.length) throw new ProviderError('malformed', `${connection.provider} answered an embedding for input ${index}`, { provider: connection.provider });
+    if (index < 0 || index >= texts.length)
+      throw new ProviderError('malformed', `${connection.provider} answered an embedding for input ${index}`, {
+        provider: connection.provider,
+      });
     vectors[index] = normalize(Float32Array.from(values as number[]));
   }
   const usage = response.usage as { prompt_tokens?: unknown } | undefined;

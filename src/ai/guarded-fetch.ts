@@ -28,7 +28,8 @@ export function guardedFetch(allow: readonly string[]): FetchFunction {
   return (input, init) => {
     const url = typeof input === 'string' || input instanceof URL ? input : input.url;
     const protocol = new URL(url).protocol;
-    if (protocol !== 'http:' && protocol !== 'https:') return Promise.reject(new TypeError(`only http and https base URLs can be used, not ${protocol}`));
+    if (protocol !== 'http:' && protocol !== 'https:')
+      return Promise.reject(new TypeError(`only http and https base URLs can be used, not ${protocol}`));
     // undici's fetch and the global one share the WHATWG types; the cast bridges their declarations.
     return undiciFetch(url, Object.assign({}, init as object, { dispatcher })) as unknown as Promise<Response>;
   };

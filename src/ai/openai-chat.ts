@@ -21,7 +21,13 @@ function toOpenAiMessages(system: string | undefined, messages: ChatMessage[]): 
         role: 'assistant',
         content: message.content === '' && calls.length > 0 ? null : message.content,
         ...(calls.length > 0
-          ? { tool_calls: calls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: JSON.stringify(call.arguments) } })) }
+          ? {
+              tool_calls: calls.map((call) => ({
+                id: call.id,
+                type: 'function' as const,
+                function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+              })),
+            }
           : {}),
       });
     }
@@ -29,7 +35,13 @@ function toOpenAiMessages(system: string | undefined, messages: ChatMessage[]): 
   return out;
 }
 
-const FINISH_REASONS: Record<string, StopReason> = { stop: 'end_turn', tool_calls: 'tool_use', function_call: 'tool_use', length: 'max_tokens', content_filter: 'refusal' };
+const FINISH_REASONS: Record<string, StopReason> = {
+  stop: 'end_turn',
+  tool_calls: 'tool_use',
+  function_call: 'tool_use',
+  length: 'max_tokens',
+  content_filter: 'refusal',
+};
 
 /** Tool arguments arrive as JSON text; a model may send broken JSON, which goes back to it as a tool error. */
 export function parseToolArguments(text: string | undefined): Pick<ToolCall, 'arguments' | 'argumentsError'> {
@@ -57,11 +69,18 @@ export async function openAiChat(connection: ResolvedConnection, request: ChatRe
     model: request.model,
     messages: toOpenAiMessages(request.system, request.messages),
     ...(request.tools && request.tools.length > 0
-      ? { tools: request.tools.map((tool) => ({ type: 'function' as const, function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } })) }
+      ? {
+          tools: request.tools.map((tool) => ({
+            type: 'function' as const,
+            function: { name: tool.name, description: tool.description, parameters: tool.inputSchema },
+          })),
+        }
       : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
     ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
-    ...(request.jsonSchema ? { response_format: { type: 'json_schema' as const, json_schema: { name: 'answer', schema: request.jsonSchema } } } : {}),
+    ...(request.jsonSchema
+      ? { response_format: { type: 'json_schema' as const, json_schema: { name: 'answer', schema: request.jsonSchema } } }
+      : {}),
   };
   let completion: OpenAI.Chat.Completions.ChatCompletion;
   try {
@@ -71,11 +90,21 @@ export async function openAiChat(connection: ResolvedConnection, request: ChatRe
   }
   const choice = Array.isArray(completion?.choices) ? completion.choices[0] : undefined;
   const message = choice?.message;
-  if (!message || typeof message !== 'object') throw new ProviderError('malformed', `${connection.provider} answered without a message (no choices[0].message)`, { provider: connection.provider });
+  if (!message || typeof message !== 'object')
+    throw new ProviderError('malformed', `${connection.provider} answered without a message (no choices[0].message)`, {
+      provider: connection.provider,
+    });
   const toolCalls: ToolCall[] = [];
   for (const call of message.tool_calls ?? []) {
-    if (call.type !== 'function' || typeof call.function?.name !== 'string') throw new ProviderError('malformed', `${connection.provider} answered a tool call without a function name`, { provider: connection.provider });
-    toolCalls.push({ id: typeof call.id === 'string' && call.id ? call.id : `call_${toolCalls.length}`, name: call.function.name, ...parseToolArguments(call.function.arguments) });
+    if (call.type !== 'function' || typeof call.function?.name !== 'string')
+      throw new ProviderError('malformed', `${connection.provider} answered a tool call without a function name`, {
+        provider: connection.provider,
+      });
+    toolCalls.push({
+      id: typeof call.id === 'string' && call.id ? call.id : `call_${toolCalls.length}`,
+      name: call.function.name,
+      ...parseToolArguments(call.function.arguments),
+    });
   }
   const usage = completion.usage;
   return {

@@ -44,7 +44,10 @@ export class ProviderError extends Error {
 
   /** The engine's vocabulary: retryable (with the provider's delay when it named one) or not. */
   toStepError(): StepError {
-    const details = { ...(this.status !== null ? { status: this.status } : {}), ...(this.options.provider ? { provider: this.options.provider } : {}) };
+    const details = {
+      ...(this.status !== null ? { status: this.status } : {}),
+      ...(this.options.provider ? { provider: this.options.provider } : {}),
+    };
     if (this.kind !== 'retryable') return new NonRetriableError(this.message, { code: this.code, details });
     if (this.retryAfterMs !== null) return new RetryAfterError(this.message, this.retryAfterMs, { code: this.code, details });
     return new StepError(this.message, { code: this.code, details });

@@ -22,7 +22,8 @@ export function classifySdkError(error: unknown, provider: string, secrets: read
   const clean = (message: string) => redact(message, secrets);
   const forbidden = findCause(error, 'EFORBIDDENADDRESS');
   if (forbidden) return new ProviderError('forbidden_address', clean(forbidden.message), { provider });
-  if (error instanceof SyntaxError) return new ProviderError('malformed', `${provider} answered with a body that is not JSON`, { provider });
+  if (error instanceof SyntaxError)
+    return new ProviderError('malformed', `${provider} answered with a body that is not JSON`, { provider });
   const apiError = error as SdkApiError;
   const status = typeof apiError.status === 'number' ? apiError.status : null;
   const message = clean(`${provider}: ${error instanceof Error ? error.message : String(error)}`);
@@ -34,6 +35,7 @@ export function classifySdkError(error: unknown, provider: string, secrets: read
     return new ProviderError('retryable', message, { provider });
   }
   if (status >= 200 && status < 300) return new ProviderError('malformed', message, { status, provider });
-  if (isRetryableStatus(status)) return new ProviderError('retryable', message, { status, retryAfterMs: retryAfterFrom(apiError.headers, nowMs), provider });
+  if (isRetryableStatus(status))
+    return new ProviderError('retryable', message, { status, retryAfterMs: retryAfterFrom(apiError.headers, nowMs), provider });
   return new ProviderError('rejected', message, { status, provider });
 }

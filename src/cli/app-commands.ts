@@ -24,7 +24,11 @@ function optionName(field: string): string {
  * line per such flag, in the order the fields are listed, so secrets stay out of the shell's
  * history and the process list.
  */
-async function fieldValues(fields: readonly string[], options: Record<string, unknown>, stdin: { lines: () => Promise<string[]> }): Promise<Record<string, string>> {
+async function fieldValues(
+  fields: readonly string[],
+  options: Record<string, unknown>,
+  stdin: { lines: () => Promise<string[]> },
+): Promise<Record<string, string>> {
   const values: Record<string, string> = {};
   for (const field of fields) {
     const value = options[optionName(field)];
@@ -52,7 +56,15 @@ function checkProvider(provider: string): void {
 
 /** The installation as the API shows it: never a credential. */
 export function installationJson(row: AppInstallationRow): Record<string, unknown> {
-  return { id: row.id, workspace_id: row.workspace_id, provider: row.provider, account_id: row.account_id, bot_user_id: row.bot_user_id, bot_id: row.bot_id, created_at: row.created_at };
+  return {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    provider: row.provider,
+    account_id: row.account_id,
+    bot_user_id: row.bot_user_id,
+    bot_id: row.bot_id,
+    created_at: row.created_at,
+  };
 }
 
 /** `switchyard app set <provider> --signing-secret S …`: settings and secrets of the provider's app. */
@@ -62,7 +74,9 @@ export async function appSet(config: Config, provider: string, options: Record<s
   for (const key of Object.keys(options)) {
     const field = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
     if (key !== 'json' && options[key] !== undefined && !spec.settings.includes(field) && !spec.secrets.includes(field)) {
-      throw new Error(`--${field.replace(/_/g, '-')} is not an option of the ${provider} app (${[...spec.settings, ...spec.secrets].map((f) => `--${f.replace(/_/g, '-')}`).join(', ') || 'none'})`);
+      throw new Error(
+        `--${field.replace(/_/g, '-')} is not an option of the ${provider} app (${[...spec.settings, ...spec.secrets].map((f) => `--${f.replace(/_/g, '-')}`).join(', ') || 'none'})`,
+      );
     }
   }
   const stdin = stdinLines(read);
@@ -88,15 +102,25 @@ export async function appList(config: Config, options: { json?: boolean }, out: 
       return;
     }
     if (apps.length === 0) out('no provider apps set');
-    for (const app of apps) out(`${app.provider}: settings ${JSON.stringify(app.settings)}; secrets set: ${app.secrets_set.join(', ') || 'none'}`);
-    for (const row of installations) out(`installation ${row.id}: ${row.provider} ${row.account_id} -> workspace ${row.workspace_id}${row.bot_user_id ? ` (bot ${row.bot_user_id}/${row.bot_id ?? '-'})` : ''}`);
+    for (const app of apps)
+      out(`${app.provider}: settings ${JSON.stringify(app.settings)}; secrets set: ${app.secrets_set.join(', ') || 'none'}`);
+    for (const row of installations)
+      out(
+        `installation ${row.id}: ${row.provider} ${row.account_id} -> workspace ${row.workspace_id}${row.bot_user_id ? ` (bot ${row.bot_user_id}/${row.bot_id ?? '-'})` : ''}`,
+      );
   } finally {
     await deps.close();
   }
 }
 
 /** `switchyard app install <provider> --workspace S --account-id A …`: links an account to a workspace. */
-export async function appInstall(config: Config, provider: string, options: Record<string, unknown>, out: Out, read: ReadStdin): Promise<void> {
+export async function appInstall(
+  config: Config,
+  provider: string,
+  options: Record<string, unknown>,
+  out: Out,
+  read: ReadStdin,
+): Promise<void> {
   checkProvider(provider);
   const spec = PROVIDER_SPECS[provider as keyof typeof PROVIDER_SPECS];
   const stdin = stdinLines(read);
@@ -111,19 +135,32 @@ export async function appInstall(config: Config, provider: string, options: Reco
       botId: typeof options.botId === 'string' ? options.botId : null,
       credentials,
     });
-    out(options.json ? JSON.stringify(installationJson(row)) : `installed ${row.provider} account ${row.account_id} in workspace ${String(options.workspace)} (${row.id})`);
+    out(
+      options.json
+        ? JSON.stringify(installationJson(row))
+        : `installed ${row.provider} account ${row.account_id} in workspace ${String(options.workspace)} (${row.id})`,
+    );
   } finally {
     await deps.close();
   }
 }
 
 /** `switchyard app uninstall (--id ID | <provider> --account-id A)`. */
-export async function appUninstall(config: Config, provider: string | undefined, options: { id?: string; accountId?: string; json?: boolean }, out: Out): Promise<void> {
+export async function appUninstall(
+  config: Config,
+  provider: string | undefined,
+  options: { id?: string; accountId?: string; json?: boolean },
+  out: Out,
+): Promise<void> {
   if (!options.id && !(provider && options.accountId)) throw new Error('give --id, or a provider and --account-id');
   const deps = await buildDeps(config, { timers: false });
   try {
     const row = await deps.apps.uninstall(options.id ? { id: options.id } : { provider: provider!, accountId: options.accountId! });
-    out(options.json ? JSON.stringify({ ...installationJson(row), removed: true }) : `uninstalled ${row.provider} account ${row.account_id} (${row.id})`);
+    out(
+      options.json
+        ? JSON.stringify({ ...installationJson(row), removed: true })
+        : `uninstalled ${row.provider} account ${row.account_id} (${row.id})`,
+    );
   } finally {
     await deps.close();
   }

@@ -17,18 +17,31 @@ function port(value: string): number {
  * The `switchyard` command. Flags override the environment; configuration is validated once
  * per command. `onServe` receives the shutdown function of a running server.
  */
-export function buildProgram(env: Record<string, string | undefined>, out: Out, onServe: (stop: () => Promise<void>) => void, readStdin: ReadStdin = readProcessStdin): Command {
+export function buildProgram(
+  env: Record<string, string | undefined>,
+  out: Out,
+  onServe: (stop: () => Promise<void>) => void,
+  readStdin: ReadStdin = readProcessStdin,
+): Command {
   const program = new Command('switchyard').description('Self-hosted workflow automation service').showHelpAfterError();
-  program.option('--data-dir <dir>', 'data directory (SWITCHYARD_DATA_DIR)').option('--database-url <url>', 'postgres:// URL (DATABASE_URL); unset: embedded SQLite');
+  program
+    .option('--data-dir <dir>', 'data directory (SWITCHYARD_DATA_DIR)')
+    .option('--database-url <url>', 'postgres:// URL (DATABASE_URL); unset: embedded SQLite');
   const config = (extra: Partial<Config> = {}): Config => {
     const global = program.opts<{ dataDir?: string; databaseUrl?: string }>();
-    return loadConfig(env, { ...(global.dataDir ? { dataDir: global.dataDir } : {}), ...(global.databaseUrl ? { databaseUrl: global.databaseUrl } : {}), ...extra });
+    return loadConfig(env, {
+      ...(global.dataDir ? { dataDir: global.dataDir } : {}),
+      ...(global.databaseUrl ? { databaseUrl: global.databaseUrl } : {}),
+      ...extra,
+    });
   };
 
   program
     .command('serve', { isDefault: true })
     .description('run the HTTP API and webhook endpoints')
-    .addOption(new Option('--role <role>', 'what this process runs (SWITCHYARD_ROLE): all, or api / worker on PostgreSQL').choices(SERVE_ROLES))
+    .addOption(
+      new Option('--role <role>', 'what this process runs (SWITCHYARD_ROLE): all, or api / worker on PostgreSQL').choices(SERVE_ROLES),
+    )
     .option('--port <port>', 'listen port (PORT)', port)
     .option('--host <host>', 'listen address (HOST)')
     .action(async (options: { role?: ServeRole; port?: number; host?: string }) => {
@@ -39,7 +52,10 @@ export function buildProgram(env: Record<string, string | undefined>, out: Out, 
       onServe(await serve(config(overrides), out));
     });
 
-  program.command('migrate').description('apply database migrations (also done at every start)').action(() => migrateCommand(config(), out));
+  program
+    .command('migrate')
+    .description('apply database migrations (also done at every start)')
+    .action(() => migrateCommand(config(), out));
 
   const workspace = program.command('workspace').description('manage workspaces');
   workspace
@@ -49,7 +65,10 @@ export function buildProgram(env: Record<string, string | undefined>, out: Out, 
     .addOption(new Option('--plan <plan>', 'plan').choices(['free', 'pro']).default('free'))
     .option('--json', 'print JSON')
     .action((options) => workspaceCreate(config(), options, out));
-  workspace.command('list').option('--json', 'print JSON').action((options) => workspaceList(config(), options, out));
+  workspace
+    .command('list')
+    .option('--json', 'print JSON')
+    .action((options) => workspaceList(config(), options, out));
 
   const token = program.command('token').description('manage API tokens');
   token
@@ -60,8 +79,16 @@ export function buildProgram(env: Record<string, string | undefined>, out: Out, 
     .option('--name <name>', 'a label for the token')
     .option('--json', 'print {"id","token","scopes","expires_at","workspace"}')
     .action((options) => tokenCreate(config(), options, out));
-  token.command('list').option('--workspace <slug>', 'only this workspace').option('--json', 'print JSON').action((options) => tokenList(config(), options, out));
-  token.command('revoke').argument('<id>', 'token id').option('--json', 'print JSON').action((id: string, options) => tokenRevoke(config(), id, options, out));
+  token
+    .command('list')
+    .option('--workspace <slug>', 'only this workspace')
+    .option('--json', 'print JSON')
+    .action((options) => tokenList(config(), options, out));
+  token
+    .command('revoke')
+    .argument('<id>', 'token id')
+    .option('--json', 'print JSON')
+    .action((id: string, options) => tokenRevoke(config(), id, options, out));
 
   const workflow = program.command('workflow').description('workflow documents');
   workflow
@@ -77,23 +104,27 @@ export function buildProgram(env: Record<string, string | undefined>, out: Out, 
     .command('set')
     .description('set a provider app; a secret given as "-" is read from standard input (one line each, in option order)')
     .argument('<provider>', 'slack, twilio, mailgun or postmark')
-    .option('--signing-secret <secret>', 'slack: the app\'s signing secret')
-    .option('--client-id <id>', 'slack: the app\'s client id (OAuth install)')
-    .option('--client-secret <secret>', 'slack: the app\'s client secret (OAuth install)')
+    .option('--signing-secret <secret>', "slack: the app's signing secret")
+    .option('--client-id <id>', "slack: the app's client id (OAuth install)")
+    .option('--client-secret <secret>', "slack: the app's client secret (OAuth install)")
     .option('--signing-key <key>', 'mailgun: the HTTP webhook signing key')
     .option('--json', 'print JSON')
     .action((provider: string, options: Record<string, unknown>) => appSet(config(), provider, options, out, readStdin));
-  app.command('list').description('list provider apps and installations (never a secret)').option('--json', 'print JSON').action((options) => appList(config(), options, out));
+  app
+    .command('list')
+    .description('list provider apps and installations (never a secret)')
+    .option('--json', 'print JSON')
+    .action((options) => appList(config(), options, out));
   app
     .command('install')
     .description('link a provider account to a workspace; a credential given as "-" is read from standard input')
     .argument('<provider>', 'slack, twilio, mailgun or postmark')
-    .requiredOption('--workspace <slug>', 'the workspace the account\'s events go to')
+    .requiredOption('--workspace <slug>', "the workspace the account's events go to")
     .requiredOption('--account-id <id>', 'slack team id, Twilio AccountSid, or the email domain or address')
     .option('--bot-token <token>', 'slack: the bot token (xoxb-…)')
-    .option('--bot-user-id <id>', 'slack: the bot\'s user id (U…)')
+    .option('--bot-user-id <id>', "slack: the bot's user id (U…)")
     .option('--bot-id <id>', 'slack: the bot id (B…)')
-    .option('--auth-token <token>', 'twilio: the account\'s auth token')
+    .option('--auth-token <token>', "twilio: the account's auth token")
     .option('--basic-user <user>', 'postmark: the Basic user of the inbound webhook URL')
     .option('--basic-password <password>', 'postmark: the Basic password of the inbound webhook URL')
     .option('--json', 'print the installation resource')

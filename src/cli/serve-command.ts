@@ -22,11 +22,18 @@ import { loadTokenizer } from '../knowledge/token-counter.js';
 export async function serve(config: Config, out: (line: string) => void = console.log): Promise<() => Promise<void>> {
   const { role } = config;
   if (config.databaseUrl === null && role !== 'all') {
-    throw new ConfigError('SWITCHYARD_ROLE', `role "${role}" needs PostgreSQL (DATABASE_URL): on the embedded SQLite database one process serves the API and runs the executions (role all)`);
+    throw new ConfigError(
+      'SWITCHYARD_ROLE',
+      `role "${role}" needs PostgreSQL (DATABASE_URL): on the embedded SQLite database one process serves the API and runs the executions (role all)`,
+    );
   }
   const lock = config.databaseUrl === null ? lockDataDir(config.dataDir) : null;
   const processId = newId();
-  const { logger, flush } = createLogger({ level: config.logLevel, format: config.logFormat, base: { role, process_id: processId, pid: process.pid, hostname: hostname() } });
+  const { logger, flush } = createLogger({
+    level: config.logLevel,
+    format: config.logFormat,
+    base: { role, process_id: processId, pid: process.pid, hostname: hostname() },
+  });
   let deps;
   try {
     deps = await buildDeps(config, { processId, onBackgroundError: (error) => logger.error({ err: error }, 'engine error') });
@@ -39,11 +46,17 @@ export async function serve(config: Config, out: (line: string) => void = consol
   if (role !== 'worker') loadTokenizer();
   const first = role === 'worker' ? null : await deps.identity.bootstrap();
   const app: FastifyInstance =
-    role === 'worker' ? await buildWorkerApp({ db: deps.db, metrics: deps.metrics, metricsToken: config.metricsToken, logger }) : await buildApp({ ...deps, config, logger });
+    role === 'worker'
+      ? await buildWorkerApp({ db: deps.db, metrics: deps.metrics, metricsToken: config.metricsToken, logger })
+      : await buildApp({ ...deps, config, logger });
   const address = await app.listen({ port: config.port, host: config.host });
   await deps.engine.start();
   // Background upkeep belongs to the processes that run executions.
-  const pruner = runsSteps ? new RetentionPruner(deps.db, deps.clock, config.executionRetentionDays, (error) => logger.error({ err: error }, 'execution retention pruning failed')) : null;
+  const pruner = runsSteps
+    ? new RetentionPruner(deps.db, deps.clock, config.executionRetentionDays, (error) =>
+        logger.error({ err: error }, 'execution retention pruning failed'),
+      )
+    : null;
   pruner?.start();
   if (runsSteps) deps.storeSweeper.start();
   // Documents left pending by the last run (or by another process) are picked up here.
@@ -61,7 +74,10 @@ export async function serve(config: Config, out: (line: string) => void = consol
     out(`Try it: curl -H "Authorization: Bearer ${first.token}" ${config.baseUrl}/api/v1/me`);
     out('');
   }
-  const serving = role === 'worker' ? `listening on ${address}; health and metrics only (/healthz, /readyz, /metrics)` : `listening on ${address}; API at ${config.baseUrl}/api/v1, docs at ${config.baseUrl}/api/docs`;
+  const serving =
+    role === 'worker'
+      ? `listening on ${address}; health and metrics only (/healthz, /readyz, /metrics)`
+      : `listening on ${address}; API at ${config.baseUrl}/api/v1, docs at ${config.baseUrl}/api/docs`;
   out(`Switchyard (${role}) ${serving}; database: ${deps.dialect.name}; vector search: ${deps.vectorMode}`);
   const stopped = deps;
   return async () => {

@@ -17,7 +17,11 @@ export interface StoreIo {
   progress: (line: string) => void;
 }
 
-async function withWorkspace<T>(config: Config, slug: string, run: (deps: Deps, workspace: { id: string; owner_user_id: string }) => Promise<T>): Promise<T> {
+async function withWorkspace<T>(
+  config: Config,
+  slug: string,
+  run: (deps: Deps, workspace: { id: string; owner_user_id: string }) => Promise<T>,
+): Promise<T> {
   const deps = await buildDeps(config, { timers: false });
   try {
     const workspace = await findWorkspaceBySlug(deps.db, slug);
@@ -70,13 +74,23 @@ export async function storeDump(config: Config, options: { workspace: string; sl
  * `switchyard store restore --workspace S --slug Y [--name N] < file`: prints the new store and
  * the report, with the member names of the API's answer's `meta`.
  */
-export async function storeRestore(config: Config, options: { workspace: string; slug: string; name?: string }, io: StoreIo, out: Out): Promise<void> {
+export async function storeRestore(
+  config: Config,
+  options: { workspace: string; slug: string; name?: string },
+  io: StoreIo,
+  out: Out,
+): Promise<void> {
   await withWorkspace(config, options.workspace, async (deps, workspace) => {
     const input = io.stdin.pipe(lineCounter(`restore ${options.slug}`, io.progress));
     try {
       const actor = { workspaceId: workspace.id, userId: workspace.owner_user_id };
       const request = { slug: options.slug, ...(options.name !== undefined ? { name: options.name } : {}) };
-      const { store, meta } = await restoreStore({ db: deps.db, dialect: deps.dialect, clock: deps.clock, stores: deps.stores }, actor, request, input);
+      const { store, meta } = await restoreStore(
+        { db: deps.db, dialect: deps.dialect, clock: deps.clock, stores: deps.stores },
+        actor,
+        request,
+        input,
+      );
       out(JSON.stringify({ store: { id: store.id, slug: store.slug, name: store.name, row_count: store.row_count }, ...meta }));
     } catch (error) {
       if (error instanceof AppError) throw new Error(`${error.code}: ${error.message}`);

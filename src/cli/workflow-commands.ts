@@ -9,7 +9,11 @@ type Out = (line: string) => void;
  * `switchyard workflow export --workspace S --id ID`: the same `service/v1` document as
  * `GET /api/v1/workflows/:id/export`, on one line (or indented with --pretty), on stdout.
  */
-export async function workflowExport(config: Config, options: { workspace: string; id: string; pretty?: boolean }, out: Out): Promise<void> {
+export async function workflowExport(
+  config: Config,
+  options: { workspace: string; id: string; pretty?: boolean },
+  out: Out,
+): Promise<void> {
   const deps = await buildDeps(config, { timers: false });
   try {
     const workspace = await findWorkspaceBySlug(deps.db, options.workspace);

@@ -41,4 +41,3 @@ export async function startDataStamp(handle: DatabaseHandle): Promise<DataStamp 
   stamp.heard = (tables) => (notices.covers(tables) ? `${handle.writes.version(tables)}:${notices.heardVersion(tables)}` : null);
   return stamp;
 }
-

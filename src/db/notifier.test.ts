@@ -43,7 +43,9 @@ describe.skipIf(!TEST_DATABASE_URL)('PgNotifier [postgres]', () => {
     let reconnects = 0;
     notifier.onReconnect(() => (reconnects += 1));
     await notifier.listen('sy_test_reconnect', () => {});
-    await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query like 'LISTEN%'`.execute(database.db);
+    await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query like 'LISTEN%'`.execute(
+      database.db,
+    );
     for (let i = 0; i < 100 && reconnects === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(reconnects).toBe(1);
     const again = nextMessage(notifier, 'sy_test_reconnect');
@@ -53,17 +55,28 @@ describe.skipIf(!TEST_DATABASE_URL)('PgNotifier [postgres]', () => {
 
   /** The pid of the session holding the presence lock of `name`, if any (as the hand-off asks: pg_locks only to say who). */
   const presenceHolder = async (name: string): Promise<number | null> => {
-    const { rows } = await sql<{ pid: number }>`select pid from pg_locks where locktype = 'advisory' and classid = ${PRESENCE_LOCK_CLASS} and objid = hashtext(${name})::oid and objsubid = 2 and mode = 'ExclusiveLock' and granted`.execute(database.db);
+    const { rows } = await sql<{
+      pid: number;
+    }>`select pid from pg_locks where locktype = 'advisory' and classid = ${PRESENCE_LOCK_CLASS} and objid = hashtext(${name})::oid and objsubid = 2 and mode = 'ExclusiveLock' and granted`.execute(
+      database.db,
+    );
     return rows[0]?.pid ?? null;
   };
   /** Whether an admission would count `name` live: its shared request without waiting is refused. */
   const seenLive = async (name: string): Promise<boolean> => {
-    const { rows } = await sql<{ free: boolean }>`select pg_try_advisory_xact_lock_shared(${PRESENCE_LOCK_CLASS}, hashtext(${name})) as free`.execute(database.db);
+    const { rows } = await sql<{
+      free: boolean;
+    }>`select pg_try_advisory_xact_lock_shared(${PRESENCE_LOCK_CLASS}, hashtext(${name})) as free`.execute(database.db);
     return !rows[0]!.free;
   };
 
   it('names its listening connection and holds its presence lock, again after the connection is killed and made anew', async () => {
-    const named = async () => (await sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database() and application_name = 'sy_worker_test'`.execute(database.db)).rows;
+    const named = async () =>
+      (
+        await sql<{
+          pid: number;
+        }>`select pid from pg_stat_activity where datname = current_database() and application_name = 'sy_worker_test'`.execute(database.db)
+      ).rows;
     expect(await seenLive('sy_worker_test')).toBe(false);
     await notifier.listen('sy_test_named', () => {});
     await notifier.identify('sy_worker_test');
@@ -108,7 +121,8 @@ describe.skipIf(!TEST_DATABASE_URL)('PgNotifier [postgres]', () => {
       await older.close();
       await newer.close();
     }
-    for (let i = 0; i < 40 && (await presenceHolder('sy_worker_twice')) !== null; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let i = 0; i < 40 && (await presenceHolder('sy_worker_twice')) !== null; i += 1)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await seenLive('sy_worker_twice')).toBe(false);
   });
 
@@ -123,11 +137,13 @@ describe.skipIf(!TEST_DATABASE_URL)('PgNotifier [postgres]', () => {
     }
     // Callers arriving together share round trips, and each still sees what committed before it.
     const sent = Array.from({ length: 20 }, (_, i) => `together-${i}`);
-    await Promise.all(sent.map(async (payload) => {
-      await notifier.notify(database.db, 'sy_test_sync', payload);
-      expect(await notifier.sync()).toBe(true);
-      expect(received).toContain(payload);
-    }));
+    await Promise.all(
+      sent.map(async (payload) => {
+        await notifier.notify(database.db, 'sy_test_sync', payload);
+        expect(await notifier.sync()).toBe(true);
+        expect(received).toContain(payload);
+      }),
+    );
   });
 
   it('says so when its connection is lost, and sync answers false until it is back', async () => {
@@ -136,7 +152,9 @@ describe.skipIf(!TEST_DATABASE_URL)('PgNotifier [postgres]', () => {
     notifier.onLost(() => (lost += 1));
     notifier.onReconnect(() => (reconnects += 1));
     await notifier.listen('sy_test_lost', () => {});
-    await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and (query like 'LISTEN%' or query = 'select 1')`.execute(database.db);
+    await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and (query like 'LISTEN%' or query = 'select 1')`.execute(
+      database.db,
+    );
     for (let i = 0; i < 100 && lost === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(lost).toBe(1);
     if (reconnects === 0) expect(await notifier.sync()).toBe(false);

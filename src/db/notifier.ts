@@ -78,7 +78,8 @@ export function assertChannel(channel: string): void {
 /** Sends a notification now, or, in a group commit that buffers them, at its end (transaction-buffer.ts). */
 export async function sendNotification(db: Db, channel: string, payload: string): Promise<void> {
   assertChannel(channel);
-  if (Buffer.byteLength(payload) > MAX_NOTIFY_PAYLOAD) throw new Error(`notification payload of ${Buffer.byteLength(payload)} bytes on ${channel} exceeds ${MAX_NOTIFY_PAYLOAD}`);
+  if (Buffer.byteLength(payload) > MAX_NOTIFY_PAYLOAD)
+    throw new Error(`notification payload of ${Buffer.byteLength(payload)} bytes on ${channel} exceeds ${MAX_NOTIFY_PAYLOAD}`);
   const buffer = transactionBuffer(db);
   if (buffer) return buffer.notify(channel, payload);
   await sql`select pg_notify(${channel}, ${payload})`.execute(db);
@@ -183,7 +184,13 @@ export class PgNotifier implements Notifier {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<false>((resolve) => (timer = setTimeout(resolve, SYNC_TIMEOUT_MS, false)));
     try {
-      const answered = await Promise.race([this.command(client, 'select 1').then(() => true, () => false), timedOut]);
+      const answered = await Promise.race([
+        this.command(client, 'select 1').then(
+          () => true,
+          () => false,
+        ),
+        timedOut,
+      ]);
       if (!answered) this.lost(client);
       return answered && this.client === client;
     } finally {
@@ -233,7 +240,10 @@ export class PgNotifier implements Notifier {
    */
   private command(client: pg.Client, text: string): Promise<unknown> {
     const sent = (this.commands.get(client) ?? Promise.resolve()).then(() => client.query(text));
-    this.commands.set(client, sent.catch(() => {}));
+    this.commands.set(
+      client,
+      sent.catch(() => {}),
+    );
     return sent;
   }
 

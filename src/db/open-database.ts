@@ -4,7 +4,5 @@ import { openPostgres } from './dialect/postgres.js';
 import { openSqlite } from './dialect/sqlite.js';
 
 export function openDatabase(options: { databaseUrl: string | null; dataDir: string }): DatabaseHandle {
-  return options.databaseUrl
-    ? openPostgres(options.databaseUrl)
-    : openSqlite(path.join(options.dataDir, 'switchyard.db'));
+  return options.databaseUrl ? openPostgres(options.databaseUrl) : openSqlite(path.join(options.dataDir, 'switchyard.db'));
 }

@@ -1,7 +1,43 @@
 import type { AppInstallationsTable, BotThreadsTable, PlatformEventsTable, ProviderAppsTable } from './platform-schema.js';
-import type { ConnectionsTable, KnowledgeBasesTable, KnowledgeDocumentsTable, KnowledgeChunksTable, MemoriesTable, MemorySessionsTable, MemoryMessagesTable } from './knowledge-schema.js';
-export { CONNECTION_PROVIDERS, EMBEDDER_STATUSES, DOCUMENT_STATUSES, COMPACTION_MODES, RECALL_MODES, MESSAGE_ROLES, type ConnectionProvider, type ConnectionsTable, type EmbedderStatus, type KnowledgeBasesTable, type DocumentStatus, type KnowledgeDocumentsTable, type StoredVector, type KnowledgeChunksTable, type CompactionMode, type RecallMode, type MemoriesTable, type MemorySessionsTable, type MessageRole, type MemoryMessagesTable } from './knowledge-schema.js';
-export { APP_PROVIDERS, type AppProvider, type AppInstallationsTable, type BotThreadsTable, type PlatformEventsTable, type ProviderAppsTable } from './platform-schema.js';
+import type {
+  ConnectionsTable,
+  KnowledgeBasesTable,
+  KnowledgeDocumentsTable,
+  KnowledgeChunksTable,
+  MemoriesTable,
+  MemorySessionsTable,
+  MemoryMessagesTable,
+} from './knowledge-schema.js';
+export {
+  CONNECTION_PROVIDERS,
+  EMBEDDER_STATUSES,
+  DOCUMENT_STATUSES,
+  COMPACTION_MODES,
+  RECALL_MODES,
+  MESSAGE_ROLES,
+  type ConnectionProvider,
+  type ConnectionsTable,
+  type EmbedderStatus,
+  type KnowledgeBasesTable,
+  type DocumentStatus,
+  type KnowledgeDocumentsTable,
+  type StoredVector,
+  type KnowledgeChunksTable,
+  type CompactionMode,
+  type RecallMode,
+  type MemoriesTable,
+  type MemorySessionsTable,
+  type MessageRole,
+  type MemoryMessagesTable,
+} from './knowledge-schema.js';
+export {
+  APP_PROVIDERS,
+  type AppProvider,
+  type AppInstallationsTable,
+  type BotThreadsTable,
+  type PlatformEventsTable,
+  type ProviderAppsTable,
+} from './platform-schema.js';
 
 /**
  * Terminology and storage conventions (both dialects):

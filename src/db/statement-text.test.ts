@@ -41,7 +41,9 @@ describe('insertRows', () => {
       { id: 'a', status: 'completed', output: null, skipped: undefined },
       { id: 'b', status: 'running', attempt: 2 },
     ]);
-    expect(text).toBe('insert into "execution_steps" ("id", "status", "output", "attempt") values ($2, $3, $4, default), ($5, $6, default, $7)');
+    expect(text).toBe(
+      'insert into "execution_steps" ("id", "status", "output", "attempt") values ($2, $3, $4, default), ($5, $6, default, $7)',
+    );
     expect(statement.compile(text).parameters).toEqual(['before', 'a', 'completed', null, 'b', 'running', 2]);
   });
 

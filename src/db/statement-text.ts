@@ -75,7 +75,8 @@ export function insertRows(statement: StatementText, table: string, rows: readon
     const values = columns.map((column) => {
       const value = row[column];
       if (value === undefined) return 'default';
-      if (typeof value === 'object' && value !== null && 'toOperationNode' in value) throw new Error(`insertRows takes plain values: ${table}.${column} is an SQL expression`);
+      if (typeof value === 'object' && value !== null && 'toOperationNode' in value)
+        throw new Error(`insertRows takes plain values: ${table}.${column} is an SQL expression`);
       return statement.param(value);
     });
     return `(${values.join(', ')})`;

@@ -16,9 +16,15 @@ describe.skipIf(!TEST_DATABASE_URL)('write announcements and the stamp [postgres
     database = await createTestDatabase('postgres');
     stamp = (await startDataStamp(database))!;
     await database.notifier!.listen(TABLES_CHANNEL, (table) => heard.push(table));
-    await sql`insert into users (id, email, name, created_at, updated_at) values ('u1', 'a@example.test', 'A', ${NOW}, ${NOW})`.execute(database.db);
-    await sql`insert into workspaces (id, name, slug, plan, owner_user_id, created_at, updated_at) values ('w1', 'W', 'w', 'pro', 'u1', ${NOW}, ${NOW})`.execute(database.db);
-    await sql`insert into api_tokens (id, workspace_id, user_id, name, token_prefix, token_hash, scope, created_at) values ('t1', 'w1', 'u1', 'T', 'sy_x', 'h', 'build', ${NOW})`.execute(database.db);
+    await sql`insert into users (id, email, name, created_at, updated_at) values ('u1', 'a@example.test', 'A', ${NOW}, ${NOW})`.execute(
+      database.db,
+    );
+    await sql`insert into workspaces (id, name, slug, plan, owner_user_id, created_at, updated_at) values ('w1', 'W', 'w', 'pro', 'u1', ${NOW}, ${NOW})`.execute(
+      database.db,
+    );
+    await sql`insert into api_tokens (id, workspace_id, user_id, name, token_prefix, token_hash, scope, created_at) values ('t1', 'w1', 'u1', 'T', 'sy_x', 'h', 'build', ${NOW})`.execute(
+      database.db,
+    );
   });
   afterAll(() => database.close());
 
@@ -43,10 +49,13 @@ describe.skipIf(!TEST_DATABASE_URL)('write announcements and the stamp [postgres
     await database.notifier!.sync();
     expect(heard.sort()).toEqual(['users', 'workspaces']);
     heard.length = 0;
-    await database.db.transaction().execute(async (trx) => {
-      await sql`update users set name = 'D' where id = 'u1'`.execute(trx);
-      throw new Error('roll back');
-    }).catch(() => {});
+    await database.db
+      .transaction()
+      .execute(async (trx) => {
+        await sql`update users set name = 'D' where id = 'u1'`.execute(trx);
+        throw new Error('roll back');
+      })
+      .catch(() => {});
     await database.notifier!.sync();
     expect(heard).toEqual([]);
   });
@@ -77,7 +86,9 @@ describe.skipIf(!TEST_DATABASE_URL)('write announcements and the stamp [postgres
     const before = await stampOf(['workflows']);
     let back = false;
     database.notifier!.onReconnect(() => (back = true));
-    await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and (query like 'LISTEN%' or query = 'select 1')`.execute(database.db);
+    await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and (query like 'LISTEN%' or query = 'select 1')`.execute(
+      database.db,
+    );
     const during: (string | null)[] = [];
     for (let i = 0; i < 200 && !back; i += 1) {
       during.push(await stampOf(['workflows']));

@@ -116,8 +116,11 @@ export class TransactionBuffer {
         this.rows.set(table, []);
         const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / columnCount(rows)));
         for (let from = 0; from < rows.length; from += perStatement) {
-          // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows of the table named, as queued
-          await trx.insertInto(table).values(rows.slice(from, from + perStatement) as any).execute();
+          await trx
+            .insertInto(table)
+            // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows of the table named, as queued
+            .values(rows.slice(from, from + perStatement) as any)
+            .execute();
         }
       }
       for (const gatherer of this.gathered.values()) if (gatherer.table === table && !gatherer.empty) await gatherer.flush(trx);
@@ -131,7 +134,10 @@ export class TransactionBuffer {
     const { channels, payloads } = this.takeNotifications();
     // flushRows above refused if this is the buffering stand-in: compiled text is safe here.
     const statement = new StatementText();
-    const text = channels.length === 1 ? `select pg_notify(${statement.param(channels[0])}, ${statement.param(payloads[0])})` : `select pg_notify(n.c, n.p) from ${notificationRows(statement, channels, payloads)}`;
+    const text =
+      channels.length === 1
+        ? `select pg_notify(${statement.param(channels[0])}, ${statement.param(payloads[0])})`
+        : `select pg_notify(n.c, n.p) from ${notificationRows(statement, channels, payloads)}`;
     await trx.executeQuery(statement.compile(text));
   }
 
@@ -176,7 +182,8 @@ export class TransactionBuffer {
     if (checks.length > 0) ctes.push(`checked as (select ${checks.join(' and ')} as ok)`);
     let select: string;
     if (channels.length === 0) select = checks.length > 0 ? 'select 1 from checked' : 'select 1';
-    else select = `select pg_notify(n.c, n.p) from ${checks.length > 0 ? 'checked, ' : ''}${notificationRows(statement, channels, payloads)}`;
+    else
+      select = `select pg_notify(n.c, n.p) from ${checks.length > 0 ? 'checked, ' : ''}${notificationRows(statement, channels, payloads)}`;
     const text = ctes.length > 0 ? `with ${ctes.join(', ')} ${select}` : select;
     try {
       await db.executeQuery(statement.compile(text));

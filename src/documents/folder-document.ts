@@ -25,7 +25,8 @@ export function callsAmong(documents: ServiceDocument[]): Array<[string, string]
   const calls: Array<[string, string]> = [];
   for (const document of documents) {
     for (const reference of document.references.workflows) {
-      if (keys.has(reference.export_key) && !calls.some(([a, b]) => a === document.export_key && b === reference.export_key)) calls.push([document.export_key, reference.export_key]);
+      if (keys.has(reference.export_key) && !calls.some(([a, b]) => a === document.export_key && b === reference.export_key))
+        calls.push([document.export_key, reference.export_key]);
     }
   }
   return calls;
@@ -44,23 +45,37 @@ export interface FolderDraft {
  */
 export function readFolderDocument(document: unknown, pointer: string): FolderDraft {
   if (Array.isArray(document)) {
-    if (document.length === 0 || !document.every((item) => unwrapN8n(item, pointer) !== null)) throw unsupportedDocument(pointer, 'The list is not a list of n8n workflows.');
-    return { name: null, folders: [], workflows: document.map((item, i) => ({ folder: null, draft: mapN8nWorkflow(readN8nWorkflow(item, `${pointer}/${i}`)) })) };
+    if (document.length === 0 || !document.every((item) => unwrapN8n(item, pointer) !== null))
+      throw unsupportedDocument(pointer, 'The list is not a list of n8n workflows.');
+    return {
+      name: null,
+      folders: [],
+      workflows: document.map((item, i) => ({ folder: null, draft: mapN8nWorkflow(readN8nWorkflow(item, `${pointer}/${i}`)) })),
+    };
   }
   if (!isPlainObject(document)) throw unsupportedDocument(pointer, 'The document must be an object.');
   if (document.format !== FOLDER_FORMAT) {
-    throw unsupportedDocument(document.format === undefined ? pointer : `${pointer}/format`, document.format === SERVICE_FORMAT ? `A "${SERVICE_FORMAT}" document holds one workflow: import it with POST /workflows.` : `A folder import takes a "${FOLDER_FORMAT}" document.`);
+    throw unsupportedDocument(
+      document.format === undefined ? pointer : `${pointer}/format`,
+      document.format === SERVICE_FORMAT
+        ? `A "${SERVICE_FORMAT}" document holds one workflow: import it with POST /workflows.`
+        : `A folder import takes a "${FOLDER_FORMAT}" document.`,
+    );
   }
   const problems = new DocumentProblems();
-  for (const key of Object.keys(document)) if (!['format', 'exported_at', 'name', 'workflows', 'folders', 'calls'].includes(key)) problems.add(`${pointer}/${key}`, `"${key}" is not a member of a ${FOLDER_FORMAT} document`);
-  if (typeof document.name !== 'string' || document.name.trim() === '' || document.name.length > 200) problems.add(`${pointer}/name`, 'name must be a non-empty string of at most 200 characters');
+  for (const key of Object.keys(document))
+    if (!['format', 'exported_at', 'name', 'workflows', 'folders', 'calls'].includes(key))
+      problems.add(`${pointer}/${key}`, `"${key}" is not a member of a ${FOLDER_FORMAT} document`);
+  if (typeof document.name !== 'string' || document.name.trim() === '' || document.name.length > 200)
+    problems.add(`${pointer}/name`, 'name must be a non-empty string of at most 200 characters');
   const workflows: FolderDraft['workflows'] = [];
   const folders: string[] = [];
   const readList = (list: unknown, at: string, folder: number | null) => {
     if (list === undefined) return;
     if (!Array.isArray(list)) return problems.add(at, 'workflows must be a list of service/v1 documents');
     list.forEach((item: unknown, i) => {
-      if (!isPlainObject(item) || item.format !== SERVICE_FORMAT) return problems.add(`${at}/${i}`, `each workflow must be a "${SERVICE_FORMAT}" document`);
+      if (!isPlainObject(item) || item.format !== SERVICE_FORMAT)
+        return problems.add(`${at}/${i}`, `each workflow must be a "${SERVICE_FORMAT}" document`);
       try {
         workflows.push({ folder, draft: readServiceDocument(item, `${at}/${i}`) });
       } catch (error) {
@@ -74,7 +89,8 @@ export function readFolderDocument(document: unknown, pointer: string): FolderDr
   if (document.folders !== undefined && !Array.isArray(document.folders)) problems.add(`${pointer}/folders`, 'folders must be a list');
   (Array.isArray(document.folders) ? document.folders : []).forEach((sub: unknown, i) => {
     const at = `${pointer}/folders/${i}`;
-    if (!isPlainObject(sub) || typeof sub.name !== 'string' || sub.name.trim() === '' || sub.name.length > 200) return problems.add(at, 'a sub-folder needs a name of at most 200 characters');
+    if (!isPlainObject(sub) || typeof sub.name !== 'string' || sub.name.trim() === '' || sub.name.length > 200)
+      return problems.add(at, 'a sub-folder needs a name of at most 200 characters');
     folders.push(sub.name.trim());
     readList(sub.workflows, `${at}/workflows`, folders.length - 1);
   });

@@ -13,7 +13,8 @@ export interface BindingRequest {
   pointer: string;
   resource: ReferenceResource;
   /** How to find it; null: it cannot be bound from the document (a requirement then). */
-  by: { export_key: string } | { self: true } | { slug: string } | { id: string } | { providers: AppProvider[]; account_id?: string } | null;
+  by:
+    { export_key: string } | { self: true } | { slug: string } | { id: string } | { providers: AppProvider[]; account_id?: string } | null;
   detail: string;
   facts?: Record<string, unknown>;
 }

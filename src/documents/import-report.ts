@@ -30,7 +30,13 @@ export interface SourceNodeEntry {
 
 export class ImportReport {
   readonly placeholders: PlaceholderEntry[] = [];
-  readonly requirements: Record<RequirementKind, Requirement[]> = { credentials: [], secrets: [], bindings: [], expressions: [], provider_keys: [] };
+  readonly requirements: Record<RequirementKind, Requirement[]> = {
+    credentials: [],
+    secrets: [],
+    bindings: [],
+    expressions: [],
+    provider_keys: [],
+  };
   readonly sourceNodes: SourceNodeEntry[] = [];
 
   require(kind: RequirementKind, requirement: Requirement): void {

@@ -48,7 +48,12 @@ export function isAppProvider(value: unknown): value is AppProvider {
   return typeof value === 'string' && (APP_PROVIDERS as readonly string[]).includes(value);
 }
 
-const PROVIDER_NAMES: Readonly<Record<AppProvider, string>> = { slack: 'Slack', twilio: 'Twilio', mailgun: 'Mailgun', postmark: 'Postmark' };
+const PROVIDER_NAMES: Readonly<Record<AppProvider, string>> = {
+  slack: 'Slack',
+  twilio: 'Twilio',
+  mailgun: 'Mailgun',
+  postmark: 'Postmark',
+};
 
 /** What the import report says a node needs: which installation, and how to make one. */
 function describeInstallationUse(use: Pick<InstallationUse, 'node_id' | 'step' | 'providers' | 'account_id'>): string {

@@ -10,7 +10,11 @@ function refusal(document: unknown): { code: string; pointer: string | undefined
     detectDocument(document, '/data/document');
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
-    return { code: error.items[0]!.code, pointer: (error.items[0]!.source as { pointer?: string } | undefined)?.pointer, detail: error.items[0]!.detail };
+    return {
+      code: error.items[0]!.code,
+      pointer: (error.items[0]!.source as { pointer?: string } | undefined)?.pointer,
+      detail: error.items[0]!.detail,
+    };
   }
   throw new Error('expected a refusal');
 }
@@ -53,7 +57,14 @@ describe('detectDocument', () => {
     expect(refusal({ format: 'service/v9' })).toMatchObject({ pointer: '/data/document/format' });
     expect(refusal({ format: 'service-folder/v1' }).detail).toContain('POST /folders/import');
     expect(refusal({ nodes: [], edges: [], connections: {} }).detail).toContain('cannot be told');
-    expect(refusal({ nodes: [{ id: 'a', type: 'code' }, { name: 'b', type: 'n8n-nodes-base.noOp', parameters: {} }] }).detail).toContain('cannot be told');
+    expect(
+      refusal({
+        nodes: [
+          { id: 'a', type: 'code' },
+          { name: 'b', type: 'n8n-nodes-base.noOp', parameters: {} },
+        ],
+      }).detail,
+    ).toContain('cannot be told');
     expect(refusal({ workflow: 'nope' }).detail).toContain(accepted);
     expect(refusal([1, 2]).detail).toContain('not a list of n8n workflows');
   });
@@ -61,7 +72,10 @@ describe('detectDocument', () => {
 
 describe('readWorkflowDocument', () => {
   it('points at malformed n8n nodes and connections and reports all of them', () => {
-    const document = { nodes: [{ name: 'A', type: 'n8n-nodes-base.noOp', position: 'here' }, { name: 'A', type: 'n8n-nodes-base.noOp' }, { type: 'x.y' }], connections: { A: { main: [[{ node: 'Ghost', type: 'main', index: 0 }]] }, Nobody: {} } };
+    const document = {
+      nodes: [{ name: 'A', type: 'n8n-nodes-base.noOp', position: 'here' }, { name: 'A', type: 'n8n-nodes-base.noOp' }, { type: 'x.y' }],
+      connections: { A: { main: [[{ node: 'Ghost', type: 'main', index: 0 }]] }, Nobody: {} },
+    };
     try {
       readWorkflowDocument(document, '/data/document');
       throw new Error('expected a refusal');
@@ -79,19 +93,36 @@ describe('readWorkflowDocument', () => {
   });
 
   it('points into a service/v1 document and its references', () => {
-    const document = { format: 'service/v1', name: 5, graph: [], references: { stores: [{ slug: 'orders', pointers: ['/nodes/0/config/store_id'] }] }, extra: 1 };
+    const document = {
+      format: 'service/v1',
+      name: 5,
+      graph: [],
+      references: { stores: [{ slug: 'orders', pointers: ['/nodes/0/config/store_id'] }] },
+      extra: 1,
+    };
     try {
       readWorkflowDocument(document, '/data/document');
       throw new Error('expected a refusal');
     } catch (error) {
-      expect((error as AppError).items.map((i) => (i.source as { pointer: string }).pointer)).toEqual(['/data/document/extra', '/data/document/name', '/data/document/graph']);
+      expect((error as AppError).items.map((i) => (i.source as { pointer: string }).pointer)).toEqual([
+        '/data/document/extra',
+        '/data/document/name',
+        '/data/document/graph',
+      ]);
     }
-    const bad = { format: 'service/v1', graph: { nodes: [{ id: 'a', type: 'code', config: {} }], edges: [] }, references: { stores: [{ slug: 'orders', pointers: ['/nodes/0/config/store_id'] }] } };
+    const bad = {
+      format: 'service/v1',
+      graph: { nodes: [{ id: 'a', type: 'code', config: {} }], edges: [] },
+      references: { stores: [{ slug: 'orders', pointers: ['/nodes/0/config/store_id'] }] },
+    };
     try {
       readWorkflowDocument(bad, '/data/document');
       throw new Error('expected a refusal');
     } catch (error) {
-      expect((error as AppError).items[0]).toMatchObject({ code: 'invalid_import', source: { pointer: '/data/document/references/stores/0/pointers/0' } });
+      expect((error as AppError).items[0]).toMatchObject({
+        code: 'invalid_import',
+        source: { pointer: '/data/document/references/stores/0/pointers/0' },
+      });
     }
   });
 });

@@ -23,33 +23,58 @@ export function detectDocument(document: unknown, pointer: string): DocumentKind
   if (Array.isArray(document)) {
     if (document.length > 0 && document.every((item) => unwrapN8n(item, pointer) !== null)) {
       if (document.length === 1) return 'n8n';
-      throw unsupportedDocument(pointer, `The document is a list of ${document.length} n8n workflows (n8n export:workflow output): import them one at a time, or all together with POST /folders/import.`);
+      throw unsupportedDocument(
+        pointer,
+        `The document is a list of ${document.length} n8n workflows (n8n export:workflow output): import them one at a time, or all together with POST /folders/import.`,
+      );
     }
     throw unsupportedDocument(pointer, 'The document is a list, and not a list of n8n workflows.');
   }
   if (!isPlainObject(document)) throw unsupportedDocument(pointer, 'The document must be an object.');
   if (document.format !== undefined) {
     if (document.format === SERVICE_FORMAT) return 'service';
-    if (document.format === FOLDER_FORMAT) throw unsupportedDocument(`${pointer}/format`, `A "${FOLDER_FORMAT}" document holds a folder: import it with POST /folders/import.`);
+    if (document.format === FOLDER_FORMAT)
+      throw unsupportedDocument(`${pointer}/format`, `A "${FOLDER_FORMAT}" document holds a folder: import it with POST /folders/import.`);
     throw unsupportedDocument(`${pointer}/format`, `The format ${JSON.stringify(document.format)} is not one this service reads.`);
   }
   if (unwrapN8n(document, pointer) !== null && !looksLikeN8nWorkflow(document)) return 'n8n';
   const hasConnections = document.connections !== undefined;
   const hasEdges = document.edges !== undefined;
   if (!Array.isArray(document.nodes)) throw unsupportedDocument(pointer, 'The document has no "nodes" list and no "format".');
-  if (hasConnections && hasEdges) throw unsupportedDocument(pointer, 'The document has both "connections" (n8n) and "edges" (a Switchyard graph), so its format cannot be told.');
+  if (hasConnections && hasEdges)
+    throw unsupportedDocument(
+      pointer,
+      'The document has both "connections" (n8n) and "edges" (a Switchyard graph), so its format cannot be told.',
+    );
   if (hasConnections) {
-    if (!isPlainObject(document.connections)) throw unsupportedDocument(`${pointer}/connections`, 'n8n "connections" must be an object keyed by node names.');
+    if (!isPlainObject(document.connections))
+      throw unsupportedDocument(`${pointer}/connections`, 'n8n "connections" must be an object keyed by node names.');
     return 'n8n';
   }
   if (hasEdges) return 'graph';
   const nodes = document.nodes as unknown[];
   if (nodes.length === 0) return 'graph';
-  const n8n = nodes.every((node) => isPlainObject(node) && typeof node.type === 'string' && node.type.includes('.') && (node.parameters !== undefined || node.typeVersion !== undefined));
-  const ours = nodes.every((node) => isPlainObject(node) && typeof node.type === 'string' && findStepDefinition(node.type) !== undefined && node.parameters === undefined && node.typeVersion === undefined);
+  const n8n = nodes.every(
+    (node) =>
+      isPlainObject(node) &&
+      typeof node.type === 'string' &&
+      node.type.includes('.') &&
+      (node.parameters !== undefined || node.typeVersion !== undefined),
+  );
+  const ours = nodes.every(
+    (node) =>
+      isPlainObject(node) &&
+      typeof node.type === 'string' &&
+      findStepDefinition(node.type) !== undefined &&
+      node.parameters === undefined &&
+      node.typeVersion === undefined,
+  );
   if (n8n) return 'n8n';
   if (ours) return 'graph';
-  throw unsupportedDocument(pointer, 'The document has nodes but neither "connections" nor "edges", and its nodes are not all n8n nodes or all Switchyard nodes, so its format cannot be told.');
+  throw unsupportedDocument(
+    pointer,
+    'The document has nodes but neither "connections" nor "edges", and its nodes are not all n8n nodes or all Switchyard nodes, so its format cannot be told.',
+  );
 }
 
 /** A workflow document of any accepted format, read into a draft. */

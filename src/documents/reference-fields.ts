@@ -33,7 +33,9 @@ export function referenceFieldsOf(graph: unknown): ReferenceField[] {
     if (!isPlainObject(node) || !isPlainObject(node.config)) return;
     for (const field of REFERENCE_FIELDS) {
       if (field.step !== node.type) continue;
-      walk(node.config, field.path, `/nodes/${index}/config`, (pointer, value) => fields.push({ pointer, resource: field.resource, value, optional: field.optional === true }));
+      walk(node.config, field.path, `/nodes/${index}/config`, (pointer, value) =>
+        fields.push({ pointer, resource: field.resource, value, optional: field.optional === true }),
+      );
     }
   });
   return fields;

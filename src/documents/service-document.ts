@@ -94,10 +94,20 @@ export function buildServiceDocument(source: ExportSource, lookups: ExportLookup
     if (field.value === UNBOUND_ID) continue;
     if (field.resource === 'workflow') {
       const found = lookups.workflow(field.value);
-      if (found) group(references.workflows, (r) => r.export_key === found.export_key, () => ({ export_key: found.export_key, name: found.name, pointers: [] })).pointers.push(field.pointer);
+      if (found)
+        group(
+          references.workflows,
+          (r) => r.export_key === found.export_key,
+          () => ({ export_key: found.export_key, name: found.name, pointers: [] }),
+        ).pointers.push(field.pointer);
     } else if (field.resource === 'store') {
       const found = lookups.store(field.value);
-      if (found) group(references.stores, (r) => r.slug === found.slug, () => ({ slug: found.slug, name: found.name, pointers: [] })).pointers.push(field.pointer);
+      if (found)
+        group(
+          references.stores,
+          (r) => r.slug === found.slug,
+          () => ({ slug: found.slug, name: found.name, pointers: [] }),
+        ).pointers.push(field.pointer);
     } else if (field.resource === 'memory') {
       references.memories.push({ pointers: [field.pointer] });
     } else if (field.resource === 'knowledge_base') {
@@ -107,7 +117,11 @@ export function buildServiceDocument(source: ExportSource, lookups: ExportLookup
   for (const pointer of connectionFieldsOf(graph)) writePointer(graph, pointer, null);
   for (const use of installationUsesOf(graph)) {
     const key = JSON.stringify([use.providers, use.account_id ?? null]);
-    const entry = group(references.installations, (r) => JSON.stringify([r.providers, r.account_id ?? null]) === key, () => ({ providers: use.providers, ...(use.account_id === undefined ? {} : { account_id: use.account_id }), pointers: [] }));
+    const entry = group(
+      references.installations,
+      (r) => JSON.stringify([r.providers, r.account_id ?? null]) === key,
+      () => ({ providers: use.providers, ...(use.account_id === undefined ? {} : { account_id: use.account_id }), pointers: [] }),
+    );
     entry.pointers.push(use.pointer);
   }
   return {
@@ -133,36 +147,56 @@ function group<T>(list: T[], match: (item: T) => boolean, make: () => T): T {
   return made;
 }
 
-const TOP_LEVEL = ['format', 'exported_at', 'export_key', 'name', 'description', 'build_mode', 'build_prompt', 'ai_auto_probe', 'graph', 'settings', 'references'];
+const TOP_LEVEL = [
+  'format',
+  'exported_at',
+  'export_key',
+  'name',
+  'description',
+  'build_mode',
+  'build_prompt',
+  'ai_auto_probe',
+  'graph',
+  'settings',
+  'references',
+];
 
 /** Reads a `service/v1` document into a draft; `pointer` addresses the document in the request. */
 export function readServiceDocument(document: Record<string, unknown>, pointer: string): ImportDraft {
   const problems = new DocumentProblems();
-  for (const key of Object.keys(document)) if (!TOP_LEVEL.includes(key)) problems.add(`${pointer}/${key}`, `"${key}" is not a member of a ${SERVICE_FORMAT} document`);
+  for (const key of Object.keys(document))
+    if (!TOP_LEVEL.includes(key)) problems.add(`${pointer}/${key}`, `"${key}" is not a member of a ${SERVICE_FORMAT} document`);
   const text = (key: string, max: number, nullable: boolean) => {
     const value = document[key];
     if (value === undefined || (nullable && value === null)) return null;
-    if (typeof value !== 'string' || value.length > max) problems.add(`${pointer}/${key}`, `${key} must be a string of at most ${max} characters${nullable ? ' or null' : ''}`);
+    if (typeof value !== 'string' || value.length > max)
+      problems.add(`${pointer}/${key}`, `${key} must be a string of at most ${max} characters${nullable ? ' or null' : ''}`);
     return typeof value === 'string' ? value : null;
   };
   const name = text('name', 200, false);
   const description = text('description', 10_000, true);
   const buildPrompt = text('build_prompt', 20_000, true);
   const exportKey = text('export_key', 200, false);
-  if (exportKey !== null && !EXPORT_KEY_PATTERN.test(exportKey)) problems.add(`${pointer}/export_key`, 'export_key must be 1 to 200 letters, digits, ":", ".", "_" or "-"');
+  if (exportKey !== null && !EXPORT_KEY_PATTERN.test(exportKey))
+    problems.add(`${pointer}/export_key`, 'export_key must be 1 to 200 letters, digits, ":", ".", "_" or "-"');
   const buildMode = document.build_mode;
-  if (buildMode !== undefined && buildMode !== 'guided' && buildMode !== 'advanced') problems.add(`${pointer}/build_mode`, 'build_mode must be "guided" or "advanced"');
-  if (document.ai_auto_probe !== undefined && typeof document.ai_auto_probe !== 'boolean') problems.add(`${pointer}/ai_auto_probe`, 'ai_auto_probe must be a boolean');
+  if (buildMode !== undefined && buildMode !== 'guided' && buildMode !== 'advanced')
+    problems.add(`${pointer}/build_mode`, 'build_mode must be "guided" or "advanced"');
+  if (document.ai_auto_probe !== undefined && typeof document.ai_auto_probe !== 'boolean')
+    problems.add(`${pointer}/ai_auto_probe`, 'ai_auto_probe must be a boolean');
   const graph = document.graph;
   if (!isPlainObject(graph)) problems.add(`${pointer}/graph`, 'graph must be an object {nodes, edges}');
-  if (document.settings !== undefined && !isPlainObject(document.settings)) problems.add(`${pointer}/settings`, 'settings must be an object');
-  if (isPlainObject(graph) && graph.settings !== undefined) problems.add(`${pointer}/graph/settings`, `a ${SERVICE_FORMAT} document carries settings beside the graph, not in it`);
+  if (document.settings !== undefined && !isPlainObject(document.settings))
+    problems.add(`${pointer}/settings`, 'settings must be an object');
+  if (isPlainObject(graph) && graph.settings !== undefined)
+    problems.add(`${pointer}/graph/settings`, `a ${SERVICE_FORMAT} document carries settings beside the graph, not in it`);
   const references = document.references === undefined ? {} : document.references;
   if (!isPlainObject(references)) problems.add(`${pointer}/references`, 'references must be an object');
   problems.throwIfAny();
 
   const draftGraph: Record<string, unknown> = structuredClone(graph as Record<string, unknown>);
-  if (isPlainObject(document.settings) && Object.keys(document.settings).length > 0) draftGraph.settings = structuredClone(document.settings);
+  if (isPlainObject(document.settings) && Object.keys(document.settings).length > 0)
+    draftGraph.settings = structuredClone(document.settings);
   const bindings = referenceBindings(draftGraph, references as Record<string, unknown>, `${pointer}/references`, problems);
   problems.throwIfAny();
   const attributes: ImportDraft['attributes'] = {};
@@ -188,42 +222,75 @@ export function readServiceDocument(document: Record<string, unknown>, pointer: 
  * field of the graph. Reference fields no entry names are bound by the id they hold (a bare
  * graph's), or left unbound.
  */
-function referenceBindings(graph: Record<string, unknown>, references: Record<string, unknown>, pointer: string, problems: DocumentProblems): BindingRequest[] {
+function referenceBindings(
+  graph: Record<string, unknown>,
+  references: Record<string, unknown>,
+  pointer: string,
+  problems: DocumentProblems,
+): BindingRequest[] {
   const fields = new Map(referenceFieldsOf(graph).map((field) => [field.pointer, field]));
   const bindings: BindingRequest[] = [];
   const listed = new Set<string>();
-  const read = (key: string, resource: ReferenceResource, by: (entry: Record<string, unknown>, at: string) => BindingRequest['by'], describe: (entry: Record<string, unknown>) => string) => {
+  const read = (
+    key: string,
+    resource: ReferenceResource,
+    by: (entry: Record<string, unknown>, at: string) => BindingRequest['by'],
+    describe: (entry: Record<string, unknown>) => string,
+  ) => {
     const list = references[key];
     if (list === undefined) return;
     if (!Array.isArray(list)) return problems.add(`${pointer}/${key}`, `references.${key} must be a list`);
     list.forEach((entry: unknown, i) => {
       const at = `${pointer}/${key}/${i}`;
-      if (!isPlainObject(entry) || !Array.isArray(entry.pointers)) return problems.add(at, 'a reference needs "pointers", the graph fields that use it');
+      if (!isPlainObject(entry) || !Array.isArray(entry.pointers))
+        return problems.add(at, 'a reference needs "pointers", the graph fields that use it');
       const target = by(entry, at);
       entry.pointers.forEach((fieldPointer: unknown, j) => {
         const field = typeof fieldPointer === 'string' ? fields.get(fieldPointer) : undefined;
-        if (field === undefined || field.resource !== resource) return problems.add(`${at}/pointers/${j}`, `this pointer addresses no ${resource} field of the graph`);
+        if (field === undefined || field.resource !== resource)
+          return problems.add(`${at}/pointers/${j}`, `this pointer addresses no ${resource} field of the graph`);
         listed.add(field.pointer);
         bindings.push({ pointer: field.pointer, resource, by: target, detail: describe(entry) });
       });
     });
   };
-  read('workflows', 'workflow', (entry, at) => {
-    if (typeof entry.export_key !== 'string' || !EXPORT_KEY_PATTERN.test(entry.export_key)) {
-      problems.add(`${at}/export_key`, 'a workflow reference needs its export_key');
-      return null;
-    }
-    return { export_key: entry.export_key };
-  }, (entry) => `calls workflow "${String(entry.name ?? entry.export_key)}" (export key ${String(entry.export_key)}): import it too (it is bound when found), or choose the workflow to call`);
-  read('stores', 'store', (entry, at) => {
-    if (typeof entry.slug !== 'string' || entry.slug === '') {
-      problems.add(`${at}/slug`, 'a store reference needs its slug');
-      return null;
-    }
-    return { slug: entry.slug };
-  }, (entry) => `uses store "${String(entry.slug)}": create a store with that slug (it is bound when found), or choose one`);
-  read('memories', 'memory', () => null, () => 'uses a memory: choose one of this workspace');
-  read('knowledge_bases', 'knowledge_base', () => null, () => 'searches a knowledge base: choose one of this workspace');
+  read(
+    'workflows',
+    'workflow',
+    (entry, at) => {
+      if (typeof entry.export_key !== 'string' || !EXPORT_KEY_PATTERN.test(entry.export_key)) {
+        problems.add(`${at}/export_key`, 'a workflow reference needs its export_key');
+        return null;
+      }
+      return { export_key: entry.export_key };
+    },
+    (entry) =>
+      `calls workflow "${String(entry.name ?? entry.export_key)}" (export key ${String(entry.export_key)}): import it too (it is bound when found), or choose the workflow to call`,
+  );
+  read(
+    'stores',
+    'store',
+    (entry, at) => {
+      if (typeof entry.slug !== 'string' || entry.slug === '') {
+        problems.add(`${at}/slug`, 'a store reference needs its slug');
+        return null;
+      }
+      return { slug: entry.slug };
+    },
+    (entry) => `uses store "${String(entry.slug)}": create a store with that slug (it is bound when found), or choose one`,
+  );
+  read(
+    'memories',
+    'memory',
+    () => null,
+    () => 'uses a memory: choose one of this workspace',
+  );
+  read(
+    'knowledge_bases',
+    'knowledge_base',
+    () => null,
+    () => 'searches a knowledge base: choose one of this workspace',
+  );
   checkInstallationReferences(graph, references.installations, `${pointer}/installations`, problems);
   bindings.push(...unlistedBindings(graph, listed), ...installationBindings(graph));
   return bindings;
@@ -240,14 +307,24 @@ function checkInstallationReferences(graph: Record<string, unknown>, list: unkno
   const uses = new Map(installationUsesOf(graph).map((use) => [use.pointer, use]));
   list.forEach((entry: unknown, i) => {
     const at = `${pointer}/${i}`;
-    if (!isPlainObject(entry) || !Array.isArray(entry.pointers)) return problems.add(at, 'a reference needs "pointers", the graph nodes that use it');
-    if (!Array.isArray(entry.providers) || entry.providers.length === 0 || !entry.providers.every(isAppProvider)) return problems.add(`${at}/providers`, 'an installation reference needs "providers", a list of slack, twilio, mailgun or postmark');
-    if (entry.account_id !== undefined && typeof entry.account_id !== 'string') return problems.add(`${at}/account_id`, 'account_id must be a string');
+    if (!isPlainObject(entry) || !Array.isArray(entry.pointers))
+      return problems.add(at, 'a reference needs "pointers", the graph nodes that use it');
+    if (!Array.isArray(entry.providers) || entry.providers.length === 0 || !entry.providers.every(isAppProvider))
+      return problems.add(`${at}/providers`, 'an installation reference needs "providers", a list of slack, twilio, mailgun or postmark');
+    if (entry.account_id !== undefined && typeof entry.account_id !== 'string')
+      return problems.add(`${at}/account_id`, 'account_id must be a string');
     entry.pointers.forEach((nodePointer: unknown, j) => {
       const use = typeof nodePointer === 'string' ? uses.get(nodePointer) : undefined;
-      if (use === undefined) return problems.add(`${at}/pointers/${j}`, 'this pointer addresses no node of the graph that needs an installation');
-      if (JSON.stringify([...use.providers].sort()) !== JSON.stringify([...(entry.providers as string[])].sort()) || use.account_id !== entry.account_id) {
-        problems.add(`${at}/pointers/${j}`, `node "${use.node_id}" (${use.step}) needs ${use.providers.join(' or ')}${use.account_id === undefined ? '' : ` account ${use.account_id}`}, not what this reference says`);
+      if (use === undefined)
+        return problems.add(`${at}/pointers/${j}`, 'this pointer addresses no node of the graph that needs an installation');
+      if (
+        JSON.stringify([...use.providers].sort()) !== JSON.stringify([...(entry.providers as string[])].sort()) ||
+        use.account_id !== entry.account_id
+      ) {
+        problems.add(
+          `${at}/pointers/${j}`,
+          `node "${use.node_id}" (${use.step}) needs ${use.providers.join(' or ')}${use.account_id === undefined ? '' : ` account ${use.account_id}`}, not what this reference says`,
+        );
       }
     });
   });
@@ -259,9 +336,19 @@ export function unlistedBindings(graph: Record<string, unknown>, listed: Set<str
   for (const field of referenceFieldsOf(graph)) {
     if (listed.has(field.pointer)) continue;
     if (typeof field.value === 'string' && field.value !== UNBOUND_ID) {
-      bindings.push({ pointer: field.pointer, resource: field.resource, by: { id: field.value }, detail: `names ${field.resource.replace('_', ' ')} ${field.value}, which must exist in this workspace` });
+      bindings.push({
+        pointer: field.pointer,
+        resource: field.resource,
+        by: { id: field.value },
+        detail: `names ${field.resource.replace('_', ' ')} ${field.value}, which must exist in this workspace`,
+      });
     } else if (!(field.optional && field.value === null) && readPointer(graph, field.pointer) !== undefined) {
-      bindings.push({ pointer: field.pointer, resource: field.resource, by: null, detail: `names no ${field.resource.replace('_', ' ')}: choose one of this workspace` });
+      bindings.push({
+        pointer: field.pointer,
+        resource: field.resource,
+        by: null,
+        detail: `names no ${field.resource.replace('_', ' ')}: choose one of this workspace`,
+      });
     }
   }
   return bindings;

@@ -14,7 +14,16 @@ import { serializeStepError, StepError } from './step-errors.js';
  * id. Fire-and-forget: the child is committed first and the step completes with its id (a
  * crash in between re-runs the step, as for any step in flight).
  */
-export async function startCall(run: RunHost, frame: FrameState, node: GraphNode, attempt: number, input: unknown, outcome: Extract<AttemptOutcome, { type: 'call' }>, resumed: WaitingNode | undefined, startedAt: string): Promise<Outcome> {
+export async function startCall(
+  run: RunHost,
+  frame: FrameState,
+  node: GraphNode,
+  attempt: number,
+  input: unknown,
+  outcome: Extract<AttemptOutcome, { type: 'call' }>,
+  resumed: WaitingNode | undefined,
+  startedAt: string,
+): Promise<Outcome> {
   const request = { parent: run.execution, workflowId: outcome.workflowId, input: outcome.input };
   const failure = (error: unknown): Outcome => {
     const serialized = serializeStepError(error);
@@ -31,7 +40,18 @@ export async function startCall(run: RunHost, frame: FrameState, node: GraphNode
     return { type: 'completed', output: { execution_id: childId }, ports: ['out'], kind: 'call_workflow', rowId: stepId };
   }
   const childId = resumed?.awaiting ?? newId();
-  const row = run.row(frame, { nodeId: node.id, status: 'waiting', attempt, startedAt, finishedAt: null, durationMs: null, kind: 'call_workflow', input, awaitingExecutionId: childId, now: startedAt });
+  const row = run.row(frame, {
+    nodeId: node.id,
+    status: 'waiting',
+    attempt,
+    startedAt,
+    finishedAt: null,
+    durationMs: null,
+    kind: 'call_workflow',
+    input,
+    awaitingExecutionId: childId,
+    now: startedAt,
+  });
   const stepId = resumed?.stepId ?? row.id;
   run.record(row, resumed?.stepId ?? undefined);
   // The child's look-ups start before the parent's write is queued, so both land in one group
@@ -52,7 +72,13 @@ export async function startCall(run: RunHost, frame: FrameState, node: GraphNode
 export function childOutcome(node: GraphNode, attempt: number, childId: string, child: ChildResult): Outcome {
   if (child.status === 'completed') return { type: 'completed', output: child.output, ports: ['out'], kind: 'call_workflow' };
   const cause = child.error as { message?: unknown } | null;
-  const message = child.status === 'cancelled' ? 'was cancelled' : `failed: ${typeof cause?.message === 'string' ? cause.message : 'unknown error'}`;
-  const error = serializeStepError(new StepError(`the called workflow's execution ${childId} ${message}`, { code: child.status === 'cancelled' ? 'child_cancelled' : 'child_failed', details: { execution_id: childId, error: child.error } }));
+  const message =
+    child.status === 'cancelled' ? 'was cancelled' : `failed: ${typeof cause?.message === 'string' ? cause.message : 'unknown error'}`;
+  const error = serializeStepError(
+    new StepError(`the called workflow's execution ${childId} ${message}`, {
+      code: child.status === 'cancelled' ? 'child_cancelled' : 'child_failed',
+      details: { execution_id: childId, error: child.error },
+    }),
+  );
   return { type: 'failed', error, retryInMs: nextRetryDelay(node.retry, attempt, error), kind: 'call_workflow' };
 }

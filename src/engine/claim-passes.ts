@@ -145,10 +145,13 @@ export class ClaimPasses {
       if (this.expiry) clearTimeout(this.expiry);
       this.expiry = null;
       if (inMs === null || !this.claiming) return;
-      this.expiry = setTimeout(() => {
-        this.expiry = null;
-        void this.request(true);
-      }, Math.max(0, Math.ceil(inMs)) + 1);
+      this.expiry = setTimeout(
+        () => {
+          this.expiry = null;
+          void this.request(true);
+        },
+        Math.max(0, Math.ceil(inMs)) + 1,
+      );
       this.expiry.unref();
     } catch (error) {
       this.host.onError(error);
@@ -169,7 +172,13 @@ export class ClaimPasses {
         }
         const epoch = this.workEpoch;
         const { processId, maxRunning, leaseMs } = this.settings;
-        const { claimed, heldBack } = await claimExecutions(this.db, { owner: processId, nowIso: this.clock.now(), capacity, maxRunning, leaseMs });
+        const { claimed, heldBack } = await claimExecutions(this.db, {
+          owner: processId,
+          nowIso: this.clock.now(),
+          capacity,
+          maxRunning,
+          leaseMs,
+        });
         if (claimed.length > 0) this.host.dispatchClaimed(claimed);
         if (claimed.length < capacity) {
           // A claim says work was held back whenever the cluster's running count leaves it less

@@ -14,7 +14,13 @@ describe('answer messages', () => {
     expect(Buffer.byteLength(payload)).toBeLessThanOrEqual(MAX_NOTIFY_PAYLOAD);
     expect(parseAnswer(payload)).toEqual({ e: 'ex-2', k: 'e', s: 'completed' });
     // Both at once (a respond step that ended the run): either value too large leaves both out.
-    const both = { e: 'ex-3', k: 'b' as const, v: '{"ok":true}', s: 'completed' as const, o: JSON.stringify({ pad: 'x'.repeat(MAX_NOTIFY_PAYLOAD) }) };
+    const both = {
+      e: 'ex-3',
+      k: 'b' as const,
+      v: '{"ok":true}',
+      s: 'completed' as const,
+      o: JSON.stringify({ pad: 'x'.repeat(MAX_NOTIFY_PAYLOAD) }),
+    };
     expect(parseAnswer(answerPayload(both))).toEqual({ e: 'ex-3', k: 'b', s: 'completed' });
     expect(parseAnswer(answerPayload({ ...both, o: '{"ok":true}' }))).toEqual({ ...both, o: '{"ok":true}' });
   });
@@ -29,7 +35,9 @@ describe('answer messages', () => {
     const row = { id: 'ex-3', status: 'pending' };
     const lease = '2026-11-28T10:00:05.000000Z';
     const now = '2026-11-28T10:00:00.000000Z';
-    expect(parseProcessMessage(JSON.stringify({ c: [{ row, steps: [] }], k: 'h', l: lease, n: now }))).toEqual({ handed: { c: [{ row, steps: [] }], l: lease, n: now } });
+    expect(parseProcessMessage(JSON.stringify({ c: [{ row, steps: [] }], k: 'h', l: lease, n: now }))).toEqual({
+      handed: { c: [{ row, steps: [] }], l: lease, n: now },
+    });
     expect(parseProcessMessage('{"i": ["ex-4", "ex-5"], "k": "h"}')).toEqual({ handed: { i: ['ex-4', 'ex-5'] } });
     expect(parseProcessMessage('{"e":"ex-1","k":"r"}')).toEqual({ answer: { e: 'ex-1', k: 'r' } });
     // A hand-off is never taken for an answer, nor a malformed one for anything.

@@ -54,7 +54,9 @@ export function answerPayload(message: AnswerMessage): string {
 }
 
 /** A message on a process's own channel: an answer, or executions handed to it (`{"k": "h", ...}`, written by `sy_admit_handing_off`, migration 0023); null for neither. */
-export function parseProcessMessage(payload: string): { answer: AnswerMessage; handed?: undefined } | { handed: HandedOff; answer?: undefined } | null {
+export function parseProcessMessage(
+  payload: string,
+): { answer: AnswerMessage; handed?: undefined } | { handed: HandedOff; answer?: undefined } | null {
   let message: { e?: unknown; k?: unknown; c?: unknown; i?: unknown; l?: unknown; n?: unknown } | null;
   try {
     message = JSON.parse(payload) as typeof message;
@@ -63,7 +65,8 @@ export function parseProcessMessage(payload: string): { answer: AnswerMessage; h
   }
   if (message === null || typeof message !== 'object') return null;
   if (message.k === 'h') {
-    if (Array.isArray(message.c) && typeof message.l === 'string' && typeof message.n === 'string') return { handed: { c: message.c as Extract<HandedOff, { c: unknown }>['c'], l: message.l, n: message.n } };
+    if (Array.isArray(message.c) && typeof message.l === 'string' && typeof message.n === 'string')
+      return { handed: { c: message.c as Extract<HandedOff, { c: unknown }>['c'], l: message.l, n: message.n } };
     if (Array.isArray(message.i) && message.i.every((id) => typeof id === 'string')) return { handed: { i: message.i as string[] } };
     return null;
   }

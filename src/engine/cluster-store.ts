@@ -64,12 +64,20 @@ export interface ClaimResult {
  */
 export async function claimExecutions(db: Kysely<Database>, request: ClaimRequest): Promise<ClaimResult> {
   const result = await sql<{ claim: ClaimAnswer }>`
-    select sy_claim_executions(${request.owner}, ${request.nowIso}, ${request.capacity}, ${request.maxRunning}, ${request.leaseMs}) as claim`.execute(db);
+    select sy_claim_executions(${request.owner}, ${request.nowIso}, ${request.capacity}, ${request.maxRunning}, ${request.leaseMs}) as claim`.execute(
+    db,
+  );
   const answer = result.rows[0]!.claim;
   if (answer.claimed.length > 0) countWrite(db, 'executions');
   return {
     heldBack: answer.held_back,
-    claimed: answer.claimed.map((entry) => ({ row: entry.row, takeover: entry.takeover, was: entry.was, dueAt: entry.due_at, steps: entry.steps })),
+    claimed: answer.claimed.map((entry) => ({
+      row: entry.row,
+      takeover: entry.takeover,
+      was: entry.was,
+      dueAt: entry.due_at,
+      steps: entry.steps,
+    })),
   };
 }
 
@@ -97,14 +105,25 @@ export async function renewLeases(db: Db, owner: string, leaseMs: number): Promi
     where id in (
       select id from executions where lease_owner = ${owner} and status = 'running'
       order by id for update skip locked)`.execute(db);
-  const rows = await db.selectFrom('executions').select('id').where('lease_owner', '=', owner).where(sql<boolean>`status = 'running'`).execute();
+  const rows = await db
+    .selectFrom('executions')
+    .select('id')
+    .where('lease_owner', '=', owner)
+    .where(sql<boolean>`status = 'running'`)
+    .execute();
   return new Set(rows.map((row) => row.id));
 }
 
 /** These executions, where this worker holds them (`running` under its lease): those handed to it by id (hand-off.ts). */
 export async function heldExecutions(db: Db, owner: string, ids: string[]): Promise<ExecutionRow[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom('executions').selectAll().where('id', 'in', ids).where('lease_owner', '=', owner).where(sql<boolean>`status = 'running'`).execute();
+  return db
+    .selectFrom('executions')
+    .selectAll()
+    .where('id', 'in', ids)
+    .where('lease_owner', '=', owner)
+    .where(sql<boolean>`status = 'running'`)
+    .execute();
 }
 
 /** Milliseconds (database clock) until the earliest lease another worker holds expires; null when none is held. */
@@ -166,7 +185,13 @@ export async function holdsLease(db: Db, executionId: string, owner: string, lea
  * A run's changes to its execution, written only while it is live and this worker's; the lease
  * is renewed with them unless they give it up (`lease_owner` among them). False: nothing written.
  */
-export async function updateHeldExecution(db: Db, executionId: string, owner: string, leaseMs: number, changes: Partial<ExecutionRow>): Promise<boolean> {
+export async function updateHeldExecution(
+  db: Db,
+  executionId: string,
+  owner: string,
+  leaseMs: number,
+  changes: Partial<ExecutionRow>,
+): Promise<boolean> {
   if (gatherable(changes) && (await gather(db, executionId, owner, leaseMs, changes))) return true;
   const renewal = 'lease_owner' in changes ? {} : { lease_expires_at: dbNowPlus(leaseMs) };
   await flushBuffered(db, 'executions');

@@ -3,7 +3,16 @@ import type { Database } from '../db/schema.js';
 import type { Notifier } from '../db/notifier.js';
 import type { Clock } from '../lib/clock.js';
 import { transactionBuffer } from '../db/transaction-buffer.js';
-import { answerChannel, answerPayload, CANCEL_CHANNEL, parseProcessMessage, WORK_CHANNEL, WORKERS_CHANNEL, workerConnectionName, type AnswerMessage } from './cluster-messages.js';
+import {
+  answerChannel,
+  answerPayload,
+  CANCEL_CHANNEL,
+  parseProcessMessage,
+  WORK_CHANNEL,
+  WORKERS_CHANNEL,
+  workerConnectionName,
+  type AnswerMessage,
+} from './cluster-messages.js';
 import { ClaimPasses } from './claim-passes.js';
 import { heldExecutions, holdsLease, releaseLeases, renewLeases, updateHeldExecution, type Claimed } from './cluster-store.js';
 import { insertExecution, type ExecutionRow, type StepRow } from './execution-store.js';
@@ -76,7 +85,12 @@ export class Cluster implements RunCoordination {
     private readonly host: ClusterHost,
   ) {
     this.turns = new WorkerTurns(settings.processId, settings.heartbeatMs * 2.5);
-    const claimHost = { freeSlots: () => host.freeSlots(), dispatchClaimed: (claimed: Claimed[]) => host.dispatchClaimed(claimed), passTurn: () => this.passTurn(), onError: (error: unknown) => host.onError(error) };
+    const claimHost = {
+      freeSlots: () => host.freeSlots(),
+      dispatchClaimed: (claimed: Claimed[]) => host.dispatchClaimed(claimed),
+      passTurn: () => this.passTurn(),
+      onError: (error: unknown) => host.onError(error),
+    };
     this.claims = new ClaimPasses(db, clock, settings, claimHost, settings.runsSteps);
   }
 
@@ -318,7 +332,8 @@ export class Cluster implements RunCoordination {
   /** In the commit that cancels an execution: its worker stops it, its waiter (elsewhere) is told. */
   async announceCancel(trx: Transaction<Database>, execution: ExecutionRow): Promise<void> {
     await this.settings.notifier.notify(trx, CANCEL_CHANNEL, execution.id);
-    if (execution.waiter !== null && execution.waiter !== this.processId) await this.sendAnswer(trx, execution.waiter, { e: execution.id, k: 'e', s: 'cancelled' });
+    if (execution.waiter !== null && execution.waiter !== this.processId)
+      await this.sendAnswer(trx, execution.waiter, { e: execution.id, k: 'e', s: 'cancelled' });
   }
 
   private async sendAnswer(trx: Transaction<Database>, waiter: string, message: AnswerMessage): Promise<void> {
@@ -338,7 +353,10 @@ export class Cluster implements RunCoordination {
    * stopped claiming gives them back at once, for the others to take.
    */
   private async received(handed: HandedOff): Promise<void> {
-    const entries = 'c' in handed ? handed.c.map(({ row, steps }) => ({ row: handedRow(row, this.processId, handed.l, handed.n), steps })) : (await heldExecutions(this.db, this.processId, handed.i)).map((row) => ({ row, steps: null }));
+    const entries =
+      'c' in handed
+        ? handed.c.map(({ row, steps }) => ({ row: handedRow(row, this.processId, handed.l, handed.n), steps }))
+        : (await heldExecutions(this.db, this.processId, handed.i)).map((row) => ({ row, steps: null }));
     if (entries.length === 0) return;
     if (!this.claims.active) {
       await this.release(entries.map((entry) => entry.row.id));
@@ -346,10 +364,13 @@ export class Cluster implements RunCoordination {
     }
     this.host.dispatchClaimed(entries.map(({ row, steps }) => ({ row, steps, takeover: false, was: 'pending', dueAt: row.inserted_at })));
     if (this.accepting) return;
-    this.accepting = setTimeout(() => {
-      this.accepting = null;
-      void this.renew();
-    }, Math.min(this.settings.leaseMs, HANDOFF_LEASE_MS) / 4);
+    this.accepting = setTimeout(
+      () => {
+        this.accepting = null;
+        void this.renew();
+      },
+      Math.min(this.settings.leaseMs, HANDOFF_LEASE_MS) / 4,
+    );
     this.accepting.unref();
   }
 }

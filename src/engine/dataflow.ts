@@ -34,7 +34,10 @@ export class Dataflow {
   private newlySkipped: string[] = [];
   private unsettled: number;
 
-  constructor(private readonly plan: GraphPlan, inherited: Record<string, unknown> = {}) {
+  constructor(
+    private readonly plan: GraphPlan,
+    inherited: Record<string, unknown> = {},
+  ) {
     for (const id of plan.order) {
       this.nodes.set(id, 'pending');
       this.open.set(id, plan.incoming.get(id)!.length);

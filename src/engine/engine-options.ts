@@ -11,7 +11,11 @@ import type { EngineMetrics } from '../observability/engine-metrics.js';
 /** What callers give the engine (engine.ts): its options, a run to start, and an observer of one. */
 
 /** What a call_workflow step runs: the snapshot of the target workflow (the caller decides which). */
-export type CallTargetResolver = (request: { workspaceId: string; workflowId: string; parentSnapshotId: string }) => Promise<{ snapshotId: string; graph?: Graph }>;
+export type CallTargetResolver = (request: {
+  workspaceId: string;
+  workflowId: string;
+  parentSnapshotId: string;
+}) => Promise<{ snapshotId: string; graph?: Graph }>;
 
 export interface EngineOptions {
   db: Kysely<Database>;

@@ -67,7 +67,11 @@ export abstract class EngineRuns {
     this.cluster = options.cluster ? new Cluster(options.db, options.clock, options.cluster, this.clusterHost()) : null;
     this.recovery = new RunRecovery(
       (id) => this.resumeFailed(id),
-      (id, attempts) => options.onError?.(new Error(`execution ${id} is left running: its run failed ${attempts + 1} times; it resumes at the next start`), id),
+      (id, attempts) =>
+        options.onError?.(
+          new Error(`execution ${id} is left running: its run failed ${attempts + 1} times; it resumes at the next start`),
+          id,
+        ),
       options.recoveryDelaysMs,
     );
   }
@@ -103,18 +107,45 @@ export abstract class EngineRuns {
   /** Starts a run of a new execution (its rows in hand); `opening` marks a queued one running. */
   protected launch(entry: QueuedStart, opening: Partial<ExecutionRow>): void {
     this.metrics.executionStarted();
-    this.track(entry.row, (flight) => this.advance(entry.row, entry.plan, this.newRun(entry.row, entry.plan, entry.steps), restoreFrame(entry.plan, entry.steps, {}, null), flight, opening, true));
+    this.track(entry.row, (flight) =>
+      this.advance(
+        entry.row,
+        entry.plan,
+        this.newRun(entry.row, entry.plan, entry.steps),
+        restoreFrame(entry.plan, entry.steps, {}, null),
+        flight,
+        opening,
+        true,
+      ),
+    );
   }
 
   protected newRun(row: ExecutionRow, plan: GraphPlan, steps: StepRow[]): ExecutionRun {
-    const deps = { db: this.options.db, clock: this.options.clock, batcher: this.batcher, settings: this.options.settings, stores: this.options.stores, agent: this.options.agent, startChild: (request: ChildRequest) => this.startChild(request), coordination: this.cluster ?? undefined, metrics: this.metrics };
+    const deps = {
+      db: this.options.db,
+      clock: this.options.clock,
+      batcher: this.batcher,
+      settings: this.options.settings,
+      stores: this.options.stores,
+      agent: this.options.agent,
+      startChild: (request: ChildRequest) => this.startChild(request),
+      coordination: this.cluster ?? undefined,
+      metrics: this.metrics,
+    };
     const run = new ExecutionRun(deps, row, steps.length, plan.settings.savePayloads);
     noteJournaledRows(run, steps);
     return run;
   }
 
   protected track(row: ExecutionRow, body: (flight: InFlight) => Promise<void>): void {
-    const flight: InFlight = { workflowId: row.workflow_id, cancel: new RunCancel(), cancelled: false, run: null, wakeAgain: false, done: Promise.resolve() };
+    const flight: InFlight = {
+      workflowId: row.workflow_id,
+      cancel: new RunCancel(),
+      cancelled: false,
+      run: null,
+      wakeAgain: false,
+      done: Promise.resolve(),
+    };
     this.inFlight.set(row.id, flight);
     let failed = false;
     flight.done = body(flight)
@@ -148,15 +179,32 @@ export abstract class EngineRuns {
       });
   }
 
-  protected async advance(row: ExecutionRow, plan: GraphPlan, run: ExecutionRun, root: FrameState, flight: InFlight, opening: Partial<ExecutionRow>, lazy = false): Promise<void> {
+  protected async advance(
+    row: ExecutionRow,
+    plan: GraphPlan,
+    run: ExecutionRun,
+    root: FrameState,
+    flight: InFlight,
+    opening: Partial<ExecutionRow>,
+    lazy = false,
+  ): Promise<void> {
     flight.run = run;
     const ending = (end: RunEnd) => {
       if (row.parent_execution_id === null) return;
-      const result: ChildResult = end.status === 'completed' ? { status: 'completed', output: end.output, error: null } : { status: 'failed', output: null, error: end.status === 'failed' ? end.error : null };
+      const result: ChildResult =
+        end.status === 'completed'
+          ? { status: 'completed', output: end.output, error: null }
+          : { status: 'failed', output: null, error: end.status === 'failed' ? end.error : null };
       this.childEnded(row.parent_execution_id, row.id, result);
     };
     const responded = (response: unknown) => this.answers.responded(row.id, response);
-    const end = await run.advance(root, { cancel: flight.cancel, cancelled: () => flight.cancelled || this.stopped, ending, responded }, opening, lazy, true);
+    const end = await run.advance(
+      root,
+      { cancel: flight.cancel, cancelled: () => flight.cancelled || this.stopped, ending, responded },
+      opening,
+      lazy,
+      true,
+    );
     if (end.status !== 'waiting') this.answers.ended(row.id, end);
     if (isRunEnd(end.status)) this.metrics.executionFinished(end.status);
     // In a cluster only a run that still holds its lease (its wait not written) stays in memory:
@@ -293,7 +341,10 @@ export abstract class EngineRuns {
       this.slots.take(row.workflow_id, null);
       if (takeover) this.metrics.takeover();
       if (was === 'pending') this.metrics.executionStarted();
-      if (dueAt !== null) this.metrics.claimed(Math.max(0, ((parseTimestampMicros(this.options.clock.now()) ?? 0) - (parseTimestampMicros(dueAt) ?? 0)) / 1000));
+      if (dueAt !== null)
+        this.metrics.claimed(
+          Math.max(0, ((parseTimestampMicros(this.options.clock.now()) ?? 0) - (parseTimestampMicros(dueAt) ?? 0)) / 1000),
+        );
       const parked = this.parked.take(row.id);
       if (parked) parkedRuns.set(row.id, parked);
       else if (steps === null) toLoad.push(row.id);

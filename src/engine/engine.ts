@@ -36,7 +36,13 @@ export type { CallTargetResolver, EngineOptions, ExecutionObserver, StartRun } f
 export const MAX_CALL_DEPTH = 16;
 
 /** The error of an attempt in flight when its execution was cancelled. */
-const CANCELLED_STEP_ERROR = JSON.stringify({ name: 'StepError', code: 'cancelled', message: 'the execution was cancelled while this attempt ran', retryable: false, retry_after_ms: null });
+const CANCELLED_STEP_ERROR = JSON.stringify({
+  name: 'StepError',
+  code: 'cancelled',
+  message: 'the execution was cancelled while this attempt ran',
+  retryable: false,
+  retry_after_ms: null,
+});
 
 /**
  * The in-process engine. The executions table is the queue: an execution is created (with its
@@ -111,7 +117,12 @@ export class Engine extends EngineRuns {
     this.queue.clear();
     this.resumeWhenFree.clear();
     // Waits not written yet are written now, so the database says what these runs wait for.
-    await Promise.allSettled(this.parked.drain().filter((p) => p.deferred).map((p) => p.run.commitWait(p.root)));
+    await Promise.allSettled(
+      this.parked
+        .drain()
+        .filter((p) => p.deferred)
+        .map((p) => p.run.commitWait(p.root)),
+    );
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     for (const run of this.inFlight.values()) run.cancel.abort();
@@ -134,7 +145,14 @@ export class Engine extends EngineRuns {
     try {
       const plan = await this.plans.load(start.snapshotId, start.graph);
       if (start.observer) this.answers.observe(identity.id, start.observer);
-      return await this.admit(identity, plan, rootRows(plan, identity, start.trigger, this.options.clock.now(), start.firedRoots), start.alsoWrite, start.observer !== undefined && start.alsoWrite === undefined, start.observer !== undefined);
+      return await this.admit(
+        identity,
+        plan,
+        rootRows(plan, identity, start.trigger, this.options.clock.now(), start.firedRoots),
+        start.alsoWrite,
+        start.observer !== undefined && start.alsoWrite === undefined,
+        start.observer !== undefined,
+      );
     } catch (error) {
       this.answers.forget(identity.id);
       throw error;
@@ -162,7 +180,10 @@ export class Engine extends EngineRuns {
    * webhook's (an SMS answered by a respond step): registered before the commit, and in a
    * cluster the worker sends the answer to this process.
    */
-  async runMany(starts: StartRun[], alsoWrite?: (trx: Transaction<Database>, executionIds: string[]) => Promise<void>): Promise<{ execution_id: string; status: ExecutionStatus }[]> {
+  async runMany(
+    starts: StartRun[],
+    alsoWrite?: (trx: Transaction<Database>, executionIds: string[]) => Promise<void>,
+  ): Promise<{ execution_id: string; status: ExecutionStatus }[]> {
     const entries = await this.pendingEntries(starts);
     // A start with an observer (an SMS answered through a respond step) is watched from before
     // its commit, so an answer cannot come before the watch; a failed commit forgets it.
@@ -175,7 +196,11 @@ export class Engine extends EngineRuns {
     try {
       await this.batcher.write(async (trx) => {
         for (const entry of entries) await this.admitPending(trx, entry);
-        if (alsoWrite) await alsoWrite(trx, entries.map((entry) => entry.row.id));
+        if (alsoWrite)
+          await alsoWrite(
+            trx,
+            entries.map((entry) => entry.row.id),
+          );
       });
     } catch (error) {
       for (const id of observed) this.answers.forget(id);
@@ -191,7 +216,10 @@ export class Engine extends EngineRuns {
    * the others are dropped. `select` may run more than once (a group commit that failed is
    * retried alone), so it must decide from what it reads in `trx`.
    */
-  async runSelected(starts: StartRun[], select: (trx: Transaction<Database>) => Promise<ReadonlySet<number>>): Promise<{ execution_id: string; status: ExecutionStatus }[]> {
+  async runSelected(
+    starts: StartRun[],
+    select: (trx: Transaction<Database>) => Promise<ReadonlySet<number>>,
+  ): Promise<{ execution_id: string; status: ExecutionStatus }[]> {
     const entries = await this.pendingEntries(starts);
     let chosen: QueuedStart[] = [];
     await this.batcher.write(async (trx) => {
@@ -216,7 +244,10 @@ export class Engine extends EngineRuns {
   private async pendingEntries(starts: StartRun[]): Promise<QueuedStart[]> {
     const now = this.options.clock.now();
     const entries: QueuedStart[] = [];
-    const preloaded = starts.length > 1 ? await this.plans.loadMany(starts.filter((start) => !start.graph).map((start) => start.snapshotId)) : new Map<string, GraphPlan>();
+    const preloaded =
+      starts.length > 1
+        ? await this.plans.loadMany(starts.filter((start) => !start.graph).map((start) => start.snapshotId))
+        : new Map<string, GraphPlan>();
     for (const start of starts) {
       const identity = runIdentity(start);
       const plan = (start.graph ? undefined : preloaded.get(start.snapshotId)) ?? (await this.plans.load(start.snapshotId, start.graph));
@@ -257,10 +288,18 @@ export class Engine extends EngineRuns {
   async startChild(request: ChildRequest): Promise<void> {
     const depth = request.parent.call_depth + 1;
     if (depth > MAX_CALL_DEPTH) {
-      throw new NonRetriableError(`call_workflow nests deeper than ${MAX_CALL_DEPTH} levels (runaway recursion?); execution ${request.parent.id} is at depth ${request.parent.call_depth}`, { code: 'call_depth_exceeded' });
+      throw new NonRetriableError(
+        `call_workflow nests deeper than ${MAX_CALL_DEPTH} levels (runaway recursion?); execution ${request.parent.id} is at depth ${request.parent.call_depth}`,
+        { code: 'call_depth_exceeded' },
+      );
     }
-    if (!this.options.resolveCallTarget) throw new NonRetriableError('call_workflow is not available in this engine', { code: 'not_available' });
-    const target = await this.options.resolveCallTarget({ workspaceId: request.parent.workspace_id, workflowId: request.workflowId, parentSnapshotId: request.parent.workflow_snapshot_id });
+    if (!this.options.resolveCallTarget)
+      throw new NonRetriableError('call_workflow is not available in this engine', { code: 'not_available' });
+    const target = await this.options.resolveCallTarget({
+      workspaceId: request.parent.workspace_id,
+      workflowId: request.workflowId,
+      parentSnapshotId: request.parent.workflow_snapshot_id,
+    });
     const plan = await this.plans.load(target.snapshotId, target.graph);
     const { identity, trigger } = childIdentity(request, target.snapshotId);
     await this.admit(identity, plan, rootRows(plan, identity, trigger, this.options.clock.now()));
@@ -270,7 +309,14 @@ export class Engine extends EngineRuns {
    * Commits a new execution with its first step rows, `running` when a slot is free (engine-wide
    * and for its workflow) and starts it, else `pending` for `runDue` to pick up in order.
    */
-  private async admit(identity: ExecutionIdentity, plan: GraphPlan, steps: StepRow[], alsoWrite?: StartRun['alsoWrite'], early = false, awaited = false): Promise<{ execution_id: string; status: ExecutionStatus }> {
+  private async admit(
+    identity: ExecutionIdentity,
+    plan: GraphPlan,
+    steps: StepRow[],
+    alsoWrite?: StartRun['alsoWrite'],
+    early = false,
+    awaited = false,
+  ): Promise<{ execution_id: string; status: ExecutionStatus }> {
     const limit = plan.settings.concurrencyLimit;
     if (this.cluster) return this.admitToCluster(this.cluster, identity, plan, steps, alsoWrite, awaited);
     // The slot is taken before the commit is awaited, so concurrent admissions cannot overbook.
@@ -314,8 +360,22 @@ export class Engine extends EngineRuns {
    * hands it to a worker in the same commit instead, where the limits allow (hand-off.ts).
    * `awaited`: this process holds a caller waiting for its answer, which the worker sends to it.
    */
-  private async admitToCluster(cluster: Cluster, identity: ExecutionIdentity, plan: GraphPlan, steps: StepRow[], alsoWrite: StartRun['alsoWrite'], awaited: boolean): Promise<{ execution_id: string; status: ExecutionStatus }> {
-    const row = newExecutionRow(identity, 'pending', steps.length, this.options.clock.now(), plan.settings.concurrencyLimit, awaited ? cluster.processId : null);
+  private async admitToCluster(
+    cluster: Cluster,
+    identity: ExecutionIdentity,
+    plan: GraphPlan,
+    steps: StepRow[],
+    alsoWrite: StartRun['alsoWrite'],
+    awaited: boolean,
+  ): Promise<{ execution_id: string; status: ExecutionStatus }> {
+    const row = newExecutionRow(
+      identity,
+      'pending',
+      steps.length,
+      this.options.clock.now(),
+      plan.settings.concurrencyLimit,
+      awaited ? cluster.processId : null,
+    );
     await this.batcher.write(async (trx) => {
       await cluster.admit(trx, row, steps);
       if (alsoWrite) await alsoWrite(trx, row.id);
@@ -334,15 +394,22 @@ export class Engine extends EngineRuns {
     if (isTerminal(execution.status)) return { cancelled: false, status: execution.status };
     const now = this.options.clock.now();
     let moved = false;
-    await this.batcher.write(async (trx) => {
-      moved = await updateExecution(trx, execution.id, { status: 'cancelled', finished_at: now, updated_at: now, run_at: null }, ['pending', 'running', 'waiting']);
-      if (moved) await failRunningSteps(trx, execution.id, CANCELLED_STEP_ERROR, now);
-      if (moved && execution.parent_execution_id !== null) await wakeParent(trx, execution.parent_execution_id, execution.id, now);
-      if (moved && this.cluster) {
-        await this.cluster.announceCancel(trx, execution);
-        if (execution.parent_execution_id !== null) await this.cluster.announceWork(trx);
-      }
-    }, execution.parent_execution_id !== null ? [execution.id, execution.parent_execution_id] : [execution.id]);
+    await this.batcher.write(
+      async (trx) => {
+        moved = await updateExecution(trx, execution.id, { status: 'cancelled', finished_at: now, updated_at: now, run_at: null }, [
+          'pending',
+          'running',
+          'waiting',
+        ]);
+        if (moved) await failRunningSteps(trx, execution.id, CANCELLED_STEP_ERROR, now);
+        if (moved && execution.parent_execution_id !== null) await wakeParent(trx, execution.parent_execution_id, execution.id, now);
+        if (moved && this.cluster) {
+          await this.cluster.announceCancel(trx, execution);
+          if (execution.parent_execution_id !== null) await this.cluster.announceWork(trx);
+        }
+      },
+      execution.parent_execution_id !== null ? [execution.id, execution.parent_execution_id] : [execution.id],
+    );
     this.queue.remove(execution.id);
     this.parked.take(execution.id);
     const run = this.inFlight.get(execution.id);
@@ -357,7 +424,8 @@ export class Engine extends EngineRuns {
     this.answers.ended(execution.id, { status: 'cancelled' });
     this.metrics.executionFinished('cancelled');
     for (const child of await listAwaitedChildren(this.options.db, execution.id)) await this.cancel(child);
-    if (execution.parent_execution_id !== null) this.childEnded(execution.parent_execution_id, execution.id, { status: 'cancelled', output: null, error: null });
+    if (execution.parent_execution_id !== null)
+      this.childEnded(execution.parent_execution_id, execution.id, { status: 'cancelled', output: null, error: null });
     return { cancelled: true, status: 'cancelled' };
   }
 
@@ -425,7 +493,10 @@ export class Engine extends EngineRuns {
   /** Starts queued executions, oldest first, while slots are free (a workflow at its limit waits its turn). */
   private startQueued(): void {
     while (this.slots.free() > 0 && this.queue.size > 0) {
-      const entry = this.queue.takeFirst((candidate) => !this.inFlight.has(candidate.row.id) && this.slots.canStart(candidate.row.workflow_id, candidate.plan.settings.concurrencyLimit));
+      const entry = this.queue.takeFirst(
+        (candidate) =>
+          !this.inFlight.has(candidate.row.id) && this.slots.canStart(candidate.row.workflow_id, candidate.plan.settings.concurrencyLimit),
+      );
       if (!entry) return;
       this.slots.take(entry.row.workflow_id, entry.plan.settings.concurrencyLimit);
       const now = this.options.clock.now();
@@ -442,10 +513,13 @@ export class Engine extends EngineRuns {
     if (next === null) return;
     const delay = Math.max(0, Math.floor((parseTimestampMicros(next) ?? 0) / 1000) - this.options.clock.nowMs());
     // Timers longer than ~24 days overflow; a shorter re-check is harmless.
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.runDue().catch(() => {});
-    }, Math.min(delay, 2 ** 31 - 1));
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        void this.runDue().catch(() => {});
+      },
+      Math.min(delay, 2 ** 31 - 1),
+    );
     this.timer.unref?.();
   }
 }

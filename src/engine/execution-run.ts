@@ -37,7 +37,8 @@ const TRANSACTIONAL_EFFECTS = new Set(['call_workflow', 'save_to_store']);
 const INTERRUPTED: SerializedStepError = {
   name: 'StepError',
   code: 'interrupted',
-  message: 'the process running this attempt stopped before it finished (a crash, or a drain past its grace); the next attempt runs it again',
+  message:
+    'the process running this attempt stopped before it finished (a crash, or a drain past its grace); the next attempt runs it again',
   retryable: true,
   retry_after_ms: null,
 };
@@ -93,7 +94,13 @@ export class ExecutionRun implements RunHost {
    * after a short delay) instead of before its first step, saving a commit's wait on the way
    * in: the call_workflow benchmark's parent resumes this way.
    */
-  async advance(root: FrameState, control: RunControl, opening: Partial<ExecutionRow> = {}, lazy = false, deferWait = false): Promise<RunEnd> {
+  async advance(
+    root: FrameState,
+    control: RunControl,
+    opening: Partial<ExecutionRow> = {},
+    lazy = false,
+    deferWait = false,
+  ): Promise<RunEnd> {
     this.control = control;
     this.ended = false;
     if (lazy) {
@@ -136,11 +143,17 @@ export class ExecutionRun implements RunHost {
         return { status: 'waiting', runAt: end.runAt };
       case 'failed': {
         const error = Object.assign({}, end.error, { node_id: end.nodeId });
-        return this.finish({ status: 'failed', error: JSON.stringify(error), finished_at: now, updated_at: now, run_at: null }, { status: 'failed', error });
+        return this.finish(
+          { status: 'failed', error: JSON.stringify(error), finished_at: now, updated_at: now, run_at: null },
+          { status: 'failed', error },
+        );
       }
       case 'settled': {
         const output = root.flow.terminalOutput();
-        return this.finish({ status: 'completed', output: json(output), finished_at: now, updated_at: now, run_at: null }, { status: 'completed', output });
+        return this.finish(
+          { status: 'completed', output: json(output), finished_at: now, updated_at: now, run_at: null },
+          { status: 'completed', output },
+        );
       }
     }
   }
@@ -199,14 +212,36 @@ export class ExecutionRun implements RunHost {
         return { status: 'cancelled' };
       }
       const now = clock.now();
-      for (const nodeId of flow.drainSkipped()) this.record(this.row(frame, { nodeId, status: 'skipped', attempt: 1, startedAt: null, finishedAt: null, durationMs: null, kind: frame.plan.nodes.get(nodeId)!.type, now }));
+      for (const nodeId of flow.drainSkipped())
+        this.record(
+          this.row(frame, {
+            nodeId,
+            status: 'skipped',
+            attempt: 1,
+            startedAt: null,
+            finishedAt: null,
+            durationMs: null,
+            kind: frame.plan.nodes.get(nodeId)!.type,
+            now,
+          }),
+        );
       // Waiting nodes that are due run now, ahead of newly ready ones.
       const nodeId = nextDue(this, frame, now)?.nodeId ?? flow.takeReady();
       if (nodeId === undefined) {
         if (frame.waiting.size > 0) return { status: 'waiting', runAt: earliestDue(this, frame) };
         // Every way out from here writes the run's state, the respond step's answer with it.
         if (flow.isSettled()) return { status: 'settled' };
-        return { status: 'failed', nodeId: '', error: { name: 'Error', code: 'stalled', message: 'no node can run and the graph is not finished', retryable: false, retry_after_ms: null } };
+        return {
+          status: 'failed',
+          nodeId: '',
+          error: {
+            name: 'Error',
+            code: 'stalled',
+            message: 'no node can run and the graph is not finished',
+            retryable: false,
+            retry_after_ms: null,
+          },
+        };
       }
 
       // Another node runs: the caller of a respond step that ran before it is answered now.
@@ -226,11 +261,23 @@ export class ExecutionRun implements RunHost {
       if (hasEffects(node.type) && !node.disabled) {
         if (!TRANSACTIONAL_EFFECTS.has(node.type)) {
           const now = clock.now();
-          const running = this.row(frame, { nodeId, attempt, input, status: 'running', startedAt: now, finishedAt: null, durationMs: null, kind: node.type, resumeAt: resumed?.resumeAt ?? null, now });
+          const running = this.row(frame, {
+            nodeId,
+            attempt,
+            input,
+            status: 'running',
+            startedAt: now,
+            finishedAt: null,
+            durationMs: null,
+            kind: node.type,
+            resumeAt: resumed?.resumeAt ?? null,
+            now,
+          });
           this.record(running, resumed?.stepId ?? undefined);
           runningRowId = running.id;
         }
-        if ((this.pending.length > 0 || Object.keys(this.executionChanges).length > 0) && !(await this.persist())) return { status: 'cancelled' };
+        if ((this.pending.length > 0 || Object.keys(this.executionChanges).length > 0) && !(await this.persist()))
+          return { status: 'cancelled' };
       }
       const startedMs = clock.nowMs();
       const startedAt = clock.now();
@@ -239,7 +286,21 @@ export class ExecutionRun implements RunHost {
         // A disabled node passes its input through, recorded as skipped.
         const ports = [node.type === 'loop' ? 'done' : 'out'];
         flow.resolve(nodeId, 'completed', input, ports);
-        this.record(this.row(frame, { nodeId, status: 'skipped', attempt, startedAt, finishedAt: startedAt, durationMs: 0, kind: node.type, input, output: input, ports, now: startedAt }));
+        this.record(
+          this.row(frame, {
+            nodeId,
+            status: 'skipped',
+            attempt,
+            startedAt,
+            finishedAt: startedAt,
+            durationMs: 0,
+            kind: node.type,
+            input,
+            output: input,
+            ports,
+            now: startedAt,
+          }),
+        );
         continue;
       }
 
@@ -254,13 +315,52 @@ export class ExecutionRun implements RunHost {
         case 'completed': {
           const began = outcome.startedAt ?? resumed?.startedAt ?? startedAt;
           const took = began === startedAt ? durationMs : Math.max(0, Math.round(elapsedMs(began, finishedAt)));
-          const row = this.row(frame, { id: outcome.rowId, nodeId, attempt, input, now: finishedAt, status: 'completed', startedAt: began, finishedAt, durationMs: took, kind: outcome.kind, provider: outcome.provider ?? null, output: outcome.output, logs: outcome.logs ?? null, ports: outcome.ports, memoryBytes: outcome.memoryBytes ?? null, reductions: outcome.reductions ?? null, resumeAt: resumed?.resumeAt ?? null, awaitingExecutionId: resumed?.awaiting ?? null });
+          const row = this.row(frame, {
+            id: outcome.rowId,
+            nodeId,
+            attempt,
+            input,
+            now: finishedAt,
+            status: 'completed',
+            startedAt: began,
+            finishedAt,
+            durationMs: took,
+            kind: outcome.kind,
+            provider: outcome.provider ?? null,
+            output: outcome.output,
+            logs: outcome.logs ?? null,
+            ports: outcome.ports,
+            memoryBytes: outcome.memoryBytes ?? null,
+            reductions: outcome.reductions ?? null,
+            resumeAt: resumed?.resumeAt ?? null,
+            awaitingExecutionId: resumed?.awaiting ?? null,
+          });
           if (outcome.effect) {
             const applied = await this.commitEffect(outcome.effect, row, runningRowId ?? resumed?.stepId ?? undefined);
             if (applied.type === 'cancelled') return { status: 'cancelled' };
             if (applied.type === 'failed') {
-              const failed: StepRecord = { nodeId, attempt, input, now: finishedAt, status: 'failed', startedAt: began, finishedAt, durationMs: took, kind: outcome.kind, error: applied.error, resumeAt: resumed?.resumeAt ?? null, awaitingExecutionId: resumed?.awaiting ?? null };
-              const end = recordFailure(this, frame, node, failed, nextRetryDelay(node.retry, attempt, applied.error), runningRowId ?? resumed?.stepId ?? undefined);
+              const failed: StepRecord = {
+                nodeId,
+                attempt,
+                input,
+                now: finishedAt,
+                status: 'failed',
+                startedAt: began,
+                finishedAt,
+                durationMs: took,
+                kind: outcome.kind,
+                error: applied.error,
+                resumeAt: resumed?.resumeAt ?? null,
+                awaitingExecutionId: resumed?.awaiting ?? null,
+              };
+              const end = recordFailure(
+                this,
+                frame,
+                node,
+                failed,
+                nextRetryDelay(node.retry, attempt, applied.error),
+                runningRowId ?? resumed?.stepId ?? undefined,
+              );
               if (end) return end;
               continue;
             }
@@ -279,7 +379,18 @@ export class ExecutionRun implements RunHost {
         }
         case 'wait': {
           const resumeAt = formatMicros(outcome.resumeAtMs * 1000);
-          const row = this.row(frame, { nodeId, attempt, input, status: 'waiting', startedAt, finishedAt: null, durationMs: null, kind: 'wait', resumeAt, now: startedAt });
+          const row = this.row(frame, {
+            nodeId,
+            attempt,
+            input,
+            status: 'waiting',
+            startedAt,
+            finishedAt: null,
+            durationMs: null,
+            kind: 'wait',
+            resumeAt,
+            now: startedAt,
+          });
           this.park(frame, { nodeId, stepId: row.id, attempt, resumeAt, awaiting: null, startedAt: null, loop: false });
           this.record(row);
           continue;
@@ -291,8 +402,28 @@ export class ExecutionRun implements RunHost {
           this.park(frame, { nodeId, stepId: null, attempt, resumeAt: outcome.runAt, awaiting: null, startedAt: null, loop: true });
           continue;
         case 'failed': {
-          const failed: StepRecord = { nodeId, attempt, input, now: finishedAt, status: 'failed', startedAt: outcome.startedAt ?? resumed?.startedAt ?? startedAt, finishedAt, durationMs, kind: outcome.kind, error: outcome.error, resumeAt: resumed?.resumeAt ?? null, awaitingExecutionId: resumed?.awaiting ?? null };
-          const end = recordFailure(this, frame, node, failed, outcome.retryInMs, outcome.replaces ?? runningRowId ?? resumed?.stepId ?? undefined);
+          const failed: StepRecord = {
+            nodeId,
+            attempt,
+            input,
+            now: finishedAt,
+            status: 'failed',
+            startedAt: outcome.startedAt ?? resumed?.startedAt ?? startedAt,
+            finishedAt,
+            durationMs,
+            kind: outcome.kind,
+            error: outcome.error,
+            resumeAt: resumed?.resumeAt ?? null,
+            awaitingExecutionId: resumed?.awaiting ?? null,
+          };
+          const end = recordFailure(
+            this,
+            frame,
+            node,
+            failed,
+            outcome.retryInMs,
+            outcome.replaces ?? runningRowId ?? resumed?.stepId ?? undefined,
+          );
           if (end) return end;
           continue;
         }
@@ -306,8 +437,18 @@ export class ExecutionRun implements RunHost {
    * conflict) rolled back with everything of that commit; the attempt is then failed with it,
    * and what else the commit carried waits for the next one.
    */
-  private async commitEffect(effect: StepEffect, row: StepRow, replaces: string | undefined): Promise<{ type: 'committed'; output: unknown } | { type: 'failed'; error: SerializedStepError } | { type: 'cancelled' }> {
-    const carried = { pending: this.pending.slice(), opening: this.openingChanges, changes: this.executionChanges, responseUnsent: this.responseUnsent, stepCount: this.stepCount };
+  private async commitEffect(
+    effect: StepEffect,
+    row: StepRow,
+    replaces: string | undefined,
+  ): Promise<{ type: 'committed'; output: unknown } | { type: 'failed'; error: SerializedStepError } | { type: 'cancelled' }> {
+    const carried = {
+      pending: this.pending.slice(),
+      opening: this.openingChanges,
+      changes: this.executionChanges,
+      responseUnsent: this.responseUnsent,
+      stepCount: this.stepCount,
+    };
     this.record(row, replaces);
     const applied: EffectWrite = { run: effect, row, output: undefined };
     try {
@@ -325,7 +466,13 @@ export class ExecutionRun implements RunHost {
   }
 
   /** One attempt of a node: a resumed call takes its child's result; a loop runs its iterations. */
-  private async attempt(frame: FrameState, node: GraphNode, attempt: number, input: unknown, resumed: WaitingNode | undefined): Promise<Outcome> {
+  private async attempt(
+    frame: FrameState,
+    node: GraphNode,
+    attempt: number,
+    input: unknown,
+    resumed: WaitingNode | undefined,
+  ): Promise<Outcome> {
     if (resumed?.awaiting) {
       const child = this.children.get(resumed.awaiting);
       this.children.delete(resumed.awaiting);
@@ -381,7 +528,8 @@ export class ExecutionRun implements RunHost {
    */
   record(row: StepRow, resumedStepId?: string, final = true): void {
     if (resumedStepId) row.id = resumedStepId;
-    if (final && (row.status === 'completed' || row.status === 'failed' || row.status === 'skipped')) this.deps.metrics?.stepFinished(row.status);
+    if (final && (row.status === 'completed' || row.status === 'failed' || row.status === 'skipped'))
+      this.deps.metrics?.stepFinished(row.status);
     this.pending.push(resumedStepId ? { update: resumedStepId, row } : { insert: row });
   }
 
@@ -389,7 +537,12 @@ export class ExecutionRun implements RunHost {
   private recordInterrupted(rows: StepRow[]): void {
     const now = this.deps.clock.now();
     for (const row of rows) {
-      const failed: StepRow = Object.assign({}, row, { status: 'failed' as const, error: JSON.stringify(INTERRUPTED), finished_at: now, updated_at: now });
+      const failed: StepRow = Object.assign({}, row, {
+        status: 'failed' as const,
+        error: JSON.stringify(INTERRUPTED),
+        finished_at: now,
+        updated_at: now,
+      });
       this.pending.push({ update: row.id, row: failed });
     }
   }
@@ -417,9 +570,19 @@ export class ExecutionRun implements RunHost {
     const { execution } = this;
     const { coordination } = this.deps;
     if (coordination && changes.status === 'waiting') Object.assign(changes, coordination.releaseColumns);
-    const commit: RunCommit = { execution, coordination, writes, changes, stepCount: this.stepCount, awaited, effect, savePayloads: this.savePayloads };
+    const commit: RunCommit = {
+      execution,
+      coordination,
+      writes,
+      changes,
+      stepCount: this.stepCount,
+      awaited,
+      effect,
+      savePayloads: this.savePayloads,
+    };
     let written: { current: boolean; news: RunNews | null } = { current: true, news: null };
-    const locks = isRunEnd(changes.status) && execution.parent_execution_id !== null ? [execution.id, execution.parent_execution_id] : [execution.id];
+    const locks =
+      isRunEnd(changes.status) && execution.parent_execution_id !== null ? [execution.id, execution.parent_execution_id] : [execution.id];
     return this.deps.batcher
       .write(async (trx) => {
         written = await writeRunCommit(trx, commit);

@@ -7,10 +7,32 @@ import type { GraphPlan } from './graph-plan.js';
 import { json, stepRow, type StepOwner } from './step-rows.js';
 
 /** Who an execution is: the columns fixed when it is created. */
-export type ExecutionIdentity = Omit<ExecutionRow, 'status' | 'started_at' | 'finished_at' | 'inserted_at' | 'updated_at' | 'output' | 'error' | 'step_count' | 'run_at' | 'lease_owner' | 'lease_expires_at' | 'response' | 'concurrency_limit' | 'waiter'>;
+export type ExecutionIdentity = Omit<
+  ExecutionRow,
+  | 'status'
+  | 'started_at'
+  | 'finished_at'
+  | 'inserted_at'
+  | 'updated_at'
+  | 'output'
+  | 'error'
+  | 'step_count'
+  | 'run_at'
+  | 'lease_owner'
+  | 'lease_expires_at'
+  | 'response'
+  | 'concurrency_limit'
+  | 'waiter'
+>;
 
 /** A top-level run (`/run`, a webhook delivery). */
-export function runIdentity(start: { workspaceId: string; workflowId: string; snapshotId: string; userId: string | null; trigger: unknown }): ExecutionIdentity {
+export function runIdentity(start: {
+  workspaceId: string;
+  workflowId: string;
+  snapshotId: string;
+  userId: string | null;
+  trigger: unknown;
+}): ExecutionIdentity {
   return {
     id: newId(),
     workspace_id: start.workspaceId,
@@ -46,15 +68,52 @@ export function childIdentity(request: ChildRequest, snapshotId: string): { iden
 }
 
 /** The first rows of a run: fired triggers complete with the payload, unfired roots are skipped. */
-export function rootRows(plan: GraphPlan, identity: Pick<ExecutionIdentity, 'id' | 'workspace_id'>, trigger: unknown, now: string, firedRoots?: string[]): StepRow[] {
+export function rootRows(
+  plan: GraphPlan,
+  identity: Pick<ExecutionIdentity, 'id' | 'workspace_id'>,
+  trigger: unknown,
+  now: string,
+  firedRoots?: string[],
+): StepRow[] {
   const fired = new Set(firedRoots ?? plan.roots);
-  const owner: StepOwner = { executionId: identity.id, workspaceId: identity.workspace_id, loopNodeId: null, iterIndex: null, savePayloads: plan.settings.savePayloads };
+  const owner: StepOwner = {
+    executionId: identity.id,
+    workspaceId: identity.workspace_id,
+    loopNodeId: null,
+    iterIndex: null,
+    savePayloads: plan.settings.savePayloads,
+  };
   return plan.roots.flatMap((nodeId) => {
     const node = plan.nodes.get(nodeId)!;
-    if (!fired.has(nodeId)) return [stepRow(owner, { nodeId, status: 'skipped', attempt: 1, startedAt: null, finishedAt: null, durationMs: null, kind: node.type, now })];
+    if (!fired.has(nodeId))
+      return [
+        stepRow(owner, {
+          nodeId,
+          status: 'skipped',
+          attempt: 1,
+          startedAt: null,
+          finishedAt: null,
+          durationMs: null,
+          kind: node.type,
+          now,
+        }),
+      ];
     // A trigger's output is the trigger payload; other roots run with it as their input.
     if (findStepDefinition(node.type)?.trigger) {
-      return [stepRow(owner, { nodeId, status: 'completed', attempt: 1, startedAt: now, finishedAt: now, durationMs: 0, kind: node.type, output: trigger, ports: ['out'], now })];
+      return [
+        stepRow(owner, {
+          nodeId,
+          status: 'completed',
+          attempt: 1,
+          startedAt: now,
+          finishedAt: now,
+          durationMs: 0,
+          kind: node.type,
+          output: trigger,
+          ports: ['out'],
+          now,
+        }),
+      ];
     }
     return [];
   });
@@ -66,15 +125,42 @@ export function rootRows(plan: GraphPlan, identity: Pick<ExecutionIdentity, 'id'
  * kept, so they do not run again). Without saved payloads (`save_step_payloads: false`) there
  * are no outputs to keep: the retry starts from the trigger.
  */
-export function retryStart(plan: GraphPlan, failed: ExecutionRow, rows: StepRow[], userId: string | null, now: string): { identity: ExecutionIdentity; steps: StepRow[] } {
+export function retryStart(
+  plan: GraphPlan,
+  failed: ExecutionRow,
+  rows: StepRow[],
+  userId: string | null,
+  now: string,
+): { identity: ExecutionIdentity; steps: StepRow[] } {
   const id = newId();
-  const { id: _old, status: _status, started_at: _s, finished_at: _f, inserted_at: _i, updated_at: _u, output: _o, error: _e, step_count: _c, run_at: _r, lease_owner: _lo, lease_expires_at: _le, response: _res, concurrency_limit: _cl, waiter: _w, ...same } = failed;
+  const {
+    id: _old,
+    status: _status,
+    started_at: _s,
+    finished_at: _f,
+    inserted_at: _i,
+    updated_at: _u,
+    output: _o,
+    error: _e,
+    step_count: _c,
+    run_at: _r,
+    lease_owner: _lo,
+    lease_expires_at: _le,
+    response: _res,
+    concurrency_limit: _cl,
+    waiter: _w,
+    ...same
+  } = failed;
   const identity = Object.assign(same, { id, retry_of_execution_id: failed.id, user_id: userId });
   if (plan.settings.savePayloads) {
-    const kept = rows.filter((row) => row.status === 'completed' || row.status === 'skipped' || (row.status === 'failed' && row.ports !== null));
+    const kept = rows.filter(
+      (row) => row.status === 'completed' || row.status === 'skipped' || (row.status === 'failed' && row.ports !== null),
+    );
     return { identity, steps: kept.map((row) => Object.assign({}, row, { id: newId(), workflow_execution_id: id })) };
   }
-  const fired = rows.filter((row) => row.loop_node_id === null && plan.roots.includes(row.node_id) && row.status !== 'skipped').map((row) => row.node_id);
+  const fired = rows
+    .filter((row) => row.loop_node_id === null && plan.roots.includes(row.node_id) && row.status !== 'skipped')
+    .map((row) => row.node_id);
   return { identity, steps: rootRows(plan, identity, failed.inputs === null ? null : JSON.parse(failed.inputs), now, fired) };
 }
 
@@ -83,7 +169,14 @@ export function retryStart(plan: GraphPlan, failed: ExecutionRow, rows: StepRow[
  * a worker's claim). `waiter`: the process that will wait for its answer, when another process
  * may run it (see cluster.ts).
  */
-export function newExecutionRow(identity: ExecutionIdentity, status: Extract<ExecutionStatus, 'running' | 'pending'>, stepCount: number, now: string, concurrencyLimit: number | null, waiter: string | null): ExecutionRow {
+export function newExecutionRow(
+  identity: ExecutionIdentity,
+  status: Extract<ExecutionStatus, 'running' | 'pending'>,
+  stepCount: number,
+  now: string,
+  concurrencyLimit: number | null,
+  waiter: string | null,
+): ExecutionRow {
   // Every column written out: a spread of `identity` followed by more keys is the slow,
   // garbage-promoting form on Node 20 (see StepOwner in step-rows.ts).
   return {

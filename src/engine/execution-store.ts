@@ -46,19 +46,37 @@ export function findExecutionInWorkspace(db: Db, workspaceId: string, id: string
 }
 
 export function listSteps(db: Db, executionId: string): Promise<StepRow[]> {
-  return db.selectFrom('execution_steps').selectAll().where('workflow_execution_id', '=', executionId).orderBy('inserted_at').orderBy('id').execute();
+  return db
+    .selectFrom('execution_steps')
+    .selectAll()
+    .where('workflow_execution_id', '=', executionId)
+    .orderBy('inserted_at')
+    .orderBy('id')
+    .execute();
 }
 
 /** The step rows of several executions in one read (a worker's claimed batch), each list in `listSteps`' order. */
 export async function listStepsOfMany(db: Db, executionIds: readonly string[]): Promise<Map<string, StepRow[]>> {
   const byExecution = new Map<string, StepRow[]>(executionIds.map((id) => [id, []]));
   if (executionIds.length === 0) return byExecution;
-  const rows = await db.selectFrom('execution_steps').selectAll().where('workflow_execution_id', 'in', [...executionIds]).orderBy('workflow_execution_id').orderBy('inserted_at').orderBy('id').execute();
+  const rows = await db
+    .selectFrom('execution_steps')
+    .selectAll()
+    .where('workflow_execution_id', 'in', [...executionIds])
+    .orderBy('workflow_execution_id')
+    .orderBy('inserted_at')
+    .orderBy('id')
+    .execute();
   for (const row of rows) byExecution.get(row.workflow_execution_id)?.push(row);
   return byExecution;
 }
 
-export async function updateExecution(db: Db, id: string, changes: Partial<ExecutionRow>, onlyIf?: readonly ExecutionStatus[]): Promise<boolean> {
+export async function updateExecution(
+  db: Db,
+  id: string,
+  changes: Partial<ExecutionRow>,
+  onlyIf?: readonly ExecutionStatus[],
+): Promise<boolean> {
   const direct = directWrites(db);
   if (direct) return direct.update('executions', changes, id, onlyIf) > 0;
   await flushBuffered(db, 'executions');
@@ -94,7 +112,13 @@ export async function updateStep(db: Db, id: string, changes: Partial<StepRow>):
  * is a literal so both planners can match the index's condition.
  */
 export async function listResumable(db: Db, nowIso: string, limit: number): Promise<ExecutionRow[]> {
-  const running = await db.selectFrom('executions').selectAll().where(sql<boolean>`status = 'running'`).orderBy('id').limit(limit).execute();
+  const running = await db
+    .selectFrom('executions')
+    .selectAll()
+    .where(sql<boolean>`status = 'running'`)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
   if (running.length >= limit) return running;
   return [...running, ...(await listDue(db, nowIso, limit - running.length))];
 }
@@ -103,11 +127,7 @@ export async function listResumable(db: Db, nowIso: string, limit: number): Prom
 export function listDue(db: Db, nowIso: string, limit: number, blockedWorkflows: string[] = []): Promise<ExecutionRow[]> {
   let query = db.selectFrom('executions').selectAll().where('status', 'in', ['pending', 'waiting']).where('run_at', '<=', nowIso);
   if (blockedWorkflows.length > 0) query = query.where('workflow_id', 'not in', blockedWorkflows);
-  return query
-    .orderBy('run_at')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
+  return query.orderBy('run_at').orderBy('id').limit(limit).execute();
 }
 
 /** The earliest run_at of a pending or waiting execution, for the next timer. */
@@ -128,7 +148,12 @@ export async function nextDueAt(db: Db): Promise<string | null> {
  */
 export async function clearStepPayloads(db: Db, executionId: string): Promise<void> {
   await flushBuffered(db, 'execution_steps');
-  await db.updateTable('execution_steps').set({ output: null }).where('workflow_execution_id', '=', executionId).where('output', 'is not', null).execute();
+  await db
+    .updateTable('execution_steps')
+    .set({ output: null })
+    .where('workflow_execution_id', '=', executionId)
+    .where('output', 'is not', null)
+    .execute();
 }
 
 /**
@@ -144,7 +169,12 @@ export async function wakeParent(db: Db, parentId: string, childId: string, nowI
     .where('status', '=', 'waiting')
     .where((eb) =>
       eb.exists(
-        eb.selectFrom('execution_steps').select('execution_steps.id').where('execution_steps.workflow_execution_id', '=', parentId).where('execution_steps.awaiting_workflow_execution_id', '=', childId).where('execution_steps.status', '=', 'waiting'),
+        eb
+          .selectFrom('execution_steps')
+          .select('execution_steps.id')
+          .where('execution_steps.workflow_execution_id', '=', parentId)
+          .where('execution_steps.awaiting_workflow_execution_id', '=', childId)
+          .where('execution_steps.status', '=', 'waiting'),
       ),
     )
     .execute();
@@ -154,16 +184,27 @@ export async function wakeParent(db: Db, parentId: string, childId: string, nowI
 export async function listEndedChildren(db: Db, ids: string[]): Promise<Pick<ExecutionRow, 'id' | 'status' | 'output' | 'error'>[]> {
   if (ids.length === 0) return [];
   await flushBuffered(db, 'executions');
-  return db.selectFrom('executions').select(['id', 'status', 'output', 'error']).where('id', 'in', ids).where('status', 'in', ['completed', 'failed', 'cancelled']).execute();
+  return db
+    .selectFrom('executions')
+    .select(['id', 'status', 'output', 'error'])
+    .where('id', 'in', ids)
+    .where('status', 'in', ['completed', 'failed', 'cancelled'])
+    .execute();
 }
 
 /** The awaited children among these step rows that have ended, or were never committed (`missing`). */
 export async function loadEndedChildren(db: Db, steps: StepRow[]): Promise<Map<string, ChildResult>> {
-  const awaited = steps.filter((s) => s.status === 'waiting' && s.awaiting_workflow_execution_id !== null).map((s) => s.awaiting_workflow_execution_id!);
+  const awaited = steps
+    .filter((s) => s.status === 'waiting' && s.awaiting_workflow_execution_id !== null)
+    .map((s) => s.awaiting_workflow_execution_id!);
   const children = new Map<string, ChildResult>();
   if (awaited.length === 0) return children;
   for (const child of await listEndedChildren(db, awaited)) {
-    children.set(child.id, { status: child.status as ChildResult['status'], output: child.output === null ? null : JSON.parse(child.output), error: child.error === null ? null : JSON.parse(child.error) });
+    children.set(child.id, {
+      status: child.status as ChildResult['status'],
+      output: child.output === null ? null : JSON.parse(child.output),
+      error: child.error === null ? null : JSON.parse(child.error),
+    });
   }
   const existing = await existingExecutions(db, awaited);
   for (const id of awaited) if (!existing.has(id)) children.set(id, { status: 'missing', output: null, error: null });
@@ -186,7 +227,12 @@ export async function listAwaitedChildren(db: Db, parentId: string): Promise<Exe
     .where('parent_execution_id', '=', parentId)
     .where('status', 'in', ['pending', 'running', 'waiting'])
     .where('id', 'in', (eb) =>
-      eb.selectFrom('execution_steps').select('awaiting_workflow_execution_id').where('workflow_execution_id', '=', parentId).where('status', '=', 'waiting').where('awaiting_workflow_execution_id', 'is not', null),
+      eb
+        .selectFrom('execution_steps')
+        .select('awaiting_workflow_execution_id')
+        .where('workflow_execution_id', '=', parentId)
+        .where('status', '=', 'waiting')
+        .where('awaiting_workflow_execution_id', 'is not', null),
     )
     .execute() as Promise<ExecutionRow[]>;
 }

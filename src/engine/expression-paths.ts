@@ -65,7 +65,8 @@ export function readSimplePath(source: string, scope: ExpressionScope): { value:
   for (let i = 1; i < path.length; i++) {
     if (value === undefined) return { value: undefined };
     if (Array.isArray(value)) return null;
-    value = value !== null && typeof value === 'object' && hasOwn(value, path[i]!) ? (value as Record<string, unknown>)[path[i]!] : undefined;
+    value =
+      value !== null && typeof value === 'object' && hasOwn(value, path[i]!) ? (value as Record<string, unknown>)[path[i]!] : undefined;
   }
   return Array.isArray(value) ? null : { value };
 }

@@ -7,7 +7,18 @@ import { deepFreeze } from '../lib/json.js';
 
 const scope: ExpressionScope = {
   trigger: { method: 'POST', headers: {}, query: {}, body: { id: 42, name: 'Ada', tags: ['a', 'b'], paid: true } },
-  nodes: { fetch: { status: 200, body: { id: 7, items: [{ sku: 'x', qty: 2 }, { sku: 'y', qty: 3 }] } } },
+  nodes: {
+    fetch: {
+      status: 200,
+      body: {
+        id: 7,
+        items: [
+          { sku: 'x', qty: 2 },
+          { sku: 'y', qty: 3 },
+        ],
+      },
+    },
+  },
   execution: { id: 'exec-1' },
   workflow: { id: 'wf-1' },
   input: { total: 5 },
@@ -61,13 +72,17 @@ describe('resolveConfig: a value that is only an expression keeps the result’s
 
 describe('resolveConfig: expressions inside longer strings are interpolated', () => {
   it('writes strings, numbers and booleans as text', async () => {
-    expect(await resolve({ url: 'https://api.test/orders/{{ trigger.body.id }}?who={{ trigger.body.name }}&paid={{ trigger.body.paid }}' })).toEqual({
+    expect(
+      await resolve({ url: 'https://api.test/orders/{{ trigger.body.id }}?who={{ trigger.body.name }}&paid={{ trigger.body.paid }}' }),
+    ).toEqual({
       url: 'https://api.test/orders/42?who=Ada&paid=true',
     });
   });
 
   it('writes objects and arrays as JSON and null or undefined as nothing', async () => {
-    expect(await resolve({ text: 'tags={{ trigger.body.tags }} item={{ nodes.fetch.body.items[0] }} none=[{{ trigger.body.nope }}]' })).toEqual({
+    expect(
+      await resolve({ text: 'tags={{ trigger.body.tags }} item={{ nodes.fetch.body.items[0] }} none=[{{ trigger.body.nope }}]' }),
+    ).toEqual({
       text: 'tags=["a","b"] item={"sku":"x","qty":2} none=[]',
     });
   });
@@ -101,7 +116,10 @@ describe('resolveConfig: walking the config', () => {
   });
 
   it('plans freeze every node config, so no run can change what the next one sees', () => {
-    const graph = { nodes: [{ id: 'a', type: 'code', config: { code: 'return 1;', nested: { list: [1] } } }], edges: [] } as unknown as Graph;
+    const graph = {
+      nodes: [{ id: 'a', type: 'code', config: { code: 'return 1;', nested: { list: [1] } } }],
+      edges: [],
+    } as unknown as Graph;
     const plan = planGraph(graph);
     const config = plan.nodes.get('a')!.config as { nested: { list: number[] } };
     expect(Object.isFrozen(config) && Object.isFrozen(config.nested) && Object.isFrozen(config.nested.list)).toBe(true);
@@ -165,7 +183,9 @@ describe('resolveConfig: walking the config', () => {
   });
 
   it('sees the loop item and index', async () => {
-    expect(await resolve({ line: '{{ index }}: {{ item.sku }}', qty: '{{ $item.qty }}' }, { ...scope, item: { sku: 'x', qty: 2 }, index: 0 })).toEqual({
+    expect(
+      await resolve({ line: '{{ index }}: {{ item.sku }}', qty: '{{ $item.qty }}' }, { ...scope, item: { sku: 'x', qty: 2 }, index: 0 }),
+    ).toEqual({
       line: '0: x',
       qty: 2,
     });

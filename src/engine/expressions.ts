@@ -91,14 +91,20 @@ async function resolveValue(value: unknown, scope: ExpressionScope, where: Requi
     const out: unknown[] = [];
     for (let i = 0; i < value.length; i++) {
       const element: unknown = value[i];
-      out.push(holdsExpression(element) ? await resolveValue(element, scope, { nodeId: where.nodeId, field: `${where.field}[${i}]` }) : element);
+      out.push(
+        holdsExpression(element) ? await resolveValue(element, scope, { nodeId: where.nodeId, field: `${where.field}[${i}]` }) : element,
+      );
     }
     return out;
   }
   if (isPlainObject(value)) {
     const entries: [string, unknown][] = [];
     // Only the way to an expression pays for an async call and a field path.
-    for (const [key, child] of Object.entries(value)) entries.push([key, holdsExpression(child) ? await resolveValue(child, scope, { nodeId: where.nodeId, field: `${where.field}.${key}` }) : child]);
+    for (const [key, child] of Object.entries(value))
+      entries.push([
+        key,
+        holdsExpression(child) ? await resolveValue(child, scope, { nodeId: where.nodeId, field: `${where.field}.${key}` }) : child,
+      ]);
     // fromEntries defines own properties, so a "__proto__" key stays a key (assignment would set the prototype).
     return Object.fromEntries(entries);
   }
@@ -236,7 +242,10 @@ function expressionError(source: string, where: Where, error: unknown): NonRetri
   if (typeof code === 'string' && TIMEOUT_CODES.has(code)) {
     const limit =
       code === 'D1012' ? `ran longer than ${EXPRESSION_LIMITS.timeoutMs} ms` : `nested deeper than ${EXPRESSION_LIMITS.maxDepth} levels`;
-    return new NonRetriableError(`${subject} ${limit} and was stopped (a runaway loop or recursion?)`, { code: 'expression_timeout', details });
+    return new NonRetriableError(`${subject} ${limit} and was stopped (a runaway loop or recursion?)`, {
+      code: 'expression_timeout',
+      details,
+    });
   }
   return new NonRetriableError(`${subject} failed: ${cause}`, { code: 'expression_error', details });
 }

@@ -43,7 +43,9 @@ export function planGraph(graph: Graph): GraphPlan {
   const inBody = new Set([...bodies.values()].flat());
   const outer = graph.nodes.filter((node) => !inBody.has(node.id));
   const outerIds = new Set(outer.map((node) => node.id));
-  const outerEdges = graph.edges.filter((edge) => outerIds.has(edge.source) && outerIds.has(edge.target) && !(bodies.has(edge.source) && edge.source_port === LOOP_BODY_PORT));
+  const outerEdges = graph.edges.filter(
+    (edge) => outerIds.has(edge.source) && outerIds.has(edge.target) && !(bodies.has(edge.source) && edge.source_port === LOOP_BODY_PORT),
+  );
   const loops = new Map<string, GraphPlan>();
   for (const [loopId, bodyIds] of bodies) {
     const members = new Set([loopId, ...bodyIds]);

@@ -108,7 +108,14 @@ export type HandedOff = { c: { row: ExecutionRow; steps: StepRow[] }[]; l: strin
  * wrote: the hand-off notification carries that row and the values decided for the batch.
  */
 export function handedRow(row: ExecutionRow, owner: string, leaseExpiresAt: string, now: string): ExecutionRow {
-  return Object.assign({}, row, { status: 'running', started_at: row.started_at ?? now, updated_at: now, run_at: null, lease_owner: owner, lease_expires_at: leaseExpiresAt });
+  return Object.assign({}, row, {
+    status: 'running',
+    started_at: row.started_at ?? now,
+    updated_at: now,
+    run_at: null,
+    lease_owner: owner,
+    lease_expires_at: leaseExpiresAt,
+  });
 }
 
 /** Step rows in the order they were written (inserted_at, then id). */

@@ -16,12 +16,19 @@ import { LeaseLostError, type RunCoordination } from './run-coordination.js';
  * Reading the children before taking the lock (as this once did) let a child's end commit in
  * between, see the parent still `running` and wake nothing (found by the crash campaign).
  */
-export async function writeHeldExecution(trx: Transaction<Database>, coordination: RunCoordination, executionId: string, changes: Partial<ExecutionRow>, awaited: readonly string[]): Promise<void> {
+export async function writeHeldExecution(
+  trx: Transaction<Database>,
+  coordination: RunCoordination,
+  executionId: string,
+  changes: Partial<ExecutionRow>,
+  awaited: readonly string[],
+): Promise<void> {
   if (changes.status === 'waiting' && changes.run_at === null && awaited.length > 0) {
     if (!(await coordination.holds(trx, executionId))) throw new LeaseLostError(executionId);
     if ((await listEndedChildren(trx, [...awaited])).length > 0) changes.run_at = changes.updated_at!;
   }
-  const held = Object.keys(changes).length > 0 ? await coordination.updateHeld(trx, executionId, changes) : await coordination.holds(trx, executionId);
+  const held =
+    Object.keys(changes).length > 0 ? await coordination.updateHeld(trx, executionId, changes) : await coordination.holds(trx, executionId);
   if (!held) throw new LeaseLostError(executionId);
 }
 

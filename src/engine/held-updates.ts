@@ -12,7 +12,8 @@ type Db = Kysely<Database> | Transaction<Database>;
 const HELD_CHECK_FAILED = 'SYL01';
 
 /** SQL for the time `seconds` (SQL: a placeholder or a number) from now on the database's clock, as the engine writes timestamps: a lease's expiry. */
-export const leaseExpiry = (seconds: string) => `to_char((clock_timestamp() + make_interval(secs => ${seconds})) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+export const leaseExpiry = (seconds: string) =>
+  `to_char((clock_timestamp() + make_interval(secs => ${seconds})) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /** Updates of the same columns, sent as one statement. */
 type UpdateGroup = { columns: (keyof ExecutionRow)[]; entries: [string, Partial<ExecutionRow>][] };
@@ -107,7 +108,8 @@ export class HeldUpdates implements GatheredWrites {
     for (const [key, entries] of groups) {
       const columns = key === '' ? [] : (key.split(',') as (keyof ExecutionRow)[]);
       const perStatement = Math.floor(MAX_PARAMETERS / (columns.length + 1));
-      for (let from = 0; from < entries.length; from += perStatement) statements.push({ columns, entries: entries.slice(from, from + perStatement) });
+      for (let from = 0; from < entries.length; from += perStatement)
+        statements.push({ columns, entries: entries.slice(from, from + perStatement) });
     }
     return statements;
   }
@@ -121,7 +123,9 @@ export class HeldUpdates implements GatheredWrites {
     });
     // The lease is renewed unless the changes give it up (as `updateHeldExecution` does).
     const renew = !columns.includes('lease_owner');
-    const sets = columns.filter((column) => !(renew && column === 'lease_expires_at')).map((column) => `${quoteIdent(column)} = v.${quoteIdent(column)}`);
+    const sets = columns
+      .filter((column) => !(renew && column === 'lease_expires_at'))
+      .map((column) => `${quoteIdent(column)} = v.${quoteIdent(column)}`);
     if (renew) sets.push(`lease_expires_at = ${leaseExpiry(statement.param(this.leaseMs / 1000))}`);
     const names = ['id', ...columns].map(quoteIdent).join(', ');
     return `update executions as e set ${sets.join(', ')} from (values ${rows.join(', ')}) as v(${names}) where e.id = v.id and e.lease_owner = ${statement.param(this.owner)} and e.status in ('pending', 'running', 'waiting') returning e.id`;

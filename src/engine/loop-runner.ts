@@ -11,7 +11,6 @@ import { NonRetriableError, serializeStepError } from './step-errors.js';
 /** More items than this fail the loop: each item writes rows, and a runaway list should stop early. */
 export const MAX_LOOP_ITEMS = 10_000;
 
-
 /**
  * Runs a loop node: its body plan once per item, one item at a time, each iteration a frame of
  * its own (rows tagged with `loop_node_id` and `iter_index`). An iteration that waits makes the
@@ -34,7 +33,10 @@ export async function runLoop(run: RunHost, frame: FrameState, node: GraphNode, 
   }
   while (progress.results.length < progress.items.length) {
     const index = progress.results.length;
-    const iteration = progress.current ?? progress.restored.get(index) ?? restoreFrame(body, [], frame.flow.view, { nodeId: node.id, index, item: progress.items[index] });
+    const iteration =
+      progress.current ??
+      progress.restored.get(index) ??
+      restoreFrame(body, [], frame.flow.view, { nodeId: node.id, index, item: progress.items[index] });
     progress.restored.delete(index);
     progress.current = iteration;
     const end = await run.runFrame(iteration);
@@ -58,10 +60,14 @@ export async function runLoop(run: RunHost, frame: FrameState, node: GraphNode, 
 async function loopItems(node: GraphNode, config: Record<string, unknown>): Promise<unknown[]> {
   const items = config.items;
   if (!Array.isArray(items)) {
-    throw new NonRetriableError(`node "${node.id}": config.items must be an array, got ${items === null ? 'null' : typeof items}`, { code: 'invalid_loop_items' });
+    throw new NonRetriableError(`node "${node.id}": config.items must be an array, got ${items === null ? 'null' : typeof items}`, {
+      code: 'invalid_loop_items',
+    });
   }
   if (items.length > MAX_LOOP_ITEMS) {
-    throw new NonRetriableError(`node "${node.id}": a loop takes at most ${MAX_LOOP_ITEMS} items, got ${items.length}`, { code: 'too_many_loop_items' });
+    throw new NonRetriableError(`node "${node.id}": a loop takes at most ${MAX_LOOP_ITEMS} items, got ${items.length}`, {
+      code: 'too_many_loop_items',
+    });
   }
   return items;
 }
@@ -79,6 +85,9 @@ function startProgress(body: GraphPlan, frame: FrameState, loopId: string, items
   for (const [index, list] of byIteration) {
     if (index < items.length) restored.set(index, restoreFrame(body, list, frame.flow.view, { nodeId: loopId, index, item: items[index] }));
   }
-  const first = rows.map((row) => row.started_at).filter((at): at is string => at !== null).sort()[0];
+  const first = rows
+    .map((row) => row.started_at)
+    .filter((at): at is string => at !== null)
+    .sort()[0];
   return { items, results: [], current: null, restored, startedAt: first ?? now };
 }

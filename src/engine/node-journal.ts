@@ -1,5 +1,12 @@
 import { sql } from 'kysely';
-import { isJournalRow, JOURNAL_KINDS, type CallResult, type JournalEntry, type StepCalls, type StepJournal } from '../steps/step-journal.js';
+import {
+  isJournalRow,
+  JOURNAL_KINDS,
+  type CallResult,
+  type JournalEntry,
+  type StepCalls,
+  type StepJournal,
+} from '../steps/step-journal.js';
 import { NonRetriableError } from './step-errors.js';
 import type { RunHost } from './run-host.js';
 import { listEndedChildren, type StepRow } from './execution-store.js';
@@ -22,7 +29,10 @@ const journaled = new WeakMap<RunHost, Set<string>>();
 
 const frameKey = (loopNodeId: string | null, loopIndex: number | null, nodeId: string, output: string | null = null): string => {
   // A row inside a loop body carries its iteration in its output (see LOOP_INDEX).
-  const index = loopNodeId === null ? null : (loopIndex ?? ((output === null ? {} : (JSON.parse(output) as Record<string, unknown>))[LOOP_INDEX] ?? null));
+  const index =
+    loopNodeId === null
+      ? null
+      : (loopIndex ?? (output === null ? {} : (JSON.parse(output) as Record<string, unknown>))[LOOP_INDEX] ?? null);
   return `${loopNodeId ?? ''}/${index ?? ''}/${nodeId}`;
 };
 
@@ -110,11 +120,18 @@ export function nodeJournal(run: RunHost, frame: FrameState, nodeId: string, att
 export function nodeCalls(run: RunHost, cancelled: () => boolean): StepCalls {
   return {
     async start(request) {
-      await run.deps.startChild({ childId: request.childId, parent: run.execution, stepId: request.stepRowId, workflowId: request.workflowId, input: request.input });
+      await run.deps.startChild({
+        childId: request.childId,
+        parent: run.execution,
+        stepId: request.stepRowId,
+        workflowId: request.workflowId,
+        input: request.input,
+      });
     },
     async wait(childId) {
       const db = run.deps.db;
-      if (!(await db.selectFrom('executions').select('id').where('id', '=', childId).executeTakeFirst())) return { status: 'missing', output: null, error: null };
+      if (!(await db.selectFrom('executions').select('id').where('id', '=', childId).executeTakeFirst()))
+        return { status: 'missing', output: null, error: null };
       let sinceDbMs = 0;
       while (true) {
         const told = run.children.get(childId);
@@ -126,7 +143,12 @@ export function nodeCalls(run: RunHost, cancelled: () => boolean): StepCalls {
         if (sinceDbMs >= CHILD_POLL_MS) {
           sinceDbMs = 0;
           const [ended] = await listEndedChildren(db, [childId]);
-          if (ended) return { status: ended.status as CallResult['status'], output: ended.output === null ? null : JSON.parse(ended.output), error: ended.error === null ? null : JSON.parse(ended.error) };
+          if (ended)
+            return {
+              status: ended.status as CallResult['status'],
+              output: ended.output === null ? null : JSON.parse(ended.output),
+              error: ended.error === null ? null : JSON.parse(ended.error),
+            };
         }
         await new Promise((resolve) => setTimeout(resolve, CHILD_LOCAL_POLL_MS));
         sinceDbMs += CHILD_LOCAL_POLL_MS;

@@ -10,7 +10,17 @@ import { waitUntil } from '../steps/wait/index.js';
 
 export type AttemptOutcome =
   /** `effect`: a write the engine commits with the step's completion, whose result is the output (see StepEffect). */
-  | { type: 'completed'; output: unknown; ports: string[]; logs?: string[]; kind: string; provider?: string; memoryBytes?: number; reductions?: number; effect?: StepEffect }
+  | {
+      type: 'completed';
+      output: unknown;
+      ports: string[];
+      logs?: string[];
+      kind: string;
+      provider?: string;
+      memoryBytes?: number;
+      reductions?: number;
+      effect?: StepEffect;
+    }
   | { type: 'wait'; resumeAtMs: number }
   | { type: 'call'; workflowId: string; input: unknown; wait: boolean }
   | { type: 'failed'; error: SerializedStepError; retryInMs: number | null; kind: string };
@@ -49,7 +59,12 @@ export async function runAttempt(args: AttemptInput): Promise<AttemptOutcome> {
     if (node.type === 'call_workflow') {
       // The engine starts the child execution; the step waits for it or passes on its id.
       const config = await resolveConfig(node.config, args.scope, { nodeId: node.id });
-      return { type: 'call', workflowId: String(config.workflow_id), input: config.input === undefined ? null : config.input, wait: config.wait !== false };
+      return {
+        type: 'call',
+        workflowId: String(config.workflow_id),
+        input: config.input === undefined ? null : config.input,
+        wait: config.wait !== false,
+      };
     }
     const runtime = runtimeFor(node.type);
     const config = await resolveConfig(node.config, args.scope, { nodeId: node.id });

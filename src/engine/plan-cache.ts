@@ -42,7 +42,11 @@ export class PlanCache {
       else missing.push(id);
     }
     for (let i = 0; i < missing.length; i += 500) {
-      const rows = await this.db.selectFrom('workflow_snapshots').select(['id', 'graph']).where('id', 'in', missing.slice(i, i + 500)).execute();
+      const rows = await this.db
+        .selectFrom('workflow_snapshots')
+        .select(['id', 'graph'])
+        .where('id', 'in', missing.slice(i, i + 500))
+        .execute();
       for (const row of rows) {
         const plan = planGraph(JSON.parse(row.graph) as Graph);
         this.plans.set(row.id, '', plan);

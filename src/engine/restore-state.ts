@@ -55,7 +55,12 @@ const parse = (text: string | null): unknown => (text === null ? null : JSON.par
  * a `running` row, and runs again as its next attempt. Rows of loop bodies are set aside for
  * their loop; a loop whose current iteration waits is itself waiting.
  */
-export function restoreFrame(plan: GraphPlan, rows: StepRow[], inherited: Record<string, unknown>, iteration: IterationOf | null): FrameState {
+export function restoreFrame(
+  plan: GraphPlan,
+  rows: StepRow[],
+  inherited: Record<string, unknown>,
+  iteration: IterationOf | null,
+): FrameState {
   const flow = new Dataflow(plan, inherited);
   const frame: FrameState = { plan, flow, waiting: new Map(), attempts: new Map(), iteration, bodyRows: new Map(), interrupted: [] };
   // An iteration starts with its loop node resolved through `body`, carrying the item.
@@ -79,9 +84,20 @@ export function restoreFrame(plan: GraphPlan, rows: StepRow[], inherited: Record
     const last = Math.max(...bodyRows.map((row) => row.iter_index ?? 0));
     const waits = bodyRows.filter((row) => row.iter_index === last && row.status === 'waiting');
     if (waits.length === 0) continue;
-    const dueTimes = waits.map((row) => row.resume_at).filter((at): at is string => at !== null).sort();
+    const dueTimes = waits
+      .map((row) => row.resume_at)
+      .filter((at): at is string => at !== null)
+      .sort();
     const awaited = waits.find((row) => row.awaiting_workflow_execution_id !== null)?.awaiting_workflow_execution_id ?? null;
-    frame.waiting.set(loopId, { nodeId: loopId, stepId: null, attempt: 1, resumeAt: dueTimes[0] ?? null, awaiting: awaited, startedAt: null, loop: true });
+    frame.waiting.set(loopId, {
+      nodeId: loopId,
+      stepId: null,
+      attempt: 1,
+      resumeAt: dueTimes[0] ?? null,
+      awaiting: awaited,
+      startedAt: null,
+      loop: true,
+    });
     flow.markWaiting(loopId);
   }
   // Skips the replay derived again were recorded already; the others are still to be written.

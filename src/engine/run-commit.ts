@@ -65,12 +65,14 @@ export async function writeRunCommit(trx: Transaction<Database>, commit: RunComm
     }
   }
   if (!coordination) {
-    if (changes.status === 'waiting' && changes.run_at === null && (await listEndedChildren(trx, commit.awaited)).length > 0) changes.run_at = changes.updated_at!;
+    if (changes.status === 'waiting' && changes.run_at === null && (await listEndedChildren(trx, commit.awaited)).length > 0)
+      changes.run_at = changes.updated_at!;
     if (changesRow && !(await updateExecution(trx, execution.id, changes, LIVE_STATUSES))) return { current: false, news: null };
   }
   if (ends && !commit.savePayloads) await clearStepPayloads(trx, execution.id);
   const wokeParent = ends && execution.parent_execution_id !== null;
-  if (wokeParent) await (coordination ? wakeParentHeld : wakeParent)(trx, execution.parent_execution_id!, execution.id, changes.updated_at!);
+  if (wokeParent)
+    await (coordination ? wakeParentHeld : wakeParent)(trx, execution.parent_execution_id!, execution.id, changes.updated_at!);
   if (!coordination) return { current: true, news: null };
   const news: RunNews = {
     execution,

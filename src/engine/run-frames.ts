@@ -11,7 +11,14 @@ import type { FrameEnd } from './run-types.js';
  * Records a failed attempt: retried (at once, or waiting `retryInMs`), passed on through the
  * error port (`on_error: continue`), or ending the frame (the returned end).
  */
-export function recordFailure(run: RunHost, frame: FrameState, node: GraphNode, failed: StepRecord, retryInMs: number | null, stepId: string | undefined): FrameEnd | null {
+export function recordFailure(
+  run: RunHost,
+  frame: FrameState,
+  node: GraphNode,
+  failed: StepRecord,
+  retryInMs: number | null,
+  stepId: string | undefined,
+): FrameEnd | null {
   const { flow } = frame;
   const { nodeId, attempt } = failed;
   const error = failed.error!;
@@ -23,7 +30,17 @@ export function recordFailure(run: RunHost, frame: FrameState, node: GraphNode, 
       return null;
     }
     const resumeAt = formatMicros((run.deps.clock.nowMs() + retryInMs) * 1000);
-    const next = run.row(frame, { nodeId, status: 'waiting', attempt: attempt + 1, startedAt: null, finishedAt: null, durationMs: null, kind: failed.kind, resumeAt, now: failed.now });
+    const next = run.row(frame, {
+      nodeId,
+      status: 'waiting',
+      attempt: attempt + 1,
+      startedAt: null,
+      finishedAt: null,
+      durationMs: null,
+      kind: failed.kind,
+      resumeAt,
+      now: failed.now,
+    });
     run.record(next);
     run.park(frame, { nodeId, stepId: next.id, attempt: attempt + 1, resumeAt, awaiting: null, startedAt: null, loop: false });
     return null;

@@ -132,5 +132,4 @@ export class ParkedRuns {
     this.runs.delete(executionId);
     return parked;
   }
-
 }

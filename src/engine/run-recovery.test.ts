@@ -6,7 +6,11 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('RunRecovery', () => {
   it('takes a failed execution up again after the first pause', async () => {
     const resumed: string[] = [];
-    const recovery = new RunRecovery(async (id) => (resumed.push(id), 'resumed'), () => {}, [10, 10]);
+    const recovery = new RunRecovery(
+      async (id) => (resumed.push(id), 'resumed'),
+      () => {},
+      [10, 10],
+    );
     recovery.failed('e1');
     expect(recovery.pending('e1')).toBe(true);
     expect(resumed).toEqual([]);
@@ -18,7 +22,11 @@ describe('RunRecovery', () => {
   it('gives up after its last pause, saying how many runs failed', async () => {
     const gaveUp: [string, number][] = [];
     let resumes = 0;
-    const recovery = new RunRecovery(async () => ((resumes += 1), 'resumed' as Recovered), (id, attempts) => gaveUp.push([id, attempts]), [5, 5]);
+    const recovery = new RunRecovery(
+      async () => ((resumes += 1), 'resumed' as Recovered),
+      (id, attempts) => gaveUp.push([id, attempts]),
+      [5, 5],
+    );
     // Each resumed run fails again.
     recovery.failed('e1');
     await pause(25);
@@ -50,7 +58,11 @@ describe('RunRecovery', () => {
   it('starts the count over once a run ends without failing, or when there was nothing to resume', async () => {
     let resumes = 0;
     const gaveUp: string[] = [];
-    const recovery = new RunRecovery(async () => ((resumes += 1), 'resumed' as Recovered), (id) => gaveUp.push(id), [5]);
+    const recovery = new RunRecovery(
+      async () => ((resumes += 1), 'resumed' as Recovered),
+      (id) => gaveUp.push(id),
+      [5],
+    );
     recovery.failed('e1');
     await pause(20);
     recovery.succeeded('e1');
@@ -59,7 +71,11 @@ describe('RunRecovery', () => {
     expect(resumes).toBe(2);
     expect(gaveUp).toEqual([]);
 
-    const settled = new RunRecovery(async () => 'settled', (id) => gaveUp.push(id), [5]);
+    const settled = new RunRecovery(
+      async () => 'settled',
+      (id) => gaveUp.push(id),
+      [5],
+    );
     settled.failed('e2');
     await pause(20);
     settled.failed('e2');
@@ -70,7 +86,11 @@ describe('RunRecovery', () => {
 
   it('resumes nothing once stopped', async () => {
     let resumes = 0;
-    const recovery = new RunRecovery(async () => ((resumes += 1), 'resumed' as Recovered), () => {}, [5]);
+    const recovery = new RunRecovery(
+      async () => ((resumes += 1), 'resumed' as Recovered),
+      () => {},
+      [5],
+    );
     recovery.failed('e1');
     recovery.stop();
     await pause(20);

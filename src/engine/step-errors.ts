@@ -9,7 +9,10 @@ export class StepError extends Error {
   readonly retryAfterMs: number | null;
   readonly details: Record<string, unknown> | undefined;
 
-  constructor(message: string, options: { code?: string; retryable?: boolean; retryAfterMs?: number | null; details?: Record<string, unknown> } = {}) {
+  constructor(
+    message: string,
+    options: { code?: string; retryable?: boolean; retryAfterMs?: number | null; details?: Record<string, unknown> } = {},
+  ) {
     super(message);
     this.name = 'StepError';
     this.code = options.code ?? 'step_failed';

@@ -21,7 +21,12 @@ export class AppError extends Error {
   readonly items: ErrorItem[];
   readonly headers: Record<string, string>;
 
-  constructor(code: ErrorCode, detail: string, source?: ErrorSource, options: { items?: ErrorItem[]; headers?: Record<string, string>; meta?: Record<string, unknown> } = {}) {
+  constructor(
+    code: ErrorCode,
+    detail: string,
+    source?: ErrorSource,
+    options: { items?: ErrorItem[]; headers?: Record<string, string>; meta?: Record<string, unknown> } = {},
+  ) {
     super(detail);
     this.name = 'AppError';
     this.code = code;

@@ -12,16 +12,50 @@ function graph(ids: string[], links: Array<[string, string]>): Graph {
 
 describe('findCycle', () => {
   it('returns null for an acyclic graph, diamonds included', () => {
-    expect(findCycle(graph(['a', 'b', 'c', 'd'], [['a', 'b'], ['a', 'c'], ['b', 'd'], ['c', 'd']]))).toBeNull();
+    expect(
+      findCycle(
+        graph(
+          ['a', 'b', 'c', 'd'],
+          [
+            ['a', 'b'],
+            ['a', 'c'],
+            ['b', 'd'],
+            ['c', 'd'],
+          ],
+        ),
+      ),
+    ).toBeNull();
     expect(findCycle(graph([], []))).toBeNull();
   });
 
   it('returns the node ids of a cycle in edge order', () => {
-    expect(findCycle(graph(['start', 'a', 'b', 'c'], [['start', 'a'], ['a', 'b'], ['b', 'c'], ['c', 'a']]))).toEqual(['a', 'b', 'c']);
+    expect(
+      findCycle(
+        graph(
+          ['start', 'a', 'b', 'c'],
+          [
+            ['start', 'a'],
+            ['a', 'b'],
+            ['b', 'c'],
+            ['c', 'a'],
+          ],
+        ),
+      ),
+    ).toEqual(['a', 'b', 'c']);
   });
 
   it('finds a node linked to itself', () => {
-    expect(findCycle(graph(['a', 'b'], [['a', 'b'], ['b', 'b']]))).toEqual(['b']);
+    expect(
+      findCycle(
+        graph(
+          ['a', 'b'],
+          [
+            ['a', 'b'],
+            ['b', 'b'],
+          ],
+        ),
+      ),
+    ).toEqual(['b']);
   });
 
   it('handles a chain longer than the call stack would allow for recursion', () => {

@@ -77,8 +77,15 @@ describe('layoutGraph', () => {
 
   it('lays out a cycle and an unconnected node without failing', () => {
     const cyclic = graphOf({
-      nodes: [{ id: 'a', type: 'code' }, { id: 'b', type: 'code' }, { id: 'lone', type: 'code' }],
-      edges: [{ source: 'a', target: 'b' }, { source: 'b', target: 'a' }],
+      nodes: [
+        { id: 'a', type: 'code' },
+        { id: 'b', type: 'code' },
+        { id: 'lone', type: 'code' },
+      ],
+      edges: [
+        { source: 'a', target: 'b' },
+        { source: 'b', target: 'a' },
+      ],
     });
     const laid = layoutGraph(cyclic);
     expect(laid.nodes).toHaveLength(3);

@@ -30,7 +30,10 @@ export function findLoopBodies(graph: Graph, pointerBase = '/data/graph'): LoopB
       body.add(id);
       queue.push(...(outgoing.get(id) ?? []));
     }
-    bodies.set(loop.id, [...body].sort((a, b) => order.get(a)! - order.get(b)!));
+    bodies.set(
+      loop.id,
+      [...body].sort((a, b) => order.get(a)! - order.get(b)!),
+    );
 
     graph.nodes.forEach((node, index) => {
       if (node.type === 'loop' && body.has(node.id)) {

@@ -18,7 +18,9 @@ export function parseSettings(raw: unknown, pointer: string): { value: GraphSett
     if (limit === null || (Number.isInteger(limit) && (limit as number) >= 1 && (limit as number) <= MAX_CONCURRENCY_LIMIT)) {
       value.concurrency_limit = limit as number | null;
     } else {
-      violations.push(problem('/concurrency_limit', `concurrency_limit must be a whole number from 1 to ${MAX_CONCURRENCY_LIMIT}, or null for no limit.`));
+      violations.push(
+        problem('/concurrency_limit', `concurrency_limit must be a whole number from 1 to ${MAX_CONCURRENCY_LIMIT}, or null for no limit.`),
+      );
     }
   }
   const save = raw.save_step_payloads;
@@ -28,7 +30,9 @@ export function parseSettings(raw: unknown, pointer: string): { value: GraphSett
   }
   for (const key of Object.keys(raw)) {
     if (!SETTING_NAMES.includes(key)) {
-      violations.push(problem(`/${escapePointerToken(key)}`, `Setting "${key}" is not known; the settings are ${SETTING_NAMES.join(' and ')}.`));
+      violations.push(
+        problem(`/${escapePointerToken(key)}`, `Setting "${key}" is not known; the settings are ${SETTING_NAMES.join(' and ')}.`),
+      );
     }
   }
   return { value, violations };

@@ -115,7 +115,9 @@ export function validateGraph(input: unknown, pointerBase = '/data/graph'): Vali
     if (sameEdge !== undefined) {
       violations.push(violation(at, 'duplicate_edge', `This edge repeats ${pointerBase}/edges/${sameEdge}.`));
     } else if (sameId !== undefined) {
-      violations.push(violation(`${at}/id`, 'duplicate_edge_id', `Edge id "${edge.id}" is already used by ${pointerBase}/edges/${sameId}.`));
+      violations.push(
+        violation(`${at}/id`, 'duplicate_edge_id', `Edge id "${edge.id}" is already used by ${pointerBase}/edges/${sameId}.`),
+      );
     }
     if (sameEdge === undefined) edgeKeys.set(key, index);
     if (sameId === undefined) edgeIds.set(edge.id, index);
@@ -173,7 +175,11 @@ function parseEdgeShape(raw: unknown): { edge: GraphEdge | null; problems: EdgeP
  * Out ports of a node: its step's static ones (or those its config names, for a switch), plus
  * `error` when failures continue.
  */
-export function outPortsOf(definition: StepDefinition, onError: OnErrorMode | undefined, config: Record<string, unknown> | null = null): string[] {
+export function outPortsOf(
+  definition: StepDefinition,
+  onError: OnErrorMode | undefined,
+  config: Record<string, unknown> | null = null,
+): string[] {
   const ports = definition.outPorts !== undefined && config !== null ? definition.outPorts(config) : [...definition.ports.out];
   return onError === 'continue' ? [...ports, ERROR_PORT] : ports;
 }

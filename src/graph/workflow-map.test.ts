@@ -1,23 +1,38 @@
 import { describe, expect, it } from 'vitest';
 import { buildWorkspaceMap, type MapMember } from './workflow-map.js';
 
-const member = (name: string, folder: string | null = null, status = 'inactive'): MapMember => ({ id: `id-${name}`, name, status, folder_id: folder });
+const member = (name: string, folder: string | null = null, status = 'inactive'): MapMember => ({
+  id: `id-${name}`,
+  name,
+  status,
+  folder_id: folder,
+});
 const calls = (...pairs: Array<[string, string]>) => pairs.map(([a, b]) => ({ caller_id: `id-${a}`, callee_id: `id-${b}` }));
 const names = (columns: Array<Array<{ name: string }>>) => columns.map((column) => column.map((entry) => entry.name));
-const folders = new Map([['f1', 'Billing'], ['f2', 'Support']]);
+const folders = new Map([
+  ['f1', 'Billing'],
+  ['f2', 'Support'],
+]);
 
 describe('buildWorkspaceMap', () => {
   it('lays a chain out one column per call depth and leaves unconnected workflows standalone', () => {
     const map = buildWorkspaceMap([member('c'), member('a'), member('b'), member('lone')], calls(['a', 'b'], ['b', 'c']), folders);
     expect(map.systems).toHaveLength(1);
     expect(names(map.systems[0]!.columns)).toEqual([['a'], ['b'], ['c']]);
-    expect(map.systems[0]!.edges).toEqual([['id-a', 'id-b'], ['id-b', 'id-c']]);
+    expect(map.systems[0]!.edges).toEqual([
+      ['id-a', 'id-b'],
+      ['id-b', 'id-c'],
+    ]);
     expect(map.systems[0]!.cycles).toEqual([]);
     expect(map.standalone.map((e) => e.name)).toEqual(['lone']);
   });
 
   it('places a diamond by its longest call chain, so every call points right', () => {
-    const map = buildWorkspaceMap(['a', 'b', 'c', 'd'].map((n) => member(n)), calls(['a', 'b'], ['a', 'c'], ['b', 'd'], ['c', 'd'], ['a', 'd']), folders);
+    const map = buildWorkspaceMap(
+      ['a', 'b', 'c', 'd'].map((n) => member(n)),
+      calls(['a', 'b'], ['a', 'c'], ['b', 'd'], ['c', 'd'], ['a', 'd']),
+      folders,
+    );
     expect(names(map.systems[0]!.columns)).toEqual([['a'], ['b', 'c'], ['d']]);
   });
 
@@ -54,10 +69,19 @@ describe('buildWorkspaceMap', () => {
   });
 
   it('filters members by status before grouping and keeps only what search matches', () => {
-    const members = [member('order intake', null, 'active'), member('billing', null, 'active'), member('draft helper', null, 'inactive'), member('other', null, 'active'), member('other child', null, 'active')];
+    const members = [
+      member('order intake', null, 'active'),
+      member('billing', null, 'active'),
+      member('draft helper', null, 'inactive'),
+      member('other', null, 'active'),
+      member('other child', null, 'active'),
+    ];
     const edges = calls(['order intake', 'billing'], ['billing', 'draft helper'], ['other', 'other child']);
     const active = buildWorkspaceMap(members, edges, folders, { status: 'active' });
-    expect(active.systems.map((s) => names(s.columns))).toEqual([[['order intake'], ['billing']], [['other'], ['other child']]]);
+    expect(active.systems.map((s) => names(s.columns))).toEqual([
+      [['order intake'], ['billing']],
+      [['other'], ['other child']],
+    ]);
     expect(active.standalone).toEqual([]);
     const searched = buildWorkspaceMap(members, edges, folders, { search: 'BILL' });
     expect(searched.systems.map((s) => names(s.columns))).toEqual([[['order intake'], ['billing'], ['draft helper']]]);
@@ -65,7 +89,11 @@ describe('buildWorkspaceMap', () => {
   });
 
   it('ignores calls to workflows it was not given (deleted or filtered out) and repeated calls', () => {
-    const map = buildWorkspaceMap([member('a'), member('b')], [...calls(['a', 'b'], ['a', 'b']), { caller_id: 'id-a', callee_id: 'gone' }], folders);
+    const map = buildWorkspaceMap(
+      [member('a'), member('b')],
+      [...calls(['a', 'b'], ['a', 'b']), { caller_id: 'id-a', callee_id: 'gone' }],
+      folders,
+    );
     expect(map.systems[0]!.edges).toEqual([['id-a', 'id-b']]);
   });
 });

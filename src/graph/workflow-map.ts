@@ -80,7 +80,12 @@ export function buildWorkspaceMap(
   }
   for (const list of out) list.sort(ascending);
   for (const list of into) list.sort(ascending);
-  const graph: Numbered = { members, entries: members.map((m) => ({ id: m.id, name: m.name, active: m.status === 'active', folder_id: m.folder_id })), out, into };
+  const graph: Numbered = {
+    members,
+    entries: members.map((m) => ({ id: m.id, name: m.name, active: m.status === 'active', folder_id: m.folder_id })),
+    out,
+    into,
+  };
 
   const component = new Int32Array(members.length).fill(-1);
   const groups: number[][] = [];
@@ -102,7 +107,8 @@ export function buildWorkspaceMap(
   }
 
   const search = filter.search?.toLowerCase();
-  const matches = (group: number[]) => search === undefined || search === '' || group.some((n) => members[n]!.name.toLowerCase().includes(search));
+  const matches = (group: number[]) =>
+    search === undefined || search === '' || group.some((n) => members[n]!.name.toLowerCase().includes(search));
   const systems: Array<{ size: number; first: number; system: MapSystem }> = [];
   const standalone: MapEntry[] = [];
   for (const group of groups) {
@@ -226,14 +232,20 @@ function cyclesOf(group: number[], out: number[][]): number[][] {
   return found;
 }
 
-function folderOf(group: number[], graph: Numbered, folders: ReadonlyMap<string, string>): { folder: MapSystem['folder']; strays: number[] } {
+function folderOf(
+  group: number[],
+  graph: Numbered,
+  folders: ReadonlyMap<string, string>,
+): { folder: MapSystem['folder']; strays: number[] } {
   const counts = new Map<string | null, number>();
   for (const n of group) {
     const folderId = graph.members[n]!.folder_id;
     counts.set(folderId, (counts.get(folderId) ?? 0) + 1);
   }
   const label = (id: string | null) => (id === null ? '' : (folders.get(id) ?? ''));
-  const [best] = [...counts.entries()].sort((a, b) => b[1] - a[1] || (label(a[0]) < label(b[0]) ? -1 : label(a[0]) > label(b[0]) ? 1 : String(a[0]) < String(b[0]) ? -1 : 1));
+  const [best] = [...counts.entries()].sort(
+    (a, b) => b[1] - a[1] || (label(a[0]) < label(b[0]) ? -1 : label(a[0]) > label(b[0]) ? 1 : String(a[0]) < String(b[0]) ? -1 : 1),
+  );
   const folderId = best![0];
   return {
     folder: folderId === null ? null : { id: folderId, name: folders.get(folderId) ?? '' },

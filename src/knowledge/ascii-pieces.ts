@@ -73,7 +73,7 @@ export function asciiPieceEnd(text: string, i: number): number {
 
 export function asciiPieces(text: string): string[] {
   const pieces: string[] = [];
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     const end = asciiPieceEnd(text, i);
     pieces.push(text.slice(i, end));
     i = end;

@@ -5,7 +5,14 @@ import { chunkDocument } from './chunk-document.js';
 import { countTokens } from './token-counter.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
-const DOCS = ['README.md', ...fs.readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`), 'src/engine/ARCHITECTURE.md'];
+const DOCS = [
+  'README.md',
+  ...fs
+    .readdirSync(path.join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+  'src/engine/ARCHITECTURE.md',
+];
 
 /** Fenced blocks and tables of a markdown text, each as its exact text. */
 function blocksOf(markdown: string): { code: string[]; tables: string[] } {
@@ -27,7 +34,7 @@ function blocksOf(markdown: string): { code: string[]; tables: string[] } {
   return { code, tables };
 }
 
-describe('chunking the project\'s own markdown', () => {
+describe("chunking the project's own markdown", () => {
   for (const file of DOCS) {
     for (const size of [512, 160]) {
       it(`${file} at ${size} tokens: chunks fit, carry heading paths, and keep code blocks and tables whole when they fit`, () => {
@@ -35,7 +42,12 @@ describe('chunking the project\'s own markdown', () => {
         const chunks = chunkDocument(text, { size, overlap: Math.floor(size / 8), markdown: true });
         expect(chunks.length).toBeGreaterThan(0);
         const firstHeading = /^# (.+)$/m.exec(text)?.[1];
-        const longRows = new Set(text.split('\n').filter((line) => line.trimStart().startsWith('|') && countTokens(line) > size).map((line) => line.trimStart().slice(0, 40)));
+        const longRows = new Set(
+          text
+            .split('\n')
+            .filter((line) => line.trimStart().startsWith('|') && countTokens(line) > size)
+            .map((line) => line.trimStart().slice(0, 40)),
+        );
         for (const chunk of chunks) {
           expect(chunk.tokens).toBe(countTokens(chunk.text));
           expect(chunk.tokens).toBeLessThanOrEqual(size);
@@ -43,14 +55,19 @@ describe('chunking the project\'s own markdown', () => {
           if (firstHeading) expect(chunk.headingPath[0]).toBe(firstHeading);
           // A row that fits is never cut: every such table line in a chunk is a whole row (a row
           // longer than a chunk has to be cut, by tokens).
-          for (const line of chunk.text.split('\n')) if (line.trimStart().startsWith('|') && !longRows.has(line.trimStart().slice(0, 40))) expect(line.trimEnd().endsWith('|'), line).toBe(true);
+          for (const line of chunk.text.split('\n'))
+            if (line.trimStart().startsWith('|') && !longRows.has(line.trimStart().slice(0, 40)))
+              expect(line.trimEnd().endsWith('|'), line).toBe(true);
           // Fences come in pairs: no chunk opens a code block it does not close.
           expect((chunk.text.match(/^ {0,3}```/gm) ?? []).length % 2).toBe(0);
         }
         const { code, tables } = blocksOf(text);
         for (const block of [...code, ...tables]) {
           if (countTokens(block) > size - 8) continue;
-          expect(chunks.some((chunk) => chunk.text.includes(block)), `${file}: a block that fits was split:\n${block.slice(0, 200)}`).toBe(true);
+          expect(
+            chunks.some((chunk) => chunk.text.includes(block)),
+            `${file}: a block that fits was split:\n${block.slice(0, 200)}`,
+          ).toBe(true);
         }
         // Every heading of the document (outside code blocks) is on some chunk's path: no section is lost.
         const outside = code.reduce((rest, block) => rest.replace(block, ''), text);
@@ -61,7 +78,10 @@ describe('chunking the project\'s own markdown', () => {
   }
 
   it('keeps the heading path of nested sections', () => {
-    const chunks = chunkDocument('# Guide\n\nIntro.\n\n## Setup\n\nInstall it.\n\n### With Ollama\n\nPoint base_url at it.\n\n## Use\n\nCall it.\n', { size: 512, overlap: 64, markdown: true });
+    const chunks = chunkDocument(
+      '# Guide\n\nIntro.\n\n## Setup\n\nInstall it.\n\n### With Ollama\n\nPoint base_url at it.\n\n## Use\n\nCall it.\n',
+      { size: 512, overlap: 64, markdown: true },
+    );
     expect(chunks.map((c) => [c.headingPath, c.text])).toEqual([
       [['Guide'], 'Intro.'],
       [['Guide', 'Setup'], 'Install it.'],
@@ -78,7 +98,11 @@ describe('chunking the project\'s own markdown', () => {
   });
 
   it('splits an oversized table between rows, repeating the header rows, and an oversized code block between lines, re-fenced', () => {
-    const table = ['| name | description |', '| --- | --- |', ...Array.from({ length: 60 }, (_, i) => `| item ${i} | a description of item number ${i} |`)].join('\n');
+    const table = [
+      '| name | description |',
+      '| --- | --- |',
+      ...Array.from({ length: 60 }, (_, i) => `| item ${i} | a description of item number ${i} |`),
+    ].join('\n');
     const code = ['```ts', ...Array.from({ length: 60 }, (_, i) => `const value${i} = compute(${i}, 'argument');`), '```'].join('\n');
     const chunks = chunkDocument(`# Big\n\n${table}\n\n${code}\n`, { size: 128, overlap: 16, markdown: true });
     const tableChunks = chunks.filter((c) => c.text.includes('| item'));
@@ -134,13 +158,20 @@ describe('chunking the project\'s own markdown', () => {
     for (const file of DOCS) {
       const text = fs.readFileSync(path.join(root, file), 'utf8');
       for (const size of [64, 256]) {
-        for (const chunk of chunkDocument(text, { size, overlap: size / 8, markdown: true })) expect(chunk.tokens, `${file} ${size}`).toBe(countTokens(chunk.text));
+        for (const chunk of chunkDocument(text, { size, overlap: size / 8, markdown: true }))
+          expect(chunk.tokens, `${file} ${size}`).toBe(countTokens(chunk.text));
       }
     }
   });
 
   it('treats text/plain as prose: no headings, code or tables', () => {
     const chunks = chunkDocument('# Not a heading\n\n| not | a table |\n\nJust text.', { size: 512, overlap: 0, markdown: false });
-    expect(chunks).toEqual([{ headingPath: [], text: '# Not a heading\n\n| not | a table |\n\nJust text.', tokens: countTokens('# Not a heading\n\n| not | a table |\n\nJust text.') }]);
+    expect(chunks).toEqual([
+      {
+        headingPath: [],
+        text: '# Not a heading\n\n| not | a table |\n\nJust text.',
+        tokens: countTokens('# Not a heading\n\n| not | a table |\n\nJust text.'),
+      },
+    ]);
   });
 });

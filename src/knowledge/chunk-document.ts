@@ -1,4 +1,15 @@
-import { countText, countTokens, joinCounts, joinTexts, pieceTokens, startJoin, tokenPieces, tokensWithNewline, type CountedText, type JoinedCount } from './token-counter.js';
+import {
+  countText,
+  countTokens,
+  joinCounts,
+  joinTexts,
+  pieceTokens,
+  startJoin,
+  tokenPieces,
+  tokensWithNewline,
+  type CountedText,
+  type JoinedCount,
+} from './token-counter.js';
 
 /**
  * Splits a document into chunks of at most `size` tokens (cl100k_base), the way a reader would:
@@ -208,7 +219,13 @@ function sectionsOf(text: string, options: ChunkOptions): Section[] {
       let j = i + 1;
       for (; j < lines.length; j++) {
         block.push(lines[j]!);
-        if (lines[j]!.trim().startsWith(marker[0]!.repeat(marker.length)) && lines[j]!.trim().replace(new RegExp(`^\\${marker[0]}+`), '').trim() === '') break;
+        if (
+          lines[j]!.trim().startsWith(marker[0]!.repeat(marker.length)) &&
+          lines[j]!.trim()
+            .replace(new RegExp(`^\\${marker[0]}+`), '')
+            .trim() === ''
+        )
+          break;
       }
       i = j;
       current().units.push(...codeUnits(block, options.size, lead()));
@@ -252,7 +269,10 @@ function startCount(first: Unit): ChunkCount {
 }
 
 function grow(count: ChunkCount, next: Unit): ChunkCount {
-  return { joined: joinCounts(count.joined, next.joiner, next.counted), stored: count.stored && joinCounts(count.stored, next.joiner, next.counted) };
+  return {
+    joined: joinCounts(count.joined, next.joiner, next.counted),
+    stored: count.stored && joinCounts(count.stored, next.joiner, next.counted),
+  };
 }
 
 const fitsIn = (count: ChunkCount, size: number) => count.joined.tokens <= size && (count.stored === null || count.stored.tokens <= size);

@@ -76,7 +76,12 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
   const { db, dialect, indexes, clock } = options;
   const resolver = new ConnectionResolver(db, options.secretKey);
   const embedderOf = (base: KnowledgeBaseRow): Embedder =>
-    resolveEmbedder(parseEmbedderSpec(base.embedder), { resolver, workspaceId: base.workspace_id, httpAllow: options.httpAllow, nowMs: () => clock.nowMs() });
+    resolveEmbedder(parseEmbedderSpec(base.embedder), {
+      resolver,
+      workspaceId: base.workspace_id,
+      httpAllow: options.httpAllow,
+      nowMs: () => clock.nowMs(),
+    });
   const claim = <T extends 'knowledge_documents' | 'knowledge_bases'>(table: T, due: 'pending' | 'reembedding', limit: number) => {
     const now = clock.now();
     return claimDue(db, table, due, { dialect, owner, now, leaseUntil: addMs(now, leaseMs), limit });
@@ -87,13 +92,19 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
    * nothing to swap. `bases` holds the bases this pass has read: the base only picks the
    * embedder here, and the swap checks it again under its lock.
    */
-  async function embedDocument(doc: KnowledgeDocumentRow, signal: AbortSignal, bases: Map<string, KnowledgeBaseRow | undefined>): Promise<Embedded | null> {
+  async function embedDocument(
+    doc: KnowledgeDocumentRow,
+    signal: AbortSignal,
+    bases: Map<string, KnowledgeBaseRow | undefined>,
+  ): Promise<Embedded | null> {
     const baseKey = `${doc.workspace_id}:${doc.knowledge_base_id}`;
     let base = bases.get(baseKey);
-    if (!bases.has(baseKey)) bases.set(baseKey, (base = await new KnowledgeBaseRepository(db, doc.workspace_id).find(doc.knowledge_base_id)));
+    if (!bases.has(baseKey))
+      bases.set(baseKey, (base = await new KnowledgeBaseRepository(db, doc.workspace_id).find(doc.knowledge_base_id)));
     if (!base) return null;
     const embedder = embedderOf(base);
-    const staged = options.handoff?.take(doc.id, doc.version) ?? (await new KnowledgeChunkRepository(db, doc.workspace_id).staged(doc.id, doc.version));
+    const staged =
+      options.handoff?.take(doc.id, doc.version) ?? (await new KnowledgeChunkRepository(db, doc.workspace_id).staged(doc.id, doc.version));
     const bodies = staged.map((chunk) => chunkBody(JSON.parse(chunk.heading_path) as string[], chunk.text));
     const missing: KnowledgeChunkRow[] = [];
     const missingBodies: string[] = [];
@@ -140,10 +151,13 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
       }
     }
     for (const item of batch) {
-      await db.transaction().execute((trx) => swapIn(trx, item)).catch(async (error: unknown) => {
-        indexes.forget?.();
-        await recordFailure(item.doc, error);
-      });
+      await db
+        .transaction()
+        .execute((trx) => swapIn(trx, item))
+        .catch(async (error: unknown) => {
+          indexes.forget?.();
+          await recordFailure(item.doc, error);
+        });
     }
   }
 
@@ -169,16 +183,37 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
     if (indexKey === null && dimensions !== null) {
       await bases.update(base.id, { index_embedder: lockedBase.embedder, index_embedder_key: embedder.key, index_dimensions: dimensions });
     } else if (dimensions !== null && lockedBase.index_dimensions !== null && dimensions !== lockedBase.index_dimensions) {
-      throw new ProviderError('malformed', `the embedder answered ${dimensions} dimensions where this base's vectors have ${lockedBase.index_dimensions}`);
+      throw new ProviderError(
+        'malformed',
+        `the embedder answered ${dimensions} dimensions where this base's vectors have ${lockedBase.index_dimensions}`,
+      );
     }
     const old = (await scoped.live(doc.id)).map((row) => Number(row.seq));
     await indexes.remove(trx, base.id, lockedBase.index_dimensions, old);
     await scoped.deleteSeqs(old);
     if (dimensions !== null && staged.length > 0) {
-      await indexes.add(trx, base.id, dimensions, staged.map((chunk, i) => ({ seq: Number(chunk.seq), body: bodies[i]!, embedding: vectors[i]! })));
+      await indexes.add(
+        trx,
+        base.id,
+        dimensions,
+        staged.map((chunk, i) => ({ seq: Number(chunk.seq), body: bodies[i]!, embedding: vectors[i]! })),
+      );
     }
     await scoped.replaceLive(staged);
-    await docs.update(doc.id, { status: 'ready', error: null, chunk_count: staged.length, attempts: 0, next_attempt_at: null, lease_owner: null, lease_expires_at: null, updated_at: now }, doc.version);
+    await docs.update(
+      doc.id,
+      {
+        status: 'ready',
+        error: null,
+        chunk_count: staged.length,
+        attempts: 0,
+        next_attempt_at: null,
+        lease_owner: null,
+        lease_expires_at: null,
+        updated_at: now,
+      },
+      doc.version,
+    );
     await bases.addCounts(base.id, 0, staged.length - old.length, now);
   }
 
@@ -188,11 +223,33 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
     const attempts = doc.attempts + 1;
     const now = clock.now();
     if (error instanceof ProviderError && error.retryable && attempts < maxAttempts) {
-      await docs.update(doc.id, { attempts, next_attempt_at: addMs(now, retryDelay(error, attempts)), error: JSON.stringify(failure(error)), lease_owner: null, lease_expires_at: null }, doc.version);
+      await docs.update(
+        doc.id,
+        {
+          attempts,
+          next_attempt_at: addMs(now, retryDelay(error, attempts)),
+          error: JSON.stringify(failure(error)),
+          lease_owner: null,
+          lease_expires_at: null,
+        },
+        doc.version,
+      );
       return;
     }
     await db.transaction().execute(async (trx) => {
-      const failed = await docs.withTransaction(trx).update(doc.id, { status: 'failed', attempts, error: JSON.stringify(failure(error)), next_attempt_at: null, lease_owner: null, lease_expires_at: null, updated_at: now }, doc.version);
+      const failed = await docs.withTransaction(trx).update(
+        doc.id,
+        {
+          status: 'failed',
+          attempts,
+          error: JSON.stringify(failure(error)),
+          next_attempt_at: null,
+          lease_owner: null,
+          lease_expires_at: null,
+          updated_at: now,
+        },
+        doc.version,
+      );
       // The staged version is dropped; the previous version's chunks stay searchable.
       if (failed) await new KnowledgeChunkRepository(trx, doc.workspace_id).deleteStaged(doc.id);
     });
@@ -207,9 +264,13 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
       for (;;) {
         const page = await chunks.awaitingNext(base.id, embedder.key, REEMBED_PAGE);
         if (page.length === 0 || signal.aborted) break;
-        const vectors = await embedder.embed(page.map((chunk) => chunkBody(JSON.parse(chunk.heading_path) as string[], chunk.text)), signal);
+        const vectors = await embedder.embed(
+          page.map((chunk) => chunkBody(JSON.parse(chunk.heading_path) as string[], chunk.text)),
+          signal,
+        );
         await db.transaction().execute(async (trx) => {
-          for (const [i, chunk] of page.entries()) await chunks.withTransaction(trx).setNextEmbedding(Number(chunk.seq), toStoredVector(dialect, vectors[i]!), embedder.key);
+          for (const [i, chunk] of page.entries())
+            await chunks.withTransaction(trx).setNextEmbedding(Number(chunk.seq), toStoredVector(dialect, vectors[i]!), embedder.key);
         });
         const now = clock.now();
         if (!(await renewLease(db, 'knowledge_bases', base.id, owner, addMs(now, leaseMs)))) return;
@@ -221,7 +282,7 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
         const scoped = chunks.withTransaction(trx);
         const seqs: number[] = [];
         const vectors: Float32Array[] = [];
-        for (let after = 0; ; ) {
+        for (let after = 0; ;) {
           const page = await scoped.liveWithNext(base.id, after, 1000);
           if (page.length === 0) break;
           for (const row of page) {
@@ -254,7 +315,9 @@ export function createEmbeddingJobs(options: EmbeddingJobsOptions): BackgroundTa
       await bases.update(base.id, {
         attempts,
         embedder_error: JSON.stringify(failure(error)),
-        ...(retry ? { next_attempt_at: addMs(now, retryDelay(error as ProviderError, attempts)) } : { embedder_status: 'failed', next_attempt_at: null }),
+        ...(retry
+          ? { next_attempt_at: addMs(now, retryDelay(error as ProviderError, attempts)) }
+          : { embedder_status: 'failed', next_attempt_at: null }),
         lease_owner: null,
         lease_expires_at: null,
       });

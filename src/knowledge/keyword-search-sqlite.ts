@@ -52,13 +52,21 @@ async function stemsOf(db: Db, words: string[], state: KeywordState): Promise<Ma
   if (missing.length > 0) {
     if (!state.ready) {
       // Stemming through an FTS5 table of the same tokenizer gives the exact terms the index holds.
-      await sql`create virtual table if not exists temp.knowledge_query_terms using fts5(body, tokenize='porter unicode61 remove_diacritics 2')`.execute(db);
-      await sql`create virtual table if not exists temp.knowledge_query_stems using fts5vocab(temp, knowledge_query_terms, instance)`.execute(db);
-      await sql`create virtual table if not exists temp.knowledge_chunks_vocab using fts5vocab(main, knowledge_chunks_fts, row)`.execute(db);
+      await sql`create virtual table if not exists temp.knowledge_query_terms using fts5(body, tokenize='porter unicode61 remove_diacritics 2')`.execute(
+        db,
+      );
+      await sql`create virtual table if not exists temp.knowledge_query_stems using fts5vocab(temp, knowledge_query_terms, instance)`.execute(
+        db,
+      );
+      await sql`create virtual table if not exists temp.knowledge_chunks_vocab using fts5vocab(main, knowledge_chunks_fts, row)`.execute(
+        db,
+      );
       state.ready = true;
     }
     await sql`delete from temp.knowledge_query_terms`.execute(db);
-    await sql`insert into temp.knowledge_query_terms (rowid, body) values ${sql.join(missing.map((word, i) => sql`(${i + 1}, ${word})`))}`.execute(db);
+    await sql`insert into temp.knowledge_query_terms (rowid, body) values ${sql.join(missing.map((word, i) => sql`(${i + 1}, ${word})`))}`.execute(
+      db,
+    );
     const rows = await sql<{ doc: number; term: string }>`select doc, term from temp.knowledge_query_stems`.execute(db);
     if (state.stems.size > MAX_REMEMBERED) state.stems.clear();
     for (const word of missing) state.stems.set(word, []);
@@ -130,19 +138,38 @@ async function chunkCounts(db: Db, state: KeywordState): Promise<Map<string, num
  * those are its best `k` (any other of its rows ranks below all of them); otherwise (or for a
  * smaller base, or with a metadata filter) the matches are filtered by `kb` as they are ranked.
  */
-async function bestRows(db: Db, baseId: string, match: string, k: number, filter: MetadataFilter | null, share: number): Promise<ScoredSeq[]> {
+async function bestRows(
+  db: Db,
+  baseId: string,
+  match: string,
+  k: number,
+  filter: MetadataFilter | null,
+  share: number,
+): Promise<ScoredSeq[]> {
   if (!filter && share >= 0.5) {
     const wide = Math.ceil((2 * k) / share);
     const best = await sql<{ seq: number; score: number }>`
-      select rowid as seq, -bm25(knowledge_chunks_fts) as score from knowledge_chunks_fts where knowledge_chunks_fts match ${match} order by score desc limit ${wide}`.execute(db);
+      select rowid as seq, -bm25(knowledge_chunks_fts) as score from knowledge_chunks_fts where knowledge_chunks_fts match ${match} order by score desc limit ${wide}`.execute(
+      db,
+    );
     const seqs = best.rows.map((row) => Number(row.seq));
-    const mine = seqs.length === 0 ? new Set<number>() : new Set((await sql<{ seq: number }>`
-      select seq from knowledge_chunks where knowledge_base_id = ${baseId} and live = 1 and seq in (${sql.join(seqs.map((seq) => sql`cast(${seq} as integer)`))})`.execute(db)).rows.map((row) => Number(row.seq)));
+    const mine =
+      seqs.length === 0
+        ? new Set<number>()
+        : new Set(
+            (
+              await sql<{ seq: number }>`
+      select seq from knowledge_chunks where knowledge_base_id = ${baseId} and live = 1 and seq in (${sql.join(seqs.map((seq) => sql`cast(${seq} as integer)`))})`.execute(
+                db,
+              )
+            ).rows.map((row) => Number(row.seq)),
+          );
     const kept = best.rows.filter((row) => mine.has(Number(row.seq))).map((row) => ({ seq: Number(row.seq), score: Number(row.score) }));
     if (kept.length >= k || best.rows.length < wide) return kept.slice(0, k);
   }
   const conditions = metadataConditions('sqlite', filter);
-  const join = conditions.length > 0 ? sql`join knowledge_chunks c on c.seq = f.rowid join knowledge_documents d on d.id = c.document_id` : sql``;
+  const join =
+    conditions.length > 0 ? sql`join knowledge_chunks c on c.seq = f.rowid join knowledge_documents d on d.id = c.document_id` : sql``;
   const result = await sql<{ seq: number; score: number }>`
     select f.rowid as seq, -bm25(knowledge_chunks_fts) as score from knowledge_chunks_fts f ${join}
     where knowledge_chunks_fts match ${match} and f.kb = ${baseId}${and(conditions)}
@@ -167,7 +194,15 @@ const MIN_IDF = 1e-6;
  * it is tried on 12 queries and the bound held for 10, which then ranked ~1,000-4,500 rows
  * instead of 7,000-19,580: the slowest keyword search went from ~20 to ~8 ms of CPU.
  */
-async function bestOfRareTerm(db: Db, baseId: string, rare: Term, common: Term, k: number, share: number, rows: number): Promise<ScoredSeq[] | null> {
+async function bestOfRareTerm(
+  db: Db,
+  baseId: string,
+  rare: Term,
+  common: Term,
+  k: number,
+  share: number,
+  rows: number,
+): Promise<ScoredSeq[] | null> {
   const a = keywordQuery('sqlite', [rare.word]);
   const b = keywordQuery('sqlite', [common.word]);
   const both = await bestRows(db, baseId, `${a} AND ${b}`, k, null, share);
@@ -177,7 +212,14 @@ async function bestOfRareTerm(db: Db, baseId: string, rare: Term, common: Term, 
   return merged.length >= k && merged[k - 1]!.score >= idf * (BM25_K1 + 1) ? merged : null;
 }
 
-export async function ftsKeyword(db: Db, baseId: string, allTerms: string[], k: number, filter: MetadataFilter | null, state: KeywordState): Promise<ScoredSeq[]> {
+export async function ftsKeyword(
+  db: Db,
+  baseId: string,
+  allTerms: string[],
+  k: number,
+  filter: MetadataFilter | null,
+  state: KeywordState,
+): Promise<ScoredSeq[]> {
   if (allTerms.length === 0) return [];
   const terms = await rarestTerms(db, allTerms, state);
   const chunks = await chunkCounts(db, state);
@@ -191,5 +233,15 @@ export async function ftsKeyword(db: Db, baseId: string, allTerms: string[], k: 
     const best = await bestOfRareTerm(db, baseId, terms[0]!, terms[1]!, k, share, rows);
     if (best) return best;
   }
-  return bestRows(db, baseId, keywordQuery('sqlite', terms.map((term) => term.word)), k, filter, share);
+  return bestRows(
+    db,
+    baseId,
+    keywordQuery(
+      'sqlite',
+      terms.map((term) => term.word),
+    ),
+    k,
+    filter,
+    share,
+  );
 }

@@ -83,7 +83,9 @@ export function exactIndexes(keyword: SearchIndexes['keyword'], options: { cache
 
   /** Raises the base's version (locking its row to the commit) and answers the new one. */
   const bump = async (trx: Db, baseId: string): Promise<number> => {
-    const result = await sql<{ index_version: number }>`update knowledge_bases set index_version = index_version + 1 where id = ${baseId} returning index_version`.execute(trx);
+    const result = await sql<{
+      index_version: number;
+    }>`update knowledge_bases set index_version = index_version + 1 where id = ${baseId} returning index_version`.execute(trx);
     return Number(result.rows[0]?.index_version ?? 0);
   };
   const insertRows = async (trx: Db, baseId: string, rows: { seq: number; embedding: Float32Array }[]) => {
@@ -91,7 +93,9 @@ export function exactIndexes(keyword: SearchIndexes['keyword'], options: { cache
     for (let i = 0; i < rows.length; i += BATCH) {
       const values = rows.slice(i, i + BATCH).map((row) => sql`(${row.seq}, ${baseId}, ${version}, ${bytesOf(row.embedding)})`);
       await sql`insert into knowledge_exact_vectors (seq, knowledge_base_id, version, embedding) values ${sql.join(values)}
-        on conflict (seq) do update set knowledge_base_id = excluded.knowledge_base_id, version = excluded.version, embedding = excluded.embedding`.execute(trx);
+        on conflict (seq) do update set knowledge_base_id = excluded.knowledge_base_id, version = excluded.version, embedding = excluded.embedding`.execute(
+        trx,
+      );
     }
   };
 
@@ -109,40 +113,55 @@ export function exactIndexes(keyword: SearchIndexes['keyword'], options: { cache
    */
   const load = (db: Kysely<Database>, baseId: string, dimensions: number): Promise<BaseVectors | null> => {
     const previous = cache.get(baseId);
-    return db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
-      const base = await sql<{ index_version: number; chunk_count: number }>`select index_version, chunk_count from knowledge_bases where id = ${baseId}`.execute(trx);
-      const row = base.rows[0];
-      if (!row || Number(row.chunk_count) * dimensions * 4 > budget) return null;
-      const version = Number(row.index_version);
-      let seqs = (await sql<{ seq: string }>`select seq from knowledge_exact_vectors where knowledge_base_id = ${baseId} order by seq`.execute(trx)).rows.map((r) => Number(r.seq));
-      let kept = previous && previous.dimensions === dimensions ? previous : null;
-      if (seqs.length !== Number(row.chunk_count)) {
-        // Rows missing or left over (see above): copied again, in this snapshot's transaction.
-        await rebuild(trx, baseId, version);
-        seqs = (await sql<{ seq: string }>`select seq from knowledge_exact_vectors where knowledge_base_id = ${baseId} order by seq`.execute(trx)).rows.map((r) => Number(r.seq));
-        kept = null;
-      }
-      const fetched = new Map<number, Buffer>();
-      const rows = await sql<{ seq: string; embedding: Buffer }>`
-        select seq, embedding from knowledge_exact_vectors where knowledge_base_id = ${baseId} and version > ${kept ? kept.version : -1}`.execute(trx);
-      for (const r of rows.rows) fetched.set(Number(r.seq), r.embedding);
-      const vectors = new Float32Array(seqs.length * dimensions);
-      const slots = new Map<number, number>();
-      for (const [slot, seq] of seqs.entries()) {
-        slots.set(seq, slot);
-        const offset = slot * dimensions;
-        const bytes = fetched.get(seq);
-        if (bytes) {
-          if (bytes.length !== dimensions * 4) throw new Error(`the vector of chunk ${seq} has ${bytes.length / 4} dimensions, its base ${dimensions}`);
-          for (let i = 0; i < dimensions; i++) vectors[offset + i] = bytes.readFloatBE(i * 4);
-          continue;
+    return db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .execute(async (trx) => {
+        const base = await sql<{
+          index_version: number;
+          chunk_count: number;
+        }>`select index_version, chunk_count from knowledge_bases where id = ${baseId}`.execute(trx);
+        const row = base.rows[0];
+        if (!row || Number(row.chunk_count) * dimensions * 4 > budget) return null;
+        const version = Number(row.index_version);
+        let seqs = (
+          await sql<{ seq: string }>`select seq from knowledge_exact_vectors where knowledge_base_id = ${baseId} order by seq`.execute(trx)
+        ).rows.map((r) => Number(r.seq));
+        let kept = previous && previous.dimensions === dimensions ? previous : null;
+        if (seqs.length !== Number(row.chunk_count)) {
+          // Rows missing or left over (see above): copied again, in this snapshot's transaction.
+          await rebuild(trx, baseId, version);
+          seqs = (
+            await sql<{ seq: string }>`select seq from knowledge_exact_vectors where knowledge_base_id = ${baseId} order by seq`.execute(
+              trx,
+            )
+          ).rows.map((r) => Number(r.seq));
+          kept = null;
         }
-        const from = kept?.slots.get(seq);
-        if (from === undefined) throw new Error(`the vector of chunk ${seq} is neither held nor newer than version ${kept?.version}`);
-        vectors.set(kept!.vectors.subarray(from * dimensions, (from + 1) * dimensions), offset);
-      }
-      return { version, dimensions, seqs, slots, vectors };
-    });
+        const fetched = new Map<number, Buffer>();
+        const rows = await sql<{ seq: string; embedding: Buffer }>`
+        select seq, embedding from knowledge_exact_vectors where knowledge_base_id = ${baseId} and version > ${kept ? kept.version : -1}`.execute(
+          trx,
+        );
+        for (const r of rows.rows) fetched.set(Number(r.seq), r.embedding);
+        const vectors = new Float32Array(seqs.length * dimensions);
+        const slots = new Map<number, number>();
+        for (const [slot, seq] of seqs.entries()) {
+          slots.set(seq, slot);
+          const offset = slot * dimensions;
+          const bytes = fetched.get(seq);
+          if (bytes) {
+            if (bytes.length !== dimensions * 4)
+              throw new Error(`the vector of chunk ${seq} has ${bytes.length / 4} dimensions, its base ${dimensions}`);
+            for (let i = 0; i < dimensions; i++) vectors[offset + i] = bytes.readFloatBE(i * 4);
+            continue;
+          }
+          const from = kept?.slots.get(seq);
+          if (from === undefined) throw new Error(`the vector of chunk ${seq} is neither held nor newer than version ${kept?.version}`);
+          vectors.set(kept!.vectors.subarray(from * dimensions, (from + 1) * dimensions), offset);
+        }
+        return { version, dimensions, seqs, slots, vectors };
+      });
   };
 
   const remember = (baseId: string, entry: BaseVectors) => {
@@ -164,7 +183,8 @@ export function exactIndexes(keyword: SearchIndexes['keyword'], options: { cache
     },
     async remove(trx, baseId, _dimensions, seqs) {
       if (seqs.length === 0) return;
-      for (let i = 0; i < seqs.length; i += BATCH) await sql`delete from knowledge_exact_vectors where seq = any(${seqs.slice(i, i + BATCH)}::bigint[])`.execute(trx);
+      for (let i = 0; i < seqs.length; i += BATCH)
+        await sql`delete from knowledge_exact_vectors where seq = any(${seqs.slice(i, i + BATCH)}::bigint[])`.execute(trx);
       await bump(trx, baseId);
     },
     async dropBase(trx, baseId) {
@@ -173,7 +193,11 @@ export function exactIndexes(keyword: SearchIndexes['keyword'], options: { cache
     },
     async replaceVectors(trx, baseId, _oldDimensions, seqs, _dimensions, vectors) {
       // Every row is written again at the new version: a process holding the old vectors fetches them all.
-      await insertRows(trx, baseId, seqs.map((seq, i) => ({ seq, embedding: vectors[i]! })));
+      await insertRows(
+        trx,
+        baseId,
+        seqs.map((seq, i) => ({ seq, embedding: vectors[i]! })),
+      );
     },
     async nearest(db, baseId, dimensions, query, k, filter) {
       if ((filter && Object.keys(filter).length > 0) || db.isTransaction) return exactNearest(db, 'postgres', baseId, query, k, filter);

@@ -4,7 +4,16 @@ import type { Database } from '../db/schema.js';
 import { fromStoredVector, toStoredVector } from '../store/stored-vector.js';
 import { IVF_MIN_VECTORS, nearestList, probeLists, trainCentroids } from './ivf-lists.js';
 import { ftsKeyword, KEYWORD_POSTINGS_BUDGET, keywordState } from './keyword-search-sqlite.js';
-import { BATCH, exactNearest, vectorTable, vectorTableName, type Db, type MetadataFilter, type ScoredSeq, type SearchIndexes } from './search-sql.js';
+import {
+  BATCH,
+  exactNearest,
+  vectorTable,
+  vectorTableName,
+  type Db,
+  type MetadataFilter,
+  type ScoredSeq,
+  type SearchIndexes,
+} from './search-sql.js';
 import type { VectorReader } from './vector-reader.js';
 
 /**
@@ -15,7 +24,9 @@ import type { VectorReader } from './vector-reader.js';
  */
 const castSeqs = (seqs: number[]) => sql.join(seqs.map((seq) => sql`cast(${seq} as integer)`));
 
-export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?: number; ftsVersion?: (() => string) | null; reader?: VectorReader | null } = {}): SearchIndexes {
+export function sqliteIndexes(
+  options: { ivfMinVectors?: number; keywordBudget?: number; ftsVersion?: (() => string) | null; reader?: VectorReader | null } = {},
+): SearchIndexes {
   const reader = options.reader ?? null;
   const ivfMinVectors = options.ivfMinVectors ?? IVF_MIN_VECTORS;
   const ensured = new Set<number>();
@@ -27,27 +38,35 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
 
   const ensureCentroids = async (db: Db) => {
     if (centroidTable) return;
-    await sql`create table if not exists knowledge_ivf_centroids (knowledge_base_id text not null, list integer not null, centroid blob not null, primary key (knowledge_base_id, list))`.execute(db);
+    await sql`create table if not exists knowledge_ivf_centroids (knowledge_base_id text not null, list integer not null, centroid blob not null, primary key (knowledge_base_id, list))`.execute(
+      db,
+    );
     centroidTable = true;
   };
   const ensure = async (db: Db, dimensions: number) => {
     await ensureCentroids(db);
     if (ensured.has(dimensions)) return;
-    await sql`create virtual table if not exists ${vectorTable(dimensions)} using vec0(knowledge_base_id text partition key, embedding float[${sql.raw(String(Math.trunc(dimensions)))}] distance_metric=cosine)`.execute(db);
+    await sql`create virtual table if not exists ${vectorTable(dimensions)} using vec0(knowledge_base_id text partition key, embedding float[${sql.raw(String(Math.trunc(dimensions)))}] distance_metric=cosine)`.execute(
+      db,
+    );
     ensured.add(dimensions);
   };
   const centroidsOf = async (db: Db, baseId: string): Promise<Float32Array[] | null> => {
     let centroids = centroidCache.get(baseId);
     if (centroids === undefined) {
-      const rows = await sql<{ centroid: Buffer }>`select centroid from knowledge_ivf_centroids where knowledge_base_id = ${baseId} order by list`.execute(db);
+      const rows = await sql<{
+        centroid: Buffer;
+      }>`select centroid from knowledge_ivf_centroids where knowledge_base_id = ${baseId} order by list`.execute(db);
       centroids = rows.rows.length > 0 ? rows.rows.map((row) => fromStoredVector(row.centroid)!) : null;
       centroidCache.set(baseId, centroids);
     }
     return centroids;
   };
-  const partition = (baseId: string, centroids: Float32Array[] | null, vector: Float32Array) => (centroids ? `${baseId}:${nearestList(centroids, vector)}` : baseId);
+  const partition = (baseId: string, centroids: Float32Array[] | null, vector: Float32Array) =>
+    centroids ? `${baseId}:${nearestList(centroids, vector)}` : baseId;
   /** The partitions a search scans: the base's, or its IVF lists nearest to the query. */
-  const partitionsOf = (baseId: string, centroids: Float32Array[] | null, query: Float32Array) => (centroids ? probeLists(centroids, query).map((list) => `${baseId}:${list}`) : [baseId]);
+  const partitionsOf = (baseId: string, centroids: Float32Array[] | null, query: Float32Array) =>
+    centroids ? probeLists(centroids, query).map((list) => `${baseId}:${list}`) : [baseId];
   const best = (rows: { seq: number; distance: number }[], k: number): ScoredSeq[] =>
     rows
       .map((row) => ({ seq: row.seq, score: 1 - row.distance }))
@@ -75,11 +94,17 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
     if (direct) {
       const table = vectorTableName(dimensions);
       const insert = `insert into ${table} (rowid, knowledge_base_id, embedding) values (cast(? as integer), ?, ?)`;
-      for (const row of rows) direct.run(table, insert, [row.seq, partition(baseId, centroids, row.embedding), toStoredVector('sqlite', row.embedding)]);
+      for (const row of rows)
+        direct.run(table, insert, [row.seq, partition(baseId, centroids, row.embedding), toStoredVector('sqlite', row.embedding)]);
       return;
     }
     for (let i = 0; i < rows.length; i += BATCH) {
-      const values = rows.slice(i, i + BATCH).map((row) => sql`(cast(${row.seq} as integer), ${partition(baseId, centroids, row.embedding)}, ${toStoredVector('sqlite', row.embedding)})`);
+      const values = rows
+        .slice(i, i + BATCH)
+        .map(
+          (row) =>
+            sql`(cast(${row.seq} as integer), ${partition(baseId, centroids, row.embedding)}, ${toStoredVector('sqlite', row.embedding)})`,
+        );
       await sql`insert into ${vectorTable(dimensions)} (rowid, knowledge_base_id, embedding) values ${sql.join(values)}`.execute(trx);
     }
   };
@@ -91,7 +116,8 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
       for (const seq of seqs) direct.run(table, `delete from ${table} where rowid = cast(? as integer)`, [seq]);
       return;
     }
-    for (let i = 0; i < seqs.length; i += BATCH) await sql`delete from ${vectorTable(dimensions)} where rowid in (${castSeqs(seqs.slice(i, i + BATCH))})`.execute(trx);
+    for (let i = 0; i < seqs.length; i += BATCH)
+      await sql`delete from ${vectorTable(dimensions)} where rowid in (${castSeqs(seqs.slice(i, i + BATCH))})`.execute(trx);
   };
   const dropCentroids = async (trx: Db, baseId: string) => {
     await sql`delete from knowledge_ivf_centroids where knowledge_base_id = ${baseId}`.execute(trx);
@@ -111,13 +137,23 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
       ? (direct.get('select chunk_count as n from knowledge_bases where id = ?', [baseId]) as { n: number } | undefined)
       : (await sql<{ n: number }>`select chunk_count as n from knowledge_bases where id = ${baseId}`.execute(trx)).rows[0];
     if (Number(count?.n ?? 0) < ivfMinVectors) return;
-    const rows = await sql<{ seq: number; embedding: Buffer }>`select rowid as seq, embedding from ${vectorTable(dimensions)} where knowledge_base_id = ${baseId}`.execute(trx);
+    const rows = await sql<{
+      seq: number;
+      embedding: Buffer;
+    }>`select rowid as seq, embedding from ${vectorTable(dimensions)} where knowledge_base_id = ${baseId}`.execute(trx);
     const vectors = rows.rows.map((row) => ({ seq: Number(row.seq), embedding: fromStoredVector(row.embedding)! }));
     if (vectors.length < ivfMinVectors) return;
     const centroids = trainCentroids(vectors.map((v) => v.embedding));
-    for (const [list, centroid] of centroids.entries()) await sql`insert into knowledge_ivf_centroids (knowledge_base_id, list, centroid) values (${baseId}, ${list}, ${toStoredVector('sqlite', centroid)})`.execute(trx);
+    for (const [list, centroid] of centroids.entries())
+      await sql`insert into knowledge_ivf_centroids (knowledge_base_id, list, centroid) values (${baseId}, ${list}, ${toStoredVector('sqlite', centroid)})`.execute(
+        trx,
+      );
     centroidCache.set(baseId, centroids);
-    await deleteVectors(trx, dimensions, vectors.map((v) => v.seq));
+    await deleteVectors(
+      trx,
+      dimensions,
+      vectors.map((v) => v.seq),
+    );
     await insertVectors(trx, baseId, dimensions, vectors);
   };
 
@@ -127,7 +163,12 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
       await insertVectors(trx, baseId, dimensions, chunks);
       const direct = directWrites(trx);
       if (direct) {
-        for (const chunk of chunks) direct.run('knowledge_chunks_fts', 'insert into knowledge_chunks_fts (rowid, body, kb) values (cast(? as integer), ?, ?)', [chunk.seq, chunk.body, baseId]);
+        for (const chunk of chunks)
+          direct.run('knowledge_chunks_fts', 'insert into knowledge_chunks_fts (rowid, body, kb) values (cast(? as integer), ?, ?)', [
+            chunk.seq,
+            chunk.body,
+            baseId,
+          ]);
       } else {
         for (let i = 0; i < chunks.length; i += BATCH) {
           const values = chunks.slice(i, i + BATCH).map((chunk) => sql`(cast(${chunk.seq} as integer), ${chunk.body}, ${baseId})`);
@@ -144,7 +185,8 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
         for (const seq of seqs) direct.run('knowledge_chunks_fts', 'delete from knowledge_chunks_fts where rowid = ?', [seq]);
         return;
       }
-      for (let i = 0; i < seqs.length; i += BATCH) await sql`delete from knowledge_chunks_fts where rowid in (${castSeqs(seqs.slice(i, i + BATCH))})`.execute(trx);
+      for (let i = 0; i < seqs.length; i += BATCH)
+        await sql`delete from knowledge_chunks_fts where rowid in (${castSeqs(seqs.slice(i, i + BATCH))})`.execute(trx);
     },
     async dropBase(trx, baseId) {
       await ensureCentroids(trx);
@@ -155,7 +197,12 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
       // New vectors, new space: the lists are trained again from them.
       await ensure(trx, dimensions);
       await dropCentroids(trx, baseId);
-      await insertVectors(trx, baseId, dimensions, seqs.map((seq, i) => ({ seq, embedding: vectors[i]! })));
+      await insertVectors(
+        trx,
+        baseId,
+        dimensions,
+        seqs.map((seq, i) => ({ seq, embedding: vectors[i]! })),
+      );
       await maybeTrain(trx, baseId, dimensions);
     },
     nearest(db, baseId, dimensions, query, k, filter: MetadataFilter | null): Promise<ScoredSeq[]> {
@@ -166,7 +213,11 @@ export function sqliteIndexes(options: { ivfMinVectors?: number; keywordBudget?:
       const centroids = ensured.has(dimensions) && centroidTable ? centroidCache.get(baseId) : undefined;
       if (centroids !== undefined && reader && !db.isTransaction) {
         const scanned = reader.knn(vectorTableName(dimensions), partitionsOf(baseId, centroids, query), query, k);
-        if (scanned) return scanned.then((rows) => best(rows, k), () => scanInline(db, baseId, dimensions, query, k));
+        if (scanned)
+          return scanned.then(
+            (rows) => best(rows, k),
+            () => scanInline(db, baseId, dimensions, query, k),
+          );
       }
       return scanInline(db, baseId, dimensions, query, k);
     },

@@ -3,7 +3,18 @@ import type { DatabaseHandle } from '../db/dialect/dialect.js';
 import { exactIndexes } from './search-indexes-exact.js';
 import { sqliteIndexes } from './search-indexes-sqlite.js';
 import { VectorReader } from './vector-reader.js';
-import { and, exactNearest, keywordQuery, metadataConditions, vectorTable, vectorTableName, type Db, type MetadataFilter, type ScoredSeq, type SearchIndexes } from './search-sql.js';
+import {
+  and,
+  exactNearest,
+  keywordQuery,
+  metadataConditions,
+  vectorTable,
+  vectorTableName,
+  type Db,
+  type MetadataFilter,
+  type ScoredSeq,
+  type SearchIndexes,
+} from './search-sql.js';
 
 /**
  * The search indexes over live chunks, per dialect:
@@ -47,14 +58,20 @@ function pgvectorIndexes(): SearchIndexes {
   const ensure = async (db: Db, dimensions: number) => {
     if (ensured.has(dimensions)) return;
     const dims = sql.raw(String(Math.trunc(dimensions)));
-    await sql`create table if not exists ${vectorTable(dimensions)} (seq bigint primary key, knowledge_base_id text not null, embedding vector(${dims}) not null)`.execute(db);
-    await sql`create index if not exists ${sql.raw(`${vectorTableName(dimensions)}_hnsw`)} on ${vectorTable(dimensions)} using hnsw (embedding vector_cosine_ops)`.execute(db);
+    await sql`create table if not exists ${vectorTable(dimensions)} (seq bigint primary key, knowledge_base_id text not null, embedding vector(${dims}) not null)`.execute(
+      db,
+    );
+    await sql`create index if not exists ${sql.raw(`${vectorTableName(dimensions)}_hnsw`)} on ${vectorTable(dimensions)} using hnsw (embedding vector_cosine_ops)`.execute(
+      db,
+    );
     ensured.add(dimensions);
   };
   const insertVectors = async (trx: Db, baseId: string, dimensions: number, rows: { seq: number; embedding: Float32Array }[]) => {
     await ensure(trx, dimensions);
     for (const row of rows) {
-      await sql`insert into ${vectorTable(dimensions)} (seq, knowledge_base_id, embedding) values (${row.seq}, ${baseId}, ${vectorLiteral(row.embedding)}::vector)`.execute(trx);
+      await sql`insert into ${vectorTable(dimensions)} (seq, knowledge_base_id, embedding) values (${row.seq}, ${baseId}, ${vectorLiteral(row.embedding)}::vector)`.execute(
+        trx,
+      );
     }
   };
   const deleteVectors = async (trx: Db, dimensions: number, seqs: number[]) => {
@@ -72,7 +89,12 @@ function pgvectorIndexes(): SearchIndexes {
     },
     async replaceVectors(trx, baseId, oldDimensions, seqs, dimensions, vectors) {
       if (oldDimensions !== null) await deleteVectors(trx, oldDimensions, seqs);
-      await insertVectors(trx, baseId, dimensions, seqs.map((seq, i) => ({ seq, embedding: vectors[i]! })));
+      await insertVectors(
+        trx,
+        baseId,
+        dimensions,
+        seqs.map((seq, i) => ({ seq, embedding: vectors[i]! })),
+      );
     },
     async nearest(db, baseId, dimensions, query, k, filter) {
       if (filter && Object.keys(filter).length > 0) return exactNearest(db, 'postgres', baseId, query, k, filter);
@@ -101,7 +123,8 @@ export async function openSearchIndexes(
     // process's writes to it are counted (TableWrites), other connections' commits seen by
     // data_version. Without both, it remembers nothing.
     const { writes, externalChanges } = handle;
-    const ftsVersion = writes && externalChanges ? () => `${writes.version(['knowledge_chunks_fts', 'knowledge_bases'])}:${externalChanges()}` : null;
+    const ftsVersion =
+      writes && externalChanges ? () => `${writes.version(['knowledge_chunks_fts', 'knowledge_bases'])}:${externalChanges()}` : null;
     // Vector scans on a thread of their own (vector-reader.ts), for a database in a file.
     const reader = handle.file && options.vectorReader !== false ? new VectorReader(handle.file) : null;
     return sqliteIndexes({ ...options, ftsVersion, reader });

@@ -67,7 +67,8 @@ function candidates(topK: number): number {
 
 export function fuse(lists: { hits: ScoredSeq[]; weight: number }[], topK: number): ScoredSeq[] {
   const scores = new Map<number, number>();
-  for (const { hits, weight } of lists) hits.forEach((item, rank) => scores.set(item.seq, (scores.get(item.seq) ?? 0) + weight / (RRF_K + rank + 1)));
+  for (const { hits, weight } of lists)
+    hits.forEach((item, rank) => scores.set(item.seq, (scores.get(item.seq) ?? 0) + weight / (RRF_K + rank + 1)));
   return [...scores.entries()]
     .map(([seq, score]) => ({ seq, score }))
     .sort((a, b) => b.score - a.score || a.seq - b.seq)
@@ -103,7 +104,14 @@ export async function searchKnowledge(context: SearchContext, base: KnowledgeBas
   const vectorWeight = base.index_embedder_key === BUILTIN_EMBEDDER_KEY ? BUILTIN_VECTOR_WEIGHT : 1;
   const ranked =
     request.mode === 'hybrid'
-      ? fuse([{ hits: keywordHits, weight: 1 }, { hits: vectorHits, weight: vectorWeight }], request.topK) : (request.mode === 'keyword' ? keywordHits : vectorHits).slice(0, request.topK);
+      ? fuse(
+          [
+            { hits: keywordHits, weight: 1 },
+            { hits: vectorHits, weight: vectorWeight },
+          ],
+          request.topK,
+        )
+      : (request.mode === 'keyword' ? keywordHits : vectorHits).slice(0, request.topK);
   return hydrate(db, base, ranked);
 }
 
@@ -128,7 +136,14 @@ async function hydrate(db: Kysely<Database>, base: KnowledgeBaseRow, ranked: Sco
   for (const item of ranked) {
     const row = bySeq.get(item.seq);
     if (!row) continue;
-    results.push({ chunk_id: row.id, document_id: row.document_id, title: row.title, heading_path: JSON.parse(row.heading_path) as string[], text: row.text, score: item.score });
+    results.push({
+      chunk_id: row.id,
+      document_id: row.document_id,
+      title: row.title,
+      heading_path: JSON.parse(row.heading_path) as string[],
+      text: row.text,
+      score: item.score,
+    });
   }
   return results;
 }

@@ -38,7 +38,8 @@ export function metadataConditions(dialect: DialectName, filter: MetadataFilter 
     const path = `$."${key}"`;
     if (value === null) return sql`json_type(d.metadata, ${path}) = 'null'`;
     if (typeof value === 'boolean') return sql`json_type(d.metadata, ${path}) = ${value ? 'true' : 'false'}`;
-    if (typeof value === 'number') return sql`json_type(d.metadata, ${path}) in ('integer', 'real') and json_extract(d.metadata, ${path}) = ${value}`;
+    if (typeof value === 'number')
+      return sql`json_type(d.metadata, ${path}) in ('integer', 'real') and json_extract(d.metadata, ${path}) = ${value}`;
     return sql`json_type(d.metadata, ${path}) = 'text' and json_extract(d.metadata, ${path}) = ${value}`;
   });
 }
@@ -59,7 +60,14 @@ export interface SearchIndexes {
   /** Forgets what the indexes keep per base beyond its chunks (IVF lists); inside the base's delete. */
   dropBase(trx: Transaction<Database>, baseId: string): Promise<void>;
   /** Replaces a base's vectors (a re-embedding's swap); the text index is unchanged. */
-  replaceVectors(trx: Transaction<Database>, baseId: string, oldDimensions: number | null, seqs: number[], dimensions: number, vectors: Float32Array[]): Promise<void>;
+  replaceVectors(
+    trx: Transaction<Database>,
+    baseId: string,
+    oldDimensions: number | null,
+    seqs: number[],
+    dimensions: number,
+    vectors: Float32Array[],
+  ): Promise<void>;
   /** The base's live chunks nearest to `query` (scores: cosine similarity), best first. */
   nearest(db: Db, baseId: string, dimensions: number, query: Float32Array, k: number, filter: MetadataFilter | null): Promise<ScoredSeq[]>;
   /** The base's live chunks matching any term, best first (scores: -bm25 or ts_rank). */
@@ -78,7 +86,14 @@ export interface SearchIndexes {
 export const BATCH = 200;
 
 /** Exact cosine scores over the base's live chunks that pass the filter (vectors are L2-normalised). */
-export async function exactNearest(db: Db, dialect: DialectName, baseId: string, query: Float32Array, k: number, filter: MetadataFilter | null): Promise<ScoredSeq[]> {
+export async function exactNearest(
+  db: Db,
+  dialect: DialectName,
+  baseId: string,
+  query: Float32Array,
+  k: number,
+  filter: MetadataFilter | null,
+): Promise<ScoredSeq[]> {
   const conditions = metadataConditions(dialect, filter);
   const join = conditions.length > 0 ? sql`join knowledge_documents d on d.id = c.document_id` : sql``;
   const score =
@@ -92,4 +107,3 @@ export async function exactNearest(db: Db, dialect: DialectName, baseId: string,
     order by score desc, c.seq limit ${k}`.execute(db);
   return result.rows.map((row) => ({ seq: Number(row.seq), score: Number(row.score) }));
 }
-

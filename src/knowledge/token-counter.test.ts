@@ -7,9 +7,45 @@ const root = path.resolve(import.meta.dirname, '../..');
 
 /** Random strings heavy in the pattern's edge cases: contractions, digit runs, white space runs, punctuation, non-ASCII letters. */
 function randomTexts(count: number, seed: number): string[] {
-  const alphabet = ["'", 's', 'S', 't', 're', 'll', 'a', 'Z', 'word', ' word', '0', '12', '345', ' ', ' ', '  ', '\n', '\n\n', '\r', '\t', '.', ',', '-', '|', '`', '(', '#', 'é', 'ü', '—', '→', '日本', '😀', '\u00a0', '½'];
+  const alphabet = [
+    "'",
+    's',
+    'S',
+    't',
+    're',
+    'll',
+    'a',
+    'Z',
+    'word',
+    ' word',
+    '0',
+    '12',
+    '345',
+    ' ',
+    ' ',
+    '  ',
+    '\n',
+    '\n\n',
+    '\r',
+    '\t',
+    '.',
+    ',',
+    '-',
+    '|',
+    '`',
+    '(',
+    '#',
+    'é',
+    'ü',
+    '—',
+    '→',
+    '日本',
+    '😀',
+    '\u00a0',
+    '½',
+  ];
   let state = seed;
-  const random = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const random = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
   return Array.from({ length: count }, () => {
     let text = '';
     const length = Math.floor(random() * 24);
@@ -19,7 +55,7 @@ function randomTexts(count: number, seed: number): string[] {
 }
 
 describe('token counting', () => {
-  it('counts a text as the sum of its pieces\' counts, ASCII or not', () => {
+  it("counts a text as the sum of its pieces' counts, ASCII or not", () => {
     const texts = [...randomTexts(2000, 1), fs.readFileSync(path.join(root, 'docs/knowledge.md'), 'utf8')];
     for (const text of texts) {
       const expected = tokenPieces(text).reduce((sum, piece) => sum + pieceTokens(piece), 0);
@@ -49,7 +85,10 @@ describe('token counting', () => {
     for (let i = 0; i + 6 < lines.length; i += 5) {
       const parts = [...lines.slice(i, i + 6), random[i % random.length]!];
       const direct = countText(parts.join('\n'));
-      const joined = joinTexts(parts.map((part) => countText(part)), '\n');
+      const joined = joinTexts(
+        parts.map((part) => countText(part)),
+        '\n',
+      );
       expect(joined.tokens).toBe(direct.tokens);
       expect(joined.headEnds).toEqual(direct.headEnds);
       expect(joined.headUpTo).toEqual(direct.headUpTo);
@@ -62,6 +101,7 @@ describe('token counting', () => {
   });
 
   it('counts a text followed by a newline', () => {
-    for (const text of ['| a | b |', 'x.', '12', '', 'word  ', "it's"]) expect(tokensWithNewline(countText(text))).toBe(countTokens(`${text}\n`));
+    for (const text of ['| a | b |', 'x.', '12', '', 'word  ', "it's"])
+      expect(tokensWithNewline(countText(text))).toBe(countTokens(`${text}\n`));
   });
 });

@@ -121,7 +121,17 @@ const JOIN_WINDOW = 4;
 /** `\s` of the pattern (Unicode white space and line terminators). */
 function isWhiteSpace(c: number): boolean {
   if (c < 128) return c === 32 || (c >= 9 && c <= 13);
-  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
 }
 
 export function countText(text: string, head = JOIN_WINDOW): CountedText {
@@ -166,7 +176,8 @@ export function countText(text: string, head = JOIN_WINDOW): CountedText {
 }
 
 /** Whether the first `count` pieces of `counted` lie before its tail (so text appended to it leaves them as they are). */
-const headBeforeTail = (counted: CountedText, count: number) => counted.headEnds.length >= count && counted.headEnds[count - 1]! <= counted.tailStart;
+const headBeforeTail = (counted: CountedText, count: number) =>
+  counted.headEnds.length >= count && counted.headEnds[count - 1]! <= counted.tailStart;
 
 /**
  * The counted text of `parts` joined by `joiner`, from their counts (a code block's lines, a
@@ -184,7 +195,15 @@ export function joinTexts(parts: readonly CountedText[], joiner: string): Counte
     if (end === text.length) return head;
     if (head.more && headBeforeTail(head, JOIN_WINDOW)) break;
   }
-  return { text, tokens: joined.tokens, more: true, headEnds: head.headEnds, headUpTo: head.headUpTo, tailStart: text.length - joined.tail.length, tailTokens: joined.tailTokens };
+  return {
+    text,
+    tokens: joined.tokens,
+    more: true,
+    headEnds: head.headEnds,
+    headUpTo: head.headUpTo,
+    tailStart: text.length - joined.tail.length,
+    tailTokens: joined.tailTokens,
+  };
 }
 
 const EMPTY = countText('');

@@ -21,7 +21,9 @@ function statementFor(table: string): SQLite.Statement {
   let statement = statements.get(table);
   if (!statement) {
     if (!TABLE.test(table)) throw new Error(`not a vector table: ${table}`);
-    statement = connection.prepare(`select rowid as seq, distance from ${table} where embedding match ? and k = ? and knowledge_base_id = ?`);
+    statement = connection.prepare(
+      `select rowid as seq, distance from ${table} where embedding match ? and k = ? and knowledge_base_id = ?`,
+    );
     statements.set(table, statement);
   }
   return statement;

@@ -6,7 +6,16 @@ export const LOG_FORMATS = ['json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /** Headers that carry secrets; never logged, not even at `debug`. */
-export const REDACTED_HEADERS = ['authorization', 'cookie', 'x-hub-signature-256', 'x-hub-signature', 'stripe-signature', 'x-signature', 'x-twilio-signature', 'x-slack-signature'];
+export const REDACTED_HEADERS = [
+  'authorization',
+  'cookie',
+  'x-hub-signature-256',
+  'x-hub-signature',
+  'stripe-signature',
+  'x-signature',
+  'x-twilio-signature',
+  'x-slack-signature',
+];
 
 export interface ProcessLogger {
   logger: Logger;
@@ -85,7 +94,9 @@ export const LOG_FLUSH_DELAY_MS = 100;
  * flight when the timer fires leaves what follows it buffered when that is under 4 KB: the
  * `drain` it emits once done arms the timer again.
  */
-function flushedSoon(destination: ReturnType<typeof pino.destination>): DestinationStream & { flushSync(): void; flush(cb?: (error?: Error) => void): void } {
+function flushedSoon(
+  destination: ReturnType<typeof pino.destination>,
+): DestinationStream & { flushSync(): void; flush(cb?: (error?: Error) => void): void } {
   let timer: NodeJS.Timeout | null = null;
   // What is buffered and not yet handed to a write (SonicBoom 4 keeps it in `_len`; were it gone,
   // every flush would go ahead, as before). An empty buffer is never flushed: flushing one writes

@@ -45,12 +45,26 @@ describe('isForbiddenAddress', () => {
     expect(isForbiddenAddress(address)).toBe(true);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '9.255.255.255', '11.0.0.0', '100.63.255.255', '100.128.0.0', '169.253.255.255', '169.255.0.0', '172.15.255.255', '172.32.0.0', '192.167.255.255', '192.169.0.0', '198.17.255.255', '198.20.0.0', '223.255.255.255'])(
-    'lets the public IPv4 address %s through',
-    (address) => {
-      expect(isForbiddenAddress(address)).toBe(false);
-    },
-  );
+  it.each([
+    '8.8.8.8',
+    '1.1.1.1',
+    '93.184.216.34',
+    '9.255.255.255',
+    '11.0.0.0',
+    '100.63.255.255',
+    '100.128.0.0',
+    '169.253.255.255',
+    '169.255.0.0',
+    '172.15.255.255',
+    '172.32.0.0',
+    '192.167.255.255',
+    '192.169.0.0',
+    '198.17.255.255',
+    '198.20.0.0',
+    '223.255.255.255',
+  ])('lets the public IPv4 address %s through', (address) => {
+    expect(isForbiddenAddress(address)).toBe(false);
+  });
 
   it.each([
     ['::', 'unspecified'],
@@ -90,13 +104,19 @@ describe('isForbiddenAddress', () => {
     expect(isForbiddenAddress(address)).toBe(true);
   });
 
-  it.each(['2606:4700:4700::1111', '2a00:1450:4001:80b::200e', '::ffff:8.8.8.8', '64:ff9b::8.8.8.8', '2002:808:808::1'])('lets the public IPv6 address %s through', (address) => {
-    expect(isForbiddenAddress(address)).toBe(false);
-  });
+  it.each(['2606:4700:4700::1111', '2a00:1450:4001:80b::200e', '::ffff:8.8.8.8', '64:ff9b::8.8.8.8', '2002:808:808::1'])(
+    'lets the public IPv6 address %s through',
+    (address) => {
+      expect(isForbiddenAddress(address)).toBe(false);
+    },
+  );
 
-  it.each(['localhost', '', '127.1', '0x7f000001', '999.1.1.1', 'fe80::zz'])('refuses %j, which is not an IP address (fail closed)', (value) => {
-    expect(isForbiddenAddress(value)).toBe(true);
-  });
+  it.each(['localhost', '', '127.1', '0x7f000001', '999.1.1.1', 'fe80::zz'])(
+    'refuses %j, which is not an IP address (fail closed)',
+    (value) => {
+      expect(isForbiddenAddress(value)).toBe(true);
+    },
+  );
 
   it('reads the IPv4 address embedded in mapped, compatible, NAT64 and 6to4 addresses', () => {
     expect(embeddedIPv4('::ffff:127.0.0.1')).toBe('127.0.0.1');
@@ -170,8 +190,13 @@ function fakeResolver(table: Record<string, string[]>): Resolver & { calls: stri
   const resolve = (hostname: string, _options: unknown, callback: Parameters<Resolver>[2]) => {
     calls.push(hostname);
     const addresses = table[hostname];
-    if (!addresses) return process.nextTick(callback, Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
-    process.nextTick(callback, null, addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+    if (!addresses)
+      return process.nextTick(callback, Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
+    process.nextTick(
+      callback,
+      null,
+      addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+    );
   };
   return Object.assign(resolve, { calls });
 }
@@ -183,7 +208,11 @@ function lookupWith(lookup: ReturnType<typeof guardedLookup>, hostname: string, 
 }
 
 describe('guardedLookup', () => {
-  const resolver = fakeResolver({ 'api.public.test': ['93.184.216.34', '2606:4700::1'], 'rebind.test': ['93.184.216.34', '127.0.0.1'], 'partner.test': ['10.0.0.7'] });
+  const resolver = fakeResolver({
+    'api.public.test': ['93.184.216.34', '2606:4700::1'],
+    'rebind.test': ['93.184.216.34', '127.0.0.1'],
+    'partner.test': ['10.0.0.7'],
+  });
   const lookup = guardedLookup(createAllowList(['partner.test']), resolver);
 
   it('answers with every address, or the first one, when none is forbidden', async () => {
@@ -214,7 +243,10 @@ describe('guardedLookup', () => {
 
   it('checks IP literals without asking DNS', async () => {
     resolver.calls.length = 0;
-    expect((await lookupWith(lookup, '169.254.169.254', true)).error).toMatchObject({ code: 'EFORBIDDENADDRESS', message: `refused to connect to 169.254.169.254: ${REASON}` });
+    expect((await lookupWith(lookup, '169.254.169.254', true)).error).toMatchObject({
+      code: 'EFORBIDDENADDRESS',
+      message: `refused to connect to 169.254.169.254: ${REASON}`,
+    });
     expect(await lookupWith(lookup, '8.8.8.8', false)).toEqual({ error: null, address: '8.8.8.8', family: 4 });
     expect(resolver.calls).toEqual([]);
   });

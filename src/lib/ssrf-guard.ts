@@ -203,7 +203,11 @@ export function guardedLookup(allow: AllowList, resolve: Resolver = systemResolv
   return (hostname, options, callback) => {
     const answer = (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
       if (error) return callback(error, options.all ? [] : '', undefined);
-      const refusal = checkAddresses(allow, hostname, addresses.map((entry) => entry.address));
+      const refusal = checkAddresses(
+        allow,
+        hostname,
+        addresses.map((entry) => entry.address),
+      );
       if (refusal) return callback(refusal, options.all ? [] : '', undefined);
       const first = addresses[0];
       if (options.all) return callback(null, addresses);

@@ -10,8 +10,14 @@ describe('storable text', () => {
   });
 
   it('points at the first bad string or member name, escaping the pointer', () => {
-    expect(findUnstorable({ a: ['ok', { 'b/c': 'x\u0000' }] }, '/data')).toEqual({ pointer: '/data/a/1/b~1c', detail: 'the string at /data/a/1/b~1c contains the NUL character, which cannot be stored' });
-    expect(findUnstorable({ ok: 1, 'k\u0000': 2 }, '')).toEqual({ pointer: '/k\u0000', detail: 'the member name at /k\u0000 contains the NUL character, which cannot be stored' });
+    expect(findUnstorable({ a: ['ok', { 'b/c': 'x\u0000' }] }, '/data')).toEqual({
+      pointer: '/data/a/1/b~1c',
+      detail: 'the string at /data/a/1/b~1c contains the NUL character, which cannot be stored',
+    });
+    expect(findUnstorable({ ok: 1, 'k\u0000': 2 }, '')).toEqual({
+      pointer: '/k\u0000',
+      detail: 'the member name at /k\u0000 contains the NUL character, which cannot be stored',
+    });
     expect(findUnstorable({ a: 1, b: [true, null, 'fine'] }, '')).toBeNull();
   });
 

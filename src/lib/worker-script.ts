@@ -26,7 +26,10 @@ export function workerScript(base: string, name: string): WorkerScript {
   } else {
     const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
     const source = JSON.stringify(new URL(`./${name}.ts`, base).href);
-    script = { entry: `import(${tsx}).then(({ register }) => { register(); return import(${source}); });`, options: { eval: true, execArgv: [] } };
+    script = {
+      entry: `import(${tsx}).then(({ register }) => { register(); return import(${source}); });`,
+      options: { eval: true, execArgv: [] },
+    };
   }
   scripts.set(built.href, script);
   return script;

@@ -28,7 +28,16 @@ export const SUMMARY_SYSTEM_PROMPT =
  * failures are retried like embeddings; when the model fails for good the session is truncated
  * instead and the error recorded, so it never grows without bound.
  */
-export function createCompactionJobs(options: { db: Kysely<Database>; dialect: DialectName; clock: Clock; secretKey: string; httpAllow: readonly string[]; owner?: string; leaseMs?: number; maxAttempts?: number }): BackgroundTask[] {
+export function createCompactionJobs(options: {
+  db: Kysely<Database>;
+  dialect: DialectName;
+  clock: Clock;
+  secretKey: string;
+  httpAllow: readonly string[];
+  owner?: string;
+  leaseMs?: number;
+  maxAttempts?: number;
+}): BackgroundTask[] {
   const owner = options.owner ?? randomUUID();
   const { db, clock } = options;
   const resolver = new ConnectionResolver(db, options.secretKey);
@@ -43,33 +52,57 @@ export function createCompactionJobs(options: { db: Kysely<Database>; dialect: D
     const previous = window.filter((m) => m.role === 'summary');
     const verbatim = window.filter((m) => m.role !== 'summary');
     let keep = 0;
-    for (let budget = settings.compaction.threshold_tokens / 2, i = verbatim.length - 1; i >= 0 && (keep === 0 || verbatim[i]!.tokens <= budget); i--) {
+    for (
+      let budget = settings.compaction.threshold_tokens / 2, i = verbatim.length - 1;
+      i >= 0 && (keep === 0 || verbatim[i]!.tokens <= budget);
+      i--
+    ) {
       budget -= verbatim[i]!.tokens;
       keep += 1;
     }
     const folded = verbatim.slice(0, verbatim.length - keep);
     const tokensBefore = window.reduce((sum, m) => sum + m.tokens, 0);
     const now = clock.now();
-    const done = async (changes: Partial<MemorySessionRow>) => repo.updateSession(session.id, { compaction_due: false, attempts: 0, next_attempt_at: null, lease_owner: null, lease_expires_at: null, updated_at: now, ...changes });
+    const done = async (changes: Partial<MemorySessionRow>) =>
+      repo.updateSession(session.id, {
+        compaction_due: false,
+        attempts: 0,
+        next_attempt_at: null,
+        lease_owner: null,
+        lease_expires_at: null,
+        updated_at: now,
+        ...changes,
+      });
     if (folded.length === 0 || settings.compaction.mode !== 'summarize') {
       await done({});
       return;
     }
     let summary: string;
     try {
-      if (!settings.compaction.connection_id || !settings.compaction.model) throw new ProviderError('rejected', 'summarize compaction needs compaction.connection_id and compaction.model');
+      if (!settings.compaction.connection_id || !settings.compaction.model)
+        throw new ProviderError('rejected', 'summarize compaction needs compaction.connection_id and compaction.model');
       const connection = await resolver.resolve(session.workspace_id, settings.compaction.connection_id);
       const transcript = [
         ...(previous.length > 0 ? [`Summary so far:\n${previous.at(-1)!.content}`] : []),
         ...folded.map((m) => `${m.role}: ${m.content}`),
       ].join('\n\n');
-      const answer = await chat(connection, { model: settings.compaction.model, system: SUMMARY_SYSTEM_PROMPT, messages: [{ role: 'user', content: transcript }] }, { httpAllow: options.httpAllow, nowMs: () => clock.nowMs() });
+      const answer = await chat(
+        connection,
+        { model: settings.compaction.model, system: SUMMARY_SYSTEM_PROMPT, messages: [{ role: 'user', content: transcript }] },
+        { httpAllow: options.httpAllow, nowMs: () => clock.nowMs() },
+      );
       summary = toStorableText(answer.text).trim();
       if (summary === '') throw new ProviderError('malformed', 'the model answered an empty summary');
     } catch (error) {
       const attempts = session.attempts + 1;
       if (error instanceof ProviderError && error.retryable && attempts < maxAttempts) {
-        await repo.updateSession(session.id, { attempts, next_attempt_at: addMs(now, retryDelay(error, attempts)), compaction_error: JSON.stringify(failure(error)), lease_owner: null, lease_expires_at: null });
+        await repo.updateSession(session.id, {
+          attempts,
+          next_attempt_at: addMs(now, retryDelay(error, attempts)),
+          compaction_error: JSON.stringify(failure(error)),
+          lease_owner: null,
+          lease_expires_at: null,
+        });
         return;
       }
       // The model failed for good: truncate instead, so the window is bounded anyway.
@@ -84,9 +117,22 @@ export function createCompactionJobs(options: { db: Kysely<Database>; dialect: D
         const scoped = repo.withTransaction(trx);
         await scoped.leaveWindow(leaving);
         await scoped.updateSession(session.id, {
-          compaction_due: false, attempts: 0, next_attempt_at: null, lease_owner: null, lease_expires_at: null, updated_at: now, window_tokens: tokens,
+          compaction_due: false,
+          attempts: 0,
+          next_attempt_at: null,
+          lease_owner: null,
+          lease_expires_at: null,
+          updated_at: now,
+          window_tokens: tokens,
           compaction_error: JSON.stringify(failure(error)),
-          ...recordCompaction(session, { mode: 'truncate', messages: leaving.length, tokens_before: tokensBefore, tokens_after: tokens, at: now, error: failure(error) }),
+          ...recordCompaction(session, {
+            mode: 'truncate',
+            messages: leaving.length,
+            tokens_before: tokensBefore,
+            tokens_after: tokens,
+            at: now,
+            error: failure(error),
+          }),
         });
       });
       return;
@@ -97,14 +143,40 @@ export function createCompactionJobs(options: { db: Kysely<Database>; dialect: D
       if (!current || current.lease_owner !== owner) return;
       const summaryTokens = countTokens(summary);
       await scoped.leaveWindow([...previous, ...folded].map((m) => m.id));
-      await scoped.insertMessages([{ id: newId(), workspace_id: session.workspace_id, memory_id: session.memory_id, session_id: session.id, position: current.message_count + 1, role: 'summary', content: summary, tokens: summaryTokens, in_window: true, embedding: null, created_at: now }]);
+      await scoped.insertMessages([
+        {
+          id: newId(),
+          workspace_id: session.workspace_id,
+          memory_id: session.memory_id,
+          session_id: session.id,
+          position: current.message_count + 1,
+          role: 'summary',
+          content: summary,
+          tokens: summaryTokens,
+          in_window: true,
+          embedding: null,
+          created_at: now,
+        },
+      ]);
       const remaining = await scoped.windowMessages(session.id);
       const tokensAfter = remaining.reduce((sum, m) => sum + m.tokens, 0);
       await scoped.updateSession(session.id, {
         message_count: current.message_count + 1,
         window_tokens: tokensAfter,
-        compaction_due: false, attempts: 0, next_attempt_at: null, lease_owner: null, lease_expires_at: null, compaction_error: null, updated_at: now,
-        ...recordCompaction(current, { mode: 'summarize', messages: folded.length, tokens_before: tokensBefore, tokens_after: tokensAfter, at: now }),
+        compaction_due: false,
+        attempts: 0,
+        next_attempt_at: null,
+        lease_owner: null,
+        lease_expires_at: null,
+        compaction_error: null,
+        updated_at: now,
+        ...recordCompaction(current, {
+          mode: 'summarize',
+          messages: folded.length,
+          tokens_before: tokensBefore,
+          tokens_after: tokensAfter,
+          at: now,
+        }),
       });
     });
   }
@@ -115,7 +187,13 @@ export function createCompactionJobs(options: { db: Kysely<Database>; dialect: D
       batch: 8,
       run: async (signal) => {
         const now = clock.now();
-        const claimed = await claimDue(db, 'memory_sessions', 'compaction', { dialect: options.dialect, owner, now, leaseUntil: addMs(now, options.leaseMs ?? 60_000), limit: 8 });
+        const claimed = await claimDue(db, 'memory_sessions', 'compaction', {
+          dialect: options.dialect,
+          owner,
+          now,
+          leaseUntil: addMs(now, options.leaseMs ?? 60_000),
+          limit: 8,
+        });
         for (const session of claimed) {
           if (signal.aborted) break;
           await compact(session);

@@ -35,5 +35,9 @@ export const DEFAULT_THRESHOLD_TOKENS = 4000;
 export const DEFAULT_RECALL_TOP_K = 3;
 
 export function settingsOf(memory: Pick<MemoryRow, 'window' | 'compaction' | 'recall'>): MemorySettings {
-  return { window: memory.window, compaction: JSON.parse(memory.compaction) as CompactionSettings, recall: JSON.parse(memory.recall) as RecallSettings };
+  return {
+    window: memory.window,
+    compaction: JSON.parse(memory.compaction) as CompactionSettings,
+    recall: JSON.parse(memory.recall) as RecallSettings,
+  };
 }

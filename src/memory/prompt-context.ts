@@ -32,7 +32,12 @@ export interface PromptContext {
  * summarize compaction has not run yet) is cut from the oldest end here, so no prompt ever
  * carries more than the threshold. An unknown session has an empty context.
  */
-export async function promptContext(db: Kysely<Database> | Transaction<Database>, memory: MemoryRow, sessionKey: string, query?: string): Promise<PromptContext> {
+export async function promptContext(
+  db: Kysely<Database> | Transaction<Database>,
+  memory: MemoryRow,
+  sessionKey: string,
+  query?: string,
+): Promise<PromptContext> {
   const repo = new MemoryRepository(db, memory.workspace_id);
   const settings = settingsOf(memory);
   const session = await repo.findSession(memory.id, sessionKey);

@@ -35,7 +35,13 @@ function verbatim(window: MemoryMessageRow[]): MemoryMessageRow[] {
  *   message always stays) and records the compaction; `summarize` marks the session for the
  *   background loop, which needs a model call and so runs after the commit.
  */
-export async function appendMessages(trx: Transaction<Database>, clock: Clock, memory: MemoryRow, sessionKey: string, messages: NewMessage[]): Promise<AppendResult> {
+export async function appendMessages(
+  trx: Transaction<Database>,
+  clock: Clock,
+  memory: MemoryRow,
+  sessionKey: string,
+  messages: NewMessage[],
+): Promise<AppendResult> {
   const repo = new MemoryRepository(trx, memory.workspace_id);
   const settings = settingsOf(memory);
   const now = clock.now();
@@ -104,7 +110,10 @@ export async function appendMessages(trx: Transaction<Database>, clock: Clock, m
         tokens -= message.tokens;
         moved += 1;
       }
-      Object.assign(changes, recordCompaction(session, { mode: 'truncate', messages: moved, tokens_before: before, tokens_after: tokens, at: now }));
+      Object.assign(
+        changes,
+        recordCompaction(session, { mode: 'truncate', messages: moved, tokens_before: before, tokens_after: tokens, at: now }),
+      );
     } else {
       compactionDue = true;
       Object.assign(changes, { compaction_due: true, next_attempt_at: null, attempts: 0 });
@@ -113,7 +122,11 @@ export async function appendMessages(trx: Transaction<Database>, clock: Clock, m
   await repo.leaveWindow(leaving);
   changes.window_tokens = tokens;
   await repo.updateSession(session.id, changes);
-  return { session: { ...session, ...changes }, messages: rows.map((row) => ({ ...row, in_window: !leaving.includes(row.id) })), compactionDue };
+  return {
+    session: { ...session, ...changes },
+    messages: rows.map((row) => ({ ...row, in_window: !leaving.includes(row.id) })),
+    compactionDue,
+  };
 }
 
 export interface CompactionRecord {

@@ -44,16 +44,37 @@ describe('Metrics', () => {
     metrics.httpRequest('POST', undefined, 404, 0.001);
     metrics.webhookAnswered(202);
     const samples = await read(metrics);
-    expect(sampleValue(samples, 'switchyard_http_request_duration_seconds_count', { method: 'GET', route: '/api/v1/workflows/:id', status: '200' })).toBe(2);
-    expect(sampleValue(samples, 'switchyard_http_request_duration_seconds_bucket', { method: 'GET', route: '/api/v1/workflows/:id', status: '200', le: '0.0005' })).toBe(1);
-    expect(sampleValue(samples, 'switchyard_http_request_duration_seconds_count', { method: 'POST', route: '(unmatched)', status: '404' })).toBe(1);
+    expect(
+      sampleValue(samples, 'switchyard_http_request_duration_seconds_count', {
+        method: 'GET',
+        route: '/api/v1/workflows/:id',
+        status: '200',
+      }),
+    ).toBe(2);
+    expect(
+      sampleValue(samples, 'switchyard_http_request_duration_seconds_bucket', {
+        method: 'GET',
+        route: '/api/v1/workflows/:id',
+        status: '200',
+        le: '0.0005',
+      }),
+    ).toBe(1);
+    expect(
+      sampleValue(samples, 'switchyard_http_request_duration_seconds_count', { method: 'POST', route: '(unmatched)', status: '404' }),
+    ).toBe(1);
     expect(sampleValue(samples, 'switchyard_webhook_answers_total', { status: '202' })).toBe(1);
   });
 
   it('asks the queue depth at each scrape, and shows none when asking fails', async () => {
     let depth: Record<string, number> | Error = { pending: 3, waiting: 1, running: 2 };
     const errors: unknown[] = [];
-    const metrics = new Metrics({ queueDepth: async () => { if (depth instanceof Error) throw depth; return depth; }, onError: (error) => errors.push(error) });
+    const metrics = new Metrics({
+      queueDepth: async () => {
+        if (depth instanceof Error) throw depth;
+        return depth;
+      },
+      onError: (error) => errors.push(error),
+    });
     let samples = await read(metrics);
     expect(sampleValue(samples, 'switchyard_queue_depth', { status: 'pending' })).toBe(3);
     expect(sampleValue(samples, 'switchyard_queue_depth', { status: 'running' })).toBe(2);

@@ -13,8 +13,12 @@ const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25
 /** Claim latency around its targets (p50 3 ms, p99 20 ms) and the polling backstop (1 s). */
 const CLAIM_BUCKETS = [0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
-const FINISHED_EXECUTION_STATUSES = ['completed', 'failed', 'cancelled'] as const satisfies readonly Parameters<EngineMetrics['executionFinished']>[0][];
-const FINISHED_STEP_STATUSES = ['completed', 'failed', 'skipped'] as const satisfies readonly Parameters<EngineMetrics['stepFinished']>[0][];
+const FINISHED_EXECUTION_STATUSES = ['completed', 'failed', 'cancelled'] as const satisfies readonly Parameters<
+  EngineMetrics['executionFinished']
+>[0][];
+const FINISHED_STEP_STATUSES = ['completed', 'failed', 'skipped'] as const satisfies readonly Parameters<
+  EngineMetrics['stepFinished']
+>[0][];
 
 export type PlatformEventOutcome = 'started' | 'duplicate' | 'no_match' | 'unknown_account' | 'ignored';
 
@@ -47,18 +51,45 @@ export class Metrics implements EngineMetrics {
       buckets: HTTP_BUCKETS,
       registers,
     });
-    this.webhookAnswers = new Counter({ name: 'switchyard_webhook_answers_total', help: 'Answers to inbound webhook deliveries (/webhooks/...), by status', labelNames: ['status'], registers });
-    this.executionsStarted = new Counter({ name: 'switchyard_executions_started_total', help: 'Executions this process began to run', registers });
-    this.executionsFinished = new Counter({ name: 'switchyard_executions_finished_total', help: 'Executions this process brought to a terminal status, by status', labelNames: ['status'], registers });
-    this.stepsFinished = new Counter({ name: 'switchyard_steps_finished_total', help: 'Steps this process ran to a final status, by status', labelNames: ['status'], registers });
+    this.webhookAnswers = new Counter({
+      name: 'switchyard_webhook_answers_total',
+      help: 'Answers to inbound webhook deliveries (/webhooks/...), by status',
+      labelNames: ['status'],
+      registers,
+    });
+    this.executionsStarted = new Counter({
+      name: 'switchyard_executions_started_total',
+      help: 'Executions this process began to run',
+      registers,
+    });
+    this.executionsFinished = new Counter({
+      name: 'switchyard_executions_finished_total',
+      help: 'Executions this process brought to a terminal status, by status',
+      labelNames: ['status'],
+      registers,
+    });
+    this.stepsFinished = new Counter({
+      name: 'switchyard_steps_finished_total',
+      help: 'Steps this process ran to a final status, by status',
+      labelNames: ['status'],
+      registers,
+    });
     this.claimLatency = new Histogram({
       name: 'switchyard_claim_latency_seconds',
       help: 'Time from the commit that made an execution runnable to the start of its first step in this process',
       buckets: CLAIM_BUCKETS,
       registers,
     });
-    this.leaseExpiries = new Counter({ name: 'switchyard_lease_expiries_total', help: 'Leases this process held that ran out before they were renewed', registers });
-    this.takeovers = new Counter({ name: 'switchyard_takeovers_total', help: 'Executions this process took over after their previous owner’s lease expired', registers });
+    this.leaseExpiries = new Counter({
+      name: 'switchyard_lease_expiries_total',
+      help: 'Leases this process held that ran out before they were renewed',
+      registers,
+    });
+    this.takeovers = new Counter({
+      name: 'switchyard_takeovers_total',
+      help: 'Executions this process took over after their previous owner’s lease expired',
+      registers,
+    });
     this.platformEvents = new Counter({
       name: 'switchyard_platform_events_total',
       help: 'Verified deliveries at the platform endpoints (/webhooks/inbound/...), by provider and outcome (started, duplicate, no_match, unknown_account, ignored)',

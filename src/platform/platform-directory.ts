@@ -49,7 +49,12 @@ export class PlatformDirectory {
       if (cached !== undefined) return cached;
     }
     const row = await findProviderApp(this.db, provider);
-    const resolved = row ? { settings: Object.freeze(JSON.parse(row.settings) as Record<string, string>), secrets: this.open(row.secrets_sealed, `the ${provider} app's secrets`) } : null;
+    const resolved = row
+      ? {
+          settings: Object.freeze(JSON.parse(row.settings) as Record<string, string>),
+          secrets: this.open(row.secrets_sealed, `the ${provider} app's secrets`),
+        }
+      : null;
     if (stamp !== null) this.apps.set(provider, stamp, resolved);
     return resolved;
   }

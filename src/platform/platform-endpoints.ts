@@ -9,5 +9,11 @@ import { twilioEndpoint } from './twilio/twilio-endpoint.js';
 
 /** Every provider's endpoint under `/webhooks/inbound`. Add a provider here. */
 export function buildPlatformEndpoints(ctx: PlatformContext & { slackOAuth: SlackOAuth }): PlatformEndpoint[] {
-  return [slackEventsEndpoint(ctx), slackOAuthCallback(ctx.slackOAuth), twilioEndpoint(ctx), ...mailgunEndpoints(ctx), postmarkEndpoint(ctx)];
+  return [
+    slackEventsEndpoint(ctx),
+    slackOAuthCallback(ctx.slackOAuth),
+    twilioEndpoint(ctx),
+    ...mailgunEndpoints(ctx),
+    postmarkEndpoint(ctx),
+  ];
 }

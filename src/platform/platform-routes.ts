@@ -61,9 +61,14 @@ export async function platformRoutes(app: FastifyInstance, ctx: PlatformRouteCon
       enableDraftSpec: true,
       keyGenerator: (request) => request.ip,
       errorResponseBuilder: (_request, context) =>
-        new AppError('rate_limited', `rate limit of ${context.max} deliveries per minute from this address exceeded; retry after ${Math.ceil(context.ttl / 1000)} s`, undefined, {
-          headers: { 'retry-after': String(Math.ceil(context.ttl / 1000)) },
-        }),
+        new AppError(
+          'rate_limited',
+          `rate limit of ${context.max} deliveries per minute from this address exceeded; retry after ${Math.ceil(context.ttl / 1000)} s`,
+          undefined,
+          {
+            headers: { 'retry-after': String(Math.ceil(context.ttl / 1000)) },
+          },
+        ),
     });
   }
 
@@ -75,12 +80,17 @@ export async function platformRoutes(app: FastifyInstance, ctx: PlatformRouteCon
       schema: { hide: true },
       onRequest: async (request) => {
         const declared = Number(request.headers['content-length']);
-        if (Number.isFinite(declared) && declared > endpoint.maxBodyBytes) throw new AppError('payload_too_large', `the body exceeds the limit of ${endpoint.maxBodyBytes} bytes`);
+        if (Number.isFinite(declared) && declared > endpoint.maxBodyBytes)
+          throw new AppError('payload_too_large', `the body exceeds the limit of ${endpoint.maxBodyBytes} bytes`);
       },
       handler: async (request, reply) => {
         const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
-        if (body.length > endpoint.maxBodyBytes) throw new AppError('payload_too_large', `the body exceeds the limit of ${endpoint.maxBodyBytes} bytes`);
-        return endpoint.handle({ body, rawHeaders: request.raw.rawHeaders, headers: request.headers, url: request.url, ip: request.ip, log: request.log }, reply);
+        if (body.length > endpoint.maxBodyBytes)
+          throw new AppError('payload_too_large', `the body exceeds the limit of ${endpoint.maxBodyBytes} bytes`);
+        return endpoint.handle(
+          { body, rawHeaders: request.raw.rawHeaders, headers: request.headers, url: request.url, ip: request.ip, log: request.log },
+          reply,
+        );
       },
     });
   }
@@ -89,6 +99,7 @@ export async function platformRoutes(app: FastifyInstance, ctx: PlatformRouteCon
 /** The endpoints' OpenAPI path items, keyed by their full path. */
 export function platformOpenApiPaths(endpoints: readonly PlatformEndpoint[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const endpoint of endpoints) paths[`/webhooks/inbound${endpoint.path}`] = { ...paths[`/webhooks/inbound${endpoint.path}`], ...endpoint.openapi };
+  for (const endpoint of endpoints)
+    paths[`/webhooks/inbound${endpoint.path}`] = { ...paths[`/webhooks/inbound${endpoint.path}`], ...endpoint.openapi };
   return paths;
 }

@@ -67,20 +67,33 @@ export async function startPlatformRuns(ctx: PlatformStartContext, start: Platfo
     if (seen.has(eventKey)) return { outcome: 'duplicate' };
     const workflows = [...byWorkflow.entries()].filter(([id]) => start.workflowKey === undefined || !seen.has(workflowKey(id)));
     if (workflows.length === 0) return { outcome: 'no_match' };
-    const starts: StartRun[] = workflows.map(([workflowId, entry]) => ({ workspaceId: start.workspaceId, workflowId, snapshotId: entry.snapshotId, userId: null, trigger: start.trigger, firedRoots: entry.nodeIds, ...(start.observe ? { observer: start.observe() } : {}) }));
-    const now = ctx.clock.now();
-    const rows = [eventKey, ...(start.workflowKey === undefined ? [] : workflows.map(([id]) => workflowKey(id)))].map((dedupe_key, index) => ({
-      provider: start.provider,
-      dedupe_key,
-      workspace_id: start.workspaceId,
-      execution_count: index === 0 ? starts.length : 1,
-      created_at: now,
+    const starts: StartRun[] = workflows.map(([workflowId, entry]) => ({
+      workspaceId: start.workspaceId,
+      workflowId,
+      snapshotId: entry.snapshotId,
+      userId: null,
+      trigger: start.trigger,
+      firedRoots: entry.nodeIds,
+      ...(start.observe ? { observer: start.observe() } : {}),
     }));
+    const now = ctx.clock.now();
+    const rows = [eventKey, ...(start.workflowKey === undefined ? [] : workflows.map(([id]) => workflowKey(id)))].map(
+      (dedupe_key, index) => ({
+        provider: start.provider,
+        dedupe_key,
+        workspace_id: start.workspaceId,
+        execution_count: index === 0 ? starts.length : 1,
+        created_at: now,
+      }),
+    );
     try {
       const started = await ctx.engine.runMany(starts, (trx) => insertPlatformEvents(trx, rows));
       return { outcome: 'started', executionIds: started.map((s) => s.execution_id) };
     } catch (error) {
-      if (error instanceof EngineBusyError) throw new AppError('service_unavailable', 'the workflow engine is at capacity; retry later', undefined, { headers: { 'retry-after': '1' } });
+      if (error instanceof EngineBusyError)
+        throw new AppError('service_unavailable', 'the workflow engine is at capacity; retry later', undefined, {
+          headers: { 'retry-after': '1' },
+        });
       if (!ctx.dialect.isUniqueViolation(error) || attempt >= MAX_ATTEMPTS) throw error;
       // Lost a race: the next round finds the winner's keys.
     }

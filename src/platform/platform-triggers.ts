@@ -53,7 +53,8 @@ export class PlatformTriggers {
       const plan = await this.planOf(row.snapshot_id!);
       for (const nodeId of plan.roots) {
         const node = plan.nodes.get(nodeId)!;
-        if (node.type === slug && !node.disabled) triggers.push({ workflowId: row.workflow_id, snapshotId: row.snapshot_id!, nodeId, config: node.config });
+        if (node.type === slug && !node.disabled)
+          triggers.push({ workflowId: row.workflow_id, snapshotId: row.snapshot_id!, nodeId, config: node.config });
       }
     }
     if (stamp !== null) this.cache.set(key, stamp, triggers);

@@ -51,10 +51,10 @@ export class Scheduler {
   readonly counts: FireCounts = { fired: 0, skipped: 0 };
 
   constructor(private readonly options: SchedulerOptions) {
-    this.loop = new BackgroundLoop(
-      [{ name: 'schedules', run: async (signal) => this.runTask(signal) }],
-      { pollMs: options.pollMs ?? 1000, onError: (error) => options.onError?.(error) },
-    );
+    this.loop = new BackgroundLoop([{ name: 'schedules', run: async (signal) => this.runTask(signal) }], {
+      pollMs: options.pollMs ?? 1000,
+      onError: (error) => options.onError?.(error),
+    });
   }
 
   start(): void {
@@ -216,6 +216,14 @@ export class Scheduler {
 export function scheduleTrigger(row: ScheduleRow, firedAt: string, missed: boolean) {
   return {
     payload: { scheduled_at: row.next_fire_at, fired_at: firedAt, missed },
-    event: { type: 'schedule.fired', schedule_id: row.id, node_id: row.node_id, cron: row.cron, timezone: row.timezone, interval_ms: rowIntervalMs(row), catch_up: row.catch_up },
+    event: {
+      type: 'schedule.fired',
+      schedule_id: row.id,
+      node_id: row.node_id,
+      cron: row.cron,
+      timezone: row.timezone,
+      interval_ms: rowIntervalMs(row),
+      catch_up: row.catch_up,
+    },
   };
 }

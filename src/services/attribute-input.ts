@@ -23,14 +23,24 @@ export class Violations {
   }
 }
 
-export function rejectUnknown(input: AttributeInput, allowed: readonly string[], violations: Violations, hint: (name: string) => string): void {
+export function rejectUnknown(
+  input: AttributeInput,
+  allowed: readonly string[],
+  violations: Violations,
+  hint: (name: string) => string,
+): void {
   for (const name of Object.keys(input.values)) {
     if (!allowed.includes(name)) violations.add(input.pointer(name), hint(name));
   }
 }
 
 /** A required or optional trimmed string of bounded length; returns undefined when absent. */
-export function readString(input: AttributeInput, name: string, violations: Violations, options: { required?: boolean; max: number; nullable?: boolean }): string | null | undefined {
+export function readString(
+  input: AttributeInput,
+  name: string,
+  violations: Violations,
+  options: { required?: boolean; max: number; nullable?: boolean },
+): string | null | undefined {
   const value = input.values[name];
   if (value === undefined) {
     if (options.required) violations.add(input.pointer(name), `${name} is required`);

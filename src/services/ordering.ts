@@ -21,11 +21,13 @@ export function placeAmong(
   let index = others.length;
   if (target.beforeId) {
     const at = others.findIndex((s) => s.id === target.beforeId);
-    if (at < 0) throw new AppError('validation_failed', 'before_id must name a sibling in the target container', { pointer: pointer('before_id') });
+    if (at < 0)
+      throw new AppError('validation_failed', 'before_id must name a sibling in the target container', { pointer: pointer('before_id') });
     index = at;
   } else if (target.afterId) {
     const at = others.findIndex((s) => s.id === target.afterId);
-    if (at < 0) throw new AppError('validation_failed', 'after_id must name a sibling in the target container', { pointer: pointer('after_id') });
+    if (at < 0)
+      throw new AppError('validation_failed', 'after_id must name a sibling in the target container', { pointer: pointer('after_id') });
     index = at + 1;
   }
   const before = index > 0 ? others[index - 1]!.position : null;

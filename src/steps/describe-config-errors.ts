@@ -40,8 +40,7 @@ function suppressUnionNoise(errors: readonly ErrorObject[]): Set<ErrorObject> {
   for (const union of errors) {
     if (union.keyword !== 'anyOf' && union.keyword !== 'oneOf') continue;
     const prefix = `${union.schemaPath}/`;
-    const branchOf = (e: ErrorObject) =>
-      e.schemaPath.startsWith(prefix) ? e.schemaPath.slice(prefix.length).split('/')[0] : undefined;
+    const branchOf = (e: ErrorObject) => (e.schemaPath.startsWith(prefix) ? e.schemaPath.slice(prefix.length).split('/')[0] : undefined);
     const branches = Array.isArray(union.schema) ? (union.schema as unknown[]) : [];
     // A branch whose `type` failed on the value itself cannot be the one the author meant.
     const typeFailed = (index: number) =>

@@ -6,14 +6,22 @@ type Db = Kysely<Database> | Transaction<Database>;
 
 /** Model-provider connections of one workspace. */
 export class ConnectionRepository {
-  constructor(private readonly db: Db, readonly workspaceId: string) {}
+  constructor(
+    private readonly db: Db,
+    readonly workspaceId: string,
+  ) {}
 
   selectBase() {
     return this.db.selectFrom('connections').where('connections.workspace_id', '=', this.workspaceId);
   }
 
   find(id: string): Promise<ConnectionRow | undefined> {
-    return this.db.selectFrom('connections').selectAll().where('workspace_id', '=', this.workspaceId).where('id', '=', id).executeTakeFirst();
+    return this.db
+      .selectFrom('connections')
+      .selectAll()
+      .where('workspace_id', '=', this.workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst();
   }
 
   async insert(row: ConnectionRow): Promise<void> {
@@ -32,8 +40,18 @@ export class ConnectionRepository {
   /** Names of the knowledge bases and memories that use a connection (their embedder or compaction model). */
   async users(id: string): Promise<string[]> {
     const pattern = `%"${id}"%`;
-    const bases = await this.db.selectFrom('knowledge_bases').select('name').where('workspace_id', '=', this.workspaceId).where((eb) => eb.or([eb('embedder', 'like', pattern), eb('index_embedder', 'like', pattern)])).execute();
-    const memories = await this.db.selectFrom('memories').select('name').where('workspace_id', '=', this.workspaceId).where('compaction', 'like', pattern).execute();
+    const bases = await this.db
+      .selectFrom('knowledge_bases')
+      .select('name')
+      .where('workspace_id', '=', this.workspaceId)
+      .where((eb) => eb.or([eb('embedder', 'like', pattern), eb('index_embedder', 'like', pattern)]))
+      .execute();
+    const memories = await this.db
+      .selectFrom('memories')
+      .select('name')
+      .where('workspace_id', '=', this.workspaceId)
+      .where('compaction', 'like', pattern)
+      .execute();
     return [...bases.map((b) => `knowledge base "${b.name}"`), ...memories.map((m) => `memory "${m.name}"`)];
   }
 }

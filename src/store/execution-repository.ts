@@ -10,7 +10,10 @@ type Db = Kysely<Database> | Transaction<Database>;
  * construction, so no read can forget it.
  */
 export class ExecutionRepository {
-  constructor(private readonly db: Db, readonly workspaceId: string) {}
+  constructor(
+    private readonly db: Db,
+    readonly workspaceId: string,
+  ) {}
 
   /** The scoped base query for execution lists; callers add columns, filters, sort and page. */
   selectBase() {
@@ -18,7 +21,12 @@ export class ExecutionRepository {
   }
 
   find(id: string): Promise<ExecutionRow | undefined> {
-    return this.db.selectFrom('executions').selectAll().where('workspace_id', '=', this.workspaceId).where('id', '=', id).executeTakeFirst();
+    return this.db
+      .selectFrom('executions')
+      .selectAll()
+      .where('workspace_id', '=', this.workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst();
   }
 
   /** The scoped base query for the steps of one execution. */

@@ -6,7 +6,10 @@ type Db = Kysely<Database> | Transaction<Database>;
 
 /** Folders of one workspace. */
 export class FolderRepository {
-  constructor(private readonly db: Db, readonly workspaceId: string) {}
+  constructor(
+    private readonly db: Db,
+    readonly workspaceId: string,
+  ) {}
 
   withTransaction(trx: Transaction<Database>): FolderRepository {
     return new FolderRepository(trx, this.workspaceId);
@@ -17,7 +20,12 @@ export class FolderRepository {
   }
 
   find(id: string): Promise<FolderRow | undefined> {
-    return this.db.selectFrom('workflow_folders').selectAll().where('workspace_id', '=', this.workspaceId).where('id', '=', id).executeTakeFirst();
+    return this.db
+      .selectFrom('workflow_folders')
+      .selectAll()
+      .where('workspace_id', '=', this.workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst();
   }
 
   findMany(ids: string[]): Promise<FolderRow[]> {
@@ -49,7 +57,12 @@ export class FolderRepository {
   }
 
   async moveChildrenToRoot(id: string, now: string): Promise<void> {
-    await this.db.updateTable('workflow_folders').set({ parent_id: null, updated_at: now }).where('workspace_id', '=', this.workspaceId).where('parent_id', '=', id).execute();
+    await this.db
+      .updateTable('workflow_folders')
+      .set({ parent_id: null, updated_at: now })
+      .where('workspace_id', '=', this.workspaceId)
+      .where('parent_id', '=', id)
+      .execute();
   }
 
   listSiblingPositions(parentId: string | null): Promise<{ id: string; position: number }[]> {

@@ -7,7 +7,10 @@ type Db = Kysely<Database> | Transaction<Database>;
 
 /** Knowledge bases of one workspace. */
 export class KnowledgeBaseRepository {
-  constructor(private readonly db: Db, readonly workspaceId: string) {}
+  constructor(
+    private readonly db: Db,
+    readonly workspaceId: string,
+  ) {}
 
   withTransaction(trx: Transaction<Database>): KnowledgeBaseRepository {
     return new KnowledgeBaseRepository(trx, this.workspaceId);
@@ -18,13 +21,22 @@ export class KnowledgeBaseRepository {
   }
 
   find(id: string): Promise<KnowledgeBaseRow | undefined> {
-    return this.db.selectFrom('knowledge_bases').selectAll().where('workspace_id', '=', this.workspaceId).where('id', '=', id).executeTakeFirst();
+    return this.db
+      .selectFrom('knowledge_bases')
+      .selectAll()
+      .where('workspace_id', '=', this.workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst();
   }
 
   /** The row locked for the rest of the transaction on PostgreSQL (SQLite holds its one writer anyway). */
   findForUpdate(id: string, postgres: boolean): Promise<KnowledgeBaseRow | undefined> {
     const direct = directWrites(this.db);
-    if (direct) return Promise.resolve(direct.get('select * from "knowledge_bases" where "id" = ? and "workspace_id" = ?', [id, this.workspaceId]) as KnowledgeBaseRow | undefined);
+    if (direct)
+      return Promise.resolve(
+        direct.get('select * from "knowledge_bases" where "id" = ? and "workspace_id" = ?', [id, this.workspaceId]) as
+          KnowledgeBaseRow | undefined,
+      );
     const query = this.db.selectFrom('knowledge_bases').selectAll().where('workspace_id', '=', this.workspaceId).where('id', '=', id);
     return (postgres ? query.forUpdate() : query).executeTakeFirst();
   }
@@ -43,7 +55,8 @@ export class KnowledgeBaseRepository {
     if (documents === 0 && chunks === 0) return;
     const direct = directWrites(this.db);
     if (direct) {
-      const sqlText = 'update "knowledge_bases" set "document_count" = "document_count" + ?, "chunk_count" = "chunk_count" + ?, "updated_at" = ? where "id" = ? and "workspace_id" = ?';
+      const sqlText =
+        'update "knowledge_bases" set "document_count" = "document_count" + ?, "chunk_count" = "chunk_count" + ?, "updated_at" = ? where "id" = ? and "workspace_id" = ?';
       direct.run('knowledge_bases', sqlText, [documents, chunks, now, id, this.workspaceId]);
       return;
     }

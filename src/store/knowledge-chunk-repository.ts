@@ -7,8 +7,22 @@ export type NewChunk = Omit<KnowledgeChunksTable, 'seq'>;
 type Db = Kysely<Database> | Transaction<Database>;
 
 const CHUNK_COLUMNS = [
-  'seq', 'id', 'workspace_id', 'knowledge_base_id', 'document_id', 'document_version', 'position', 'heading_path', 'text', 'tokens', 'live',
-  'embedding', 'embedding_key', 'next_embedding', 'next_embedding_key', 'created_at',
+  'seq',
+  'id',
+  'workspace_id',
+  'knowledge_base_id',
+  'document_id',
+  'document_version',
+  'position',
+  'heading_path',
+  'text',
+  'tokens',
+  'live',
+  'embedding',
+  'embedding_key',
+  'next_embedding',
+  'next_embedding_key',
+  'created_at',
 ] as const satisfies readonly (keyof KnowledgeChunksTable)[];
 
 /** How many rows one multi-row insert or update carries (SQLite allows 32,766 parameters). */
@@ -16,7 +30,10 @@ const BATCH = 200;
 
 /** Chunks of one workspace. */
 export class KnowledgeChunkRepository {
-  constructor(private readonly db: Db, readonly workspaceId: string) {}
+  constructor(
+    private readonly db: Db,
+    readonly workspaceId: string,
+  ) {}
 
   withTransaction(trx: Transaction<Database>): KnowledgeChunkRepository {
     return new KnowledgeChunkRepository(trx, this.workspaceId);
@@ -33,7 +50,12 @@ export class KnowledgeChunkRepository {
     if (direct) return rows.map((row) => ({ ...row, seq: direct.insert('knowledge_chunks', row) }));
     const seqs = new Map<string, number>();
     for (let i = 0; i < rows.length; i += BATCH) {
-      for (const { id, seq } of await this.db.insertInto('knowledge_chunks').values(rows.slice(i, i + BATCH)).returning(['id', 'seq']).execute()) seqs.set(id, Number(seq));
+      for (const { id, seq } of await this.db
+        .insertInto('knowledge_chunks')
+        .values(rows.slice(i, i + BATCH))
+        .returning(['id', 'seq'])
+        .execute())
+        seqs.set(id, Number(seq));
     }
     return rows.map((row) => ({ ...row, seq: seqs.get(row.id)! }));
   }
@@ -62,35 +84,75 @@ export class KnowledgeChunkRepository {
     if (rows.some((row) => row.workspace_id !== this.workspaceId)) throw new Error('chunk row of another workspace');
     const direct = directWrites(this.db);
     if (direct) {
-      const update = 'update "knowledge_chunks" set "live" = 1, "embedding" = ?, "embedding_key" = ? where "seq" = ? and "workspace_id" = ?';
+      const update =
+        'update "knowledge_chunks" set "live" = 1, "embedding" = ?, "embedding_key" = ? where "seq" = ? and "workspace_id" = ?';
       for (const row of rows) direct.run('knowledge_chunks', update, [row.embedding, row.embedding_key, row.seq, this.workspaceId]);
       return;
     }
     for (let i = 0; i < rows.length; i += BATCH) {
       const batch = rows.slice(i, i + BATCH);
-      await this.db.deleteFrom('knowledge_chunks').where('workspace_id', '=', this.workspaceId).where('seq', 'in', batch.map((row) => row.seq)).execute();
-      await this.db.insertInto('knowledge_chunks').values(batch.map((row) => Object.assign({}, row, { live: true }))).execute();
+      await this.db
+        .deleteFrom('knowledge_chunks')
+        .where('workspace_id', '=', this.workspaceId)
+        .where(
+          'seq',
+          'in',
+          batch.map((row) => row.seq),
+        )
+        .execute();
+      await this.db
+        .insertInto('knowledge_chunks')
+        .values(batch.map((row) => Object.assign({}, row, { live: true })))
+        .execute();
     }
   }
 
   async setEmbedding(seq: number, embedding: StoredVector, key: string): Promise<void> {
-    await this.db.updateTable('knowledge_chunks').set({ embedding, embedding_key: key }).where('workspace_id', '=', this.workspaceId).where('seq', '=', seq).execute();
+    await this.db
+      .updateTable('knowledge_chunks')
+      .set({ embedding, embedding_key: key })
+      .where('workspace_id', '=', this.workspaceId)
+      .where('seq', '=', seq)
+      .execute();
   }
 
   async setNextEmbedding(seq: number, embedding: StoredVector, key: string): Promise<void> {
-    await this.db.updateTable('knowledge_chunks').set({ next_embedding: embedding, next_embedding_key: key }).where('workspace_id', '=', this.workspaceId).where('seq', '=', seq).execute();
+    await this.db
+      .updateTable('knowledge_chunks')
+      .set({ next_embedding: embedding, next_embedding_key: key })
+      .where('workspace_id', '=', this.workspaceId)
+      .where('seq', '=', seq)
+      .execute();
   }
 
   /** Live chunks of a document (what a swap or delete takes out of the indexes). */
   live(documentId: string): Promise<{ seq: number }[]> {
     const direct = directWrites(this.db);
-    if (direct) return Promise.resolve(direct.all('select "seq" from "knowledge_chunks" where "document_id" = ? and "live" = 1 and "workspace_id" = ?', [documentId, this.workspaceId]) as { seq: number }[]);
-    return this.db.selectFrom('knowledge_chunks').select('seq').where('workspace_id', '=', this.workspaceId).where('document_id', '=', documentId).where('live', '=', true).execute() as Promise<{ seq: number }[]>;
+    if (direct)
+      return Promise.resolve(
+        direct.all('select "seq" from "knowledge_chunks" where "document_id" = ? and "live" = 1 and "workspace_id" = ?', [
+          documentId,
+          this.workspaceId,
+        ]) as { seq: number }[],
+      );
+    return this.db
+      .selectFrom('knowledge_chunks')
+      .select('seq')
+      .where('workspace_id', '=', this.workspaceId)
+      .where('document_id', '=', documentId)
+      .where('live', '=', true)
+      .execute() as Promise<{ seq: number }[]>;
   }
 
   /** Every chunk seq of a base that is live (a base delete takes them out of the indexes). */
   liveOfBase(baseId: string): Promise<{ seq: number }[]> {
-    return this.db.selectFrom('knowledge_chunks').select('seq').where('workspace_id', '=', this.workspaceId).where('knowledge_base_id', '=', baseId).where('live', '=', true).execute() as Promise<{ seq: number }[]>;
+    return this.db
+      .selectFrom('knowledge_chunks')
+      .select('seq')
+      .where('workspace_id', '=', this.workspaceId)
+      .where('knowledge_base_id', '=', baseId)
+      .where('live', '=', true)
+      .execute() as Promise<{ seq: number }[]>;
   }
 
   /** Live chunks of a base still without a vector for `key` (re-embedding), a page at a time. */
@@ -125,7 +187,12 @@ export class KnowledgeChunkRepository {
   async promoteNext(baseId: string): Promise<void> {
     await this.db
       .updateTable('knowledge_chunks')
-      .set((eb) => ({ embedding: eb.ref('next_embedding'), embedding_key: eb.ref('next_embedding_key'), next_embedding: null, next_embedding_key: null }))
+      .set((eb) => ({
+        embedding: eb.ref('next_embedding'),
+        embedding_key: eb.ref('next_embedding_key'),
+        next_embedding: null,
+        next_embedding_key: null,
+      }))
       .where('workspace_id', '=', this.workspaceId)
       .where('knowledge_base_id', '=', baseId)
       .where('live', '=', true)
@@ -134,18 +201,28 @@ export class KnowledgeChunkRepository {
 
   async makeLive(seqs: number[]): Promise<void> {
     for (let i = 0; i < seqs.length; i += BATCH) {
-      await this.db.updateTable('knowledge_chunks').set({ live: true }).where('workspace_id', '=', this.workspaceId).where('seq', 'in', seqs.slice(i, i + BATCH)).execute();
+      await this.db
+        .updateTable('knowledge_chunks')
+        .set({ live: true })
+        .where('workspace_id', '=', this.workspaceId)
+        .where('seq', 'in', seqs.slice(i, i + BATCH))
+        .execute();
     }
   }
 
   async deleteSeqs(seqs: number[]): Promise<void> {
     const direct = directWrites(this.db);
     if (direct) {
-      for (const seq of seqs) direct.run('knowledge_chunks', 'delete from "knowledge_chunks" where "seq" = ? and "workspace_id" = ?', [seq, this.workspaceId]);
+      for (const seq of seqs)
+        direct.run('knowledge_chunks', 'delete from "knowledge_chunks" where "seq" = ? and "workspace_id" = ?', [seq, this.workspaceId]);
       return;
     }
     for (let i = 0; i < seqs.length; i += BATCH) {
-      await this.db.deleteFrom('knowledge_chunks').where('workspace_id', '=', this.workspaceId).where('seq', 'in', seqs.slice(i, i + BATCH)).execute();
+      await this.db
+        .deleteFrom('knowledge_chunks')
+        .where('workspace_id', '=', this.workspaceId)
+        .where('seq', 'in', seqs.slice(i, i + BATCH))
+        .execute();
     }
   }
 
@@ -153,9 +230,17 @@ export class KnowledgeChunkRepository {
   async deleteStaged(documentId: string): Promise<void> {
     const direct = directWrites(this.db);
     if (direct) {
-      direct.run('knowledge_chunks', 'delete from "knowledge_chunks" where "document_id" = ? and "live" = 0 and "workspace_id" = ?', [documentId, this.workspaceId]);
+      direct.run('knowledge_chunks', 'delete from "knowledge_chunks" where "document_id" = ? and "live" = 0 and "workspace_id" = ?', [
+        documentId,
+        this.workspaceId,
+      ]);
       return;
     }
-    await this.db.deleteFrom('knowledge_chunks').where('workspace_id', '=', this.workspaceId).where('document_id', '=', documentId).where('live', '=', false).execute();
+    await this.db
+      .deleteFrom('knowledge_chunks')
+      .where('workspace_id', '=', this.workspaceId)
+      .where('document_id', '=', documentId)
+      .where('live', '=', false)
+      .execute();
   }
 }

@@ -11,14 +11,20 @@ type Db = Kysely<Database> | Transaction<Database>;
  * the query builder cost ~0.1 ms a statement, about a tenth of the ingest benchmark's CPU time.
  */
 export class KnowledgeDocumentRepository {
-  constructor(private readonly db: Db, readonly workspaceId: string) {}
+  constructor(
+    private readonly db: Db,
+    readonly workspaceId: string,
+  ) {}
 
   withTransaction(trx: Transaction<Database>): KnowledgeDocumentRepository {
     return new KnowledgeDocumentRepository(trx, this.workspaceId);
   }
 
   selectBase(baseId: string) {
-    return this.db.selectFrom('knowledge_documents').where('knowledge_documents.workspace_id', '=', this.workspaceId).where('knowledge_documents.knowledge_base_id', '=', baseId);
+    return this.db
+      .selectFrom('knowledge_documents')
+      .where('knowledge_documents.workspace_id', '=', this.workspaceId)
+      .where('knowledge_documents.knowledge_base_id', '=', baseId);
   }
 
   find(baseId: string, id: string): Promise<KnowledgeDocumentRow | undefined> {
@@ -27,11 +33,23 @@ export class KnowledgeDocumentRepository {
       const sqlText = 'select * from "knowledge_documents" where "id" = ? and "workspace_id" = ? and "knowledge_base_id" = ?';
       return Promise.resolve(direct.get(sqlText, [id, this.workspaceId, baseId]) as KnowledgeDocumentRow | undefined);
     }
-    return this.db.selectFrom('knowledge_documents').selectAll().where('workspace_id', '=', this.workspaceId).where('knowledge_base_id', '=', baseId).where('id', '=', id).executeTakeFirst();
+    return this.db
+      .selectFrom('knowledge_documents')
+      .selectAll()
+      .where('workspace_id', '=', this.workspaceId)
+      .where('knowledge_base_id', '=', baseId)
+      .where('id', '=', id)
+      .executeTakeFirst();
   }
 
   findByIdentity(baseId: string, identity: string): Promise<KnowledgeDocumentRow | undefined> {
-    return this.db.selectFrom('knowledge_documents').selectAll().where('workspace_id', '=', this.workspaceId).where('knowledge_base_id', '=', baseId).where('identity', '=', identity).executeTakeFirst();
+    return this.db
+      .selectFrom('knowledge_documents')
+      .selectAll()
+      .where('workspace_id', '=', this.workspaceId)
+      .where('knowledge_base_id', '=', baseId)
+      .where('identity', '=', identity)
+      .executeTakeFirst();
   }
 
   async insert(row: KnowledgeDocumentRow): Promise<void> {
@@ -42,14 +60,24 @@ export class KnowledgeDocumentRepository {
   }
 
   /** Updates a document; with `version`, only while it still has that version (a newer re-send wins). */
-  async update(id: string, changes: Partial<Omit<KnowledgeDocumentRow, 'id' | 'workspace_id' | 'knowledge_base_id'>>, version?: number): Promise<boolean> {
+  async update(
+    id: string,
+    changes: Partial<Omit<KnowledgeDocumentRow, 'id' | 'workspace_id' | 'knowledge_base_id'>>,
+    version?: number,
+  ): Promise<boolean> {
     const direct = directWrites(this.db);
     if (direct) {
       const columns = Object.keys(changes).filter((column) => changes[column as keyof typeof changes] !== undefined);
       const values = columns.map((column) => changes[column as keyof typeof changes]);
       const condition = version === undefined ? '' : ' and "version" = ?';
       const sqlText = `update "knowledge_documents" set ${columns.map((column) => `"${column}" = ?`).join(', ')} where "id" = ? and "workspace_id" = ?${condition}`;
-      return direct.run('knowledge_documents', sqlText, version === undefined ? [...values, id, this.workspaceId] : [...values, id, this.workspaceId, version]) > 0;
+      return (
+        direct.run(
+          'knowledge_documents',
+          sqlText,
+          version === undefined ? [...values, id, this.workspaceId] : [...values, id, this.workspaceId, version],
+        ) > 0
+      );
     }
     let query = this.db.updateTable('knowledge_documents').set(changes).where('workspace_id', '=', this.workspaceId).where('id', '=', id);
     if (version !== undefined) query = query.where('version', '=', version);

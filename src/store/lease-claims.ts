@@ -50,7 +50,11 @@ export function claimQuery(db: LooseDb, table: LeasedTable, due: keyof typeof DU
   for (const column of condition.order) candidates = candidates.orderBy(column);
   candidates = candidates.limit(options.limit);
   if (options.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
-  return db.updateTable(table).set({ lease_owner: options.owner, lease_expires_at: options.leaseUntil }).where('id', 'in', candidates).returningAll();
+  return db
+    .updateTable(table)
+    .set({ lease_owner: options.owner, lease_expires_at: options.leaseUntil })
+    .where('id', 'in', candidates)
+    .returningAll();
 }
 
 /** Stand-ins compiled into a claim's query in place of its values, found again in its parameters. */
@@ -63,7 +67,12 @@ const SLOTS = { owner: '\u0000owner', leaseUntil: '\u0000lease', now: '\u0000now
  */
 const compiled = new WeakMap<object, Map<string, { query: CompiledQuery; slots: (keyof ClaimOptions | null)[] }>>();
 
-export async function claimDue<T extends LeasedTable>(db: Kysely<Database>, table: T, due: 'pending' | 'reembedding' | 'compaction', options: ClaimOptions): Promise<Database[T][]> {
+export async function claimDue<T extends LeasedTable>(
+  db: Kysely<Database>,
+  table: T,
+  due: 'pending' | 'reembedding' | 'compaction',
+  options: ClaimOptions,
+): Promise<Database[T][]> {
   const dbAny = db as unknown as LooseDb;
   let forDb = compiled.get(db);
   if (forDb === undefined) compiled.set(db, (forDb = new Map()));
@@ -71,7 +80,9 @@ export async function claimDue<T extends LeasedTable>(db: Kysely<Database>, tabl
   let entry = forDb.get(key);
   if (entry === undefined) {
     const query = claimQuery(dbAny, table, due, { ...options, ...SLOTS }).compile();
-    const slots = query.parameters.map((value) => (Object.entries(SLOTS).find(([, slot]) => slot === value)?.[0] as keyof ClaimOptions | undefined) ?? null);
+    const slots = query.parameters.map(
+      (value) => (Object.entries(SLOTS).find(([, slot]) => slot === value)?.[0] as keyof ClaimOptions | undefined) ?? null,
+    );
     entry = { query, slots };
     forDb.set(key, entry);
   }
@@ -82,9 +93,20 @@ export async function claimDue<T extends LeasedTable>(db: Kysely<Database>, tabl
 }
 
 /** Extends this process's lease on one row; false when it was lost (expired and taken). */
-export async function renewLease(db: Kysely<Database>, table: LeasedTable, id: string, owner: string, leaseUntil: string): Promise<boolean> {
+export async function renewLease(
+  db: Kysely<Database>,
+  table: LeasedTable,
+  id: string,
+  owner: string,
+  leaseUntil: string,
+): Promise<boolean> {
   const dbAny = db as unknown as LooseDb;
-  const result = await dbAny.updateTable(table).set({ lease_expires_at: leaseUntil }).where('id', '=', id).where('lease_owner', '=', owner).executeTakeFirst();
+  const result = await dbAny
+    .updateTable(table)
+    .set({ lease_expires_at: leaseUntil })
+    .where('id', '=', id)
+    .where('lease_owner', '=', owner)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 

@@ -12,9 +12,23 @@ type Db = Kysely<Database> | Transaction<Database>;
 export const MAILGUN_TOKEN_PREFIX = 'token:';
 
 /** Records a token; false when it was recorded before (the primary key refuses it). */
-export async function recordMailgunToken(db: Db, token: string, now: string, isUniqueViolation: (error: unknown) => boolean): Promise<boolean> {
+export async function recordMailgunToken(
+  db: Db,
+  token: string,
+  now: string,
+  isUniqueViolation: (error: unknown) => boolean,
+): Promise<boolean> {
   try {
-    await db.insertInto('platform_events').values({ provider: 'mailgun', dedupe_key: `${MAILGUN_TOKEN_PREFIX}${token}`, workspace_id: null, execution_count: 0, created_at: now }).execute();
+    await db
+      .insertInto('platform_events')
+      .values({
+        provider: 'mailgun',
+        dedupe_key: `${MAILGUN_TOKEN_PREFIX}${token}`,
+        workspace_id: null,
+        execution_count: 0,
+        created_at: now,
+      })
+      .execute();
     return true;
   } catch (error) {
     if (isUniqueViolation(error)) return false;

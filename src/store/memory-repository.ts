@@ -8,7 +8,10 @@ type Db = Kysely<Database> | Transaction<Database>;
 
 /** Memories, their sessions and messages, of one workspace. */
 export class MemoryRepository {
-  constructor(private readonly db: Db, readonly workspaceId: string) {}
+  constructor(
+    private readonly db: Db,
+    readonly workspaceId: string,
+  ) {}
 
   withTransaction(trx: Transaction<Database>): MemoryRepository {
     return new MemoryRepository(trx, this.workspaceId);
@@ -19,11 +22,17 @@ export class MemoryRepository {
   }
 
   selectSessions(memoryId: string) {
-    return this.db.selectFrom('memory_sessions').where('memory_sessions.workspace_id', '=', this.workspaceId).where('memory_sessions.memory_id', '=', memoryId);
+    return this.db
+      .selectFrom('memory_sessions')
+      .where('memory_sessions.workspace_id', '=', this.workspaceId)
+      .where('memory_sessions.memory_id', '=', memoryId);
   }
 
   selectMessages(sessionId: string) {
-    return this.db.selectFrom('memory_messages').where('memory_messages.workspace_id', '=', this.workspaceId).where('memory_messages.session_id', '=', sessionId);
+    return this.db
+      .selectFrom('memory_messages')
+      .where('memory_messages.workspace_id', '=', this.workspaceId)
+      .where('memory_messages.session_id', '=', sessionId);
   }
 
   find(id: string): Promise<MemoryRow | undefined> {
@@ -46,15 +55,32 @@ export class MemoryRepository {
   }
 
   findSession(memoryId: string, key: string): Promise<MemorySessionRow | undefined> {
-    return this.db.selectFrom('memory_sessions').selectAll().where('workspace_id', '=', this.workspaceId).where('memory_id', '=', memoryId).where('session_key', '=', key).executeTakeFirst();
+    return this.db
+      .selectFrom('memory_sessions')
+      .selectAll()
+      .where('workspace_id', '=', this.workspaceId)
+      .where('memory_id', '=', memoryId)
+      .where('session_key', '=', key)
+      .executeTakeFirst();
   }
 
   async touchSession(memoryId: string, key: string, now: string): Promise<void> {
-    await this.db.updateTable('memory_sessions').set({ updated_at: now }).where('workspace_id', '=', this.workspaceId).where('memory_id', '=', memoryId).where('session_key', '=', key).execute();
+    await this.db
+      .updateTable('memory_sessions')
+      .set({ updated_at: now })
+      .where('workspace_id', '=', this.workspaceId)
+      .where('memory_id', '=', memoryId)
+      .where('session_key', '=', key)
+      .execute();
   }
 
   findSessionById(id: string): Promise<MemorySessionRow | undefined> {
-    return this.db.selectFrom('memory_sessions').selectAll().where('workspace_id', '=', this.workspaceId).where('id', '=', id).executeTakeFirst();
+    return this.db
+      .selectFrom('memory_sessions')
+      .selectAll()
+      .where('workspace_id', '=', this.workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst();
   }
 
   async insertSession(row: MemorySessionRow): Promise<void> {
@@ -79,7 +105,14 @@ export class MemoryRepository {
 
   /** The session's messages in the prompt window, in order (summary included). */
   windowMessages(sessionId: string): Promise<MemoryMessageRow[]> {
-    return this.db.selectFrom('memory_messages').selectAll().where('workspace_id', '=', this.workspaceId).where('session_id', '=', sessionId).where('in_window', '=', true).orderBy('position').execute();
+    return this.db
+      .selectFrom('memory_messages')
+      .selectAll()
+      .where('workspace_id', '=', this.workspaceId)
+      .where('session_id', '=', sessionId)
+      .where('in_window', '=', true)
+      .orderBy('position')
+      .execute();
   }
 
   /** Messages that left the window (recall candidates), summaries excluded. */
@@ -96,6 +129,11 @@ export class MemoryRepository {
 
   async leaveWindow(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.db.updateTable('memory_messages').set({ in_window: false }).where('workspace_id', '=', this.workspaceId).where('id', 'in', ids).execute();
+    await this.db
+      .updateTable('memory_messages')
+      .set({ in_window: false })
+      .where('workspace_id', '=', this.workspaceId)
+      .where('id', 'in', ids)
+      .execute();
   }
 }

@@ -16,7 +16,12 @@ export async function insertPlatformEvents(db: Db, rows: PlatformEventRow[]): Pr
 /** Which of these keys were already recorded for the provider. */
 export async function findPlatformEvents(db: Db, provider: AppProvider, keys: string[]): Promise<Set<string>> {
   if (keys.length === 0) return new Set();
-  const rows = await db.selectFrom('platform_events').select('dedupe_key').where('provider', '=', provider).where('dedupe_key', 'in', keys).execute();
+  const rows = await db
+    .selectFrom('platform_events')
+    .select('dedupe_key')
+    .where('provider', '=', provider)
+    .where('dedupe_key', 'in', keys)
+    .execute();
   return new Set(rows.map((r) => r.dedupe_key));
 }
 

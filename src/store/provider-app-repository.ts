@@ -18,6 +18,8 @@ export async function upsertProviderApp(db: Db, row: ProviderAppRow): Promise<vo
   await db
     .insertInto('provider_apps')
     .values(row)
-    .onConflict((oc) => oc.column('provider').doUpdateSet({ settings: row.settings, secrets_sealed: row.secrets_sealed, updated_at: row.updated_at }))
+    .onConflict((oc) =>
+      oc.column('provider').doUpdateSet({ settings: row.settings, secrets_sealed: row.secrets_sealed, updated_at: row.updated_at }),
+    )
     .execute();
 }

@@ -13,7 +13,8 @@ describe.skipIf(!TEST_DATABASE_URL)('rate-limit counters [postgres]', () => {
   afterAll(() => database.close());
 
   /** Moves a key's window into the past, as the passing of its time would. */
-  const endWindow = (key: string) => sql`update rate_limits set window_ends_at = now() - interval '1 second' where key = ${key}`.execute(database.db);
+  const endWindow = (key: string) =>
+    sql`update rate_limits set window_ends_at = now() - interval '1 second' where key = ${key}`.execute(database.db);
 
   it('counts the hits of a key within its window, and reports the time left in it', async () => {
     const first = await counters.count('api:a', 60_000);

@@ -24,14 +24,22 @@ export class RateLimitCounters {
   /** Counts one request for `key` in a window of `windowMs`. */
   async count(key: string, windowMs: number): Promise<CountedHit> {
     const { query, queryId, sql: text } = this.hit;
-    const { rows } = await this.db.executeQuery<{ hits: number; ttl_ms: number }>({ query, queryId, sql: text, parameters: [key, windowMs] });
+    const { rows } = await this.db.executeQuery<{ hits: number; ttl_ms: number }>({
+      query,
+      queryId,
+      sql: text,
+      parameters: [key, windowMs],
+    });
     const row = rows[0]!;
     return { hits: row.hits, ttlMs: row.ttl_ms };
   }
 
   /** Forgets the keys whose window has ended (a later hit would start afresh anyway). */
   async deleteExpired(): Promise<number> {
-    const result = await this.db.deleteFrom('rate_limits').where(sql<boolean>`window_ends_at <= now()`).executeTakeFirst();
+    const result = await this.db
+      .deleteFrom('rate_limits')
+      .where(sql<boolean>`window_ends_at <= now()`)
+      .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 }

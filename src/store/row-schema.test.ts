@@ -9,7 +9,11 @@ describe('store schemas', () => {
         $schema: 'https://json-schema.org/draft/2020-12/schema',
         type: 'object',
         $defs: { money: { type: 'integer', minimum: 0 } },
-        properties: { amount: { $ref: '#/$defs/money' }, email: { type: 'string', format: 'email' }, tags: { enum: [{ $ref: 'http://data.example/not-a-ref' }] } },
+        properties: {
+          amount: { $ref: '#/$defs/money' },
+          email: { type: 'string', format: 'email' },
+          tags: { enum: [{ $ref: 'http://data.example/not-a-ref' }] },
+        },
         required: ['amount'],
       }),
     ).toEqual([]);
@@ -18,17 +22,76 @@ describe('store schemas', () => {
   it.each([
     ['not an object', [], [{ pointer: '', detail: 'schema must be a JSON Schema object (2020-12) describing one row' }]],
     ['a boolean schema', true, [{ pointer: '', detail: 'schema must be a JSON Schema object (2020-12) describing one row' }]],
-    ['no object type', { type: 'array' }, [{ pointer: '/type', detail: 'schema must describe an object: its top-level "type" must be "object"' }]],
-    ['another draft', { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' }, [{ pointer: '/$schema', detail: 'only JSON Schema 2020-12 is supported ("$schema": "https://json-schema.org/draft/2020-12/schema")' }]],
-    ['a remote $ref', { type: 'object', properties: { a: { $ref: 'https://json-schema.org/draft/2020-12/schema' } } }, [{ pointer: '/properties/a/$ref', detail: '$ref must point inside the schema ("#/$defs/…"); remote references are not supported' }]],
-    ['a relative $ref', { type: 'object', properties: { a: { $ref: 'other.json#/x' } } }, [{ pointer: '/properties/a/$ref', detail: '$ref must point inside the schema ("#/$defs/…"); remote references are not supported' }]],
-    ['an $id', { type: 'object', $defs: { a: { $id: 'urn:example:a' } } }, [{ pointer: '/$defs/a/$id', detail: '$id is not supported: a store schema is self-contained; name parts with $defs and refer to them with "#/$defs/…"' }]],
-    ['a bad type name', { type: 'object', properties: { a: { type: 'strnig' } } }, [{ pointer: '/properties/a/type', detail: 'schema at /properties/a/type must be one of "array", "boolean", "integer", "null", "number", "object", "string"' }]],
-    ['a keyword of the wrong type', { type: 'object', properties: { a: { minimum: 'x' } } }, [{ pointer: '/properties/a/minimum', detail: 'schema at /properties/a/minimum must be number' }]],
-    ['an unknown keyword', { type: 'object', properties: { a: { type: 'string', maxLenght: 3 } } }, [{ pointer: '/properties/a/maxLenght', detail: '"maxLenght" is not a JSON Schema 2020-12 keyword' }]],
-    ['an unknown format', { type: 'object', properties: { a: { type: 'string', format: 'bogus' } } }, [{ pointer: '', detail: 'schema does not compile: unknown format "bogus" ignored in schema at path "#/properties/a"' }]],
-    ['a broken local $ref', { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } }, [{ pointer: '', detail: "schema does not compile: can't resolve reference #/$defs/missing from id #" }]],
-    ['an invalid pattern', { type: 'object', properties: { a: { type: 'string', pattern: '(' } } }, [{ pointer: '', detail: 'schema does not compile: Invalid regular expression: /(/u: Unterminated group' }]],
+    [
+      'no object type',
+      { type: 'array' },
+      [{ pointer: '/type', detail: 'schema must describe an object: its top-level "type" must be "object"' }],
+    ],
+    [
+      'another draft',
+      { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' },
+      [
+        {
+          pointer: '/$schema',
+          detail: 'only JSON Schema 2020-12 is supported ("$schema": "https://json-schema.org/draft/2020-12/schema")',
+        },
+      ],
+    ],
+    [
+      'a remote $ref',
+      { type: 'object', properties: { a: { $ref: 'https://json-schema.org/draft/2020-12/schema' } } },
+      [{ pointer: '/properties/a/$ref', detail: '$ref must point inside the schema ("#/$defs/…"); remote references are not supported' }],
+    ],
+    [
+      'a relative $ref',
+      { type: 'object', properties: { a: { $ref: 'other.json#/x' } } },
+      [{ pointer: '/properties/a/$ref', detail: '$ref must point inside the schema ("#/$defs/…"); remote references are not supported' }],
+    ],
+    [
+      'an $id',
+      { type: 'object', $defs: { a: { $id: 'urn:example:a' } } },
+      [
+        {
+          pointer: '/$defs/a/$id',
+          detail: '$id is not supported: a store schema is self-contained; name parts with $defs and refer to them with "#/$defs/…"',
+        },
+      ],
+    ],
+    [
+      'a bad type name',
+      { type: 'object', properties: { a: { type: 'strnig' } } },
+      [
+        {
+          pointer: '/properties/a/type',
+          detail: 'schema at /properties/a/type must be one of "array", "boolean", "integer", "null", "number", "object", "string"',
+        },
+      ],
+    ],
+    [
+      'a keyword of the wrong type',
+      { type: 'object', properties: { a: { minimum: 'x' } } },
+      [{ pointer: '/properties/a/minimum', detail: 'schema at /properties/a/minimum must be number' }],
+    ],
+    [
+      'an unknown keyword',
+      { type: 'object', properties: { a: { type: 'string', maxLenght: 3 } } },
+      [{ pointer: '/properties/a/maxLenght', detail: '"maxLenght" is not a JSON Schema 2020-12 keyword' }],
+    ],
+    [
+      'an unknown format',
+      { type: 'object', properties: { a: { type: 'string', format: 'bogus' } } },
+      [{ pointer: '', detail: 'schema does not compile: unknown format "bogus" ignored in schema at path "#/properties/a"' }],
+    ],
+    [
+      'a broken local $ref',
+      { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } },
+      [{ pointer: '', detail: "schema does not compile: can't resolve reference #/$defs/missing from id #" }],
+    ],
+    [
+      'an invalid pattern',
+      { type: 'object', properties: { a: { type: 'string', pattern: '(' } } },
+      [{ pointer: '', detail: 'schema does not compile: Invalid regular expression: /(/u: Unterminated group' }],
+    ],
   ])('refuses %s with a pointer into it', (_case, schema, issues) => {
     expect(checkStoreSchema(schema)).toEqual(issues);
   });
@@ -43,19 +106,31 @@ describe('store schemas', () => {
 });
 
 describe('row validation', () => {
-  const schema = { type: 'object', additionalProperties: false, required: ['status'], properties: { status: { enum: ['open', 'paid'] }, amount: { type: 'integer' }, 'a/b': { type: 'string' }, items: { type: 'array', items: { type: 'object', properties: { price: { type: 'number', minimum: 0 } } } } } };
+  const schema = {
+    type: 'object',
+    additionalProperties: false,
+    required: ['status'],
+    properties: {
+      status: { enum: ['open', 'paid'] },
+      amount: { type: 'integer' },
+      'a/b': { type: 'string' },
+      items: { type: 'array', items: { type: 'object', properties: { price: { type: 'number', minimum: 0 } } } },
+    },
+  };
 
   it('reports one violation per problem with a pointer into the row', () => {
     const validate = compileRowSchema(schema);
     expect(rowViolations(validate, { status: 'paid', amount: 3 })).toEqual([]);
     expect(rowViolations(validate, { amount: 1.5, extra: true, 'a/b': 1, items: [{ price: 1 }, { price: -1 }] })).toEqual([
       { pointer: '/status', detail: 'row.status is required' },
-      { pointer: '/extra', detail: 'row.extra is not allowed by the store\'s schema' },
+      { pointer: '/extra', detail: "row.extra is not allowed by the store's schema" },
       { pointer: '/amount', detail: 'row.amount must be integer' },
       { pointer: '/a~1b', detail: 'row.a/b must be string' },
       { pointer: '/items/1/price', detail: 'row.items[1].price must be >= 0' },
     ]);
-    expect(rowViolations(validate, { status: 'lost' })).toEqual([{ pointer: '/status', detail: 'row.status must be one of "open", "paid"' }]);
+    expect(rowViolations(validate, { status: 'lost' })).toEqual([
+      { pointer: '/status', detail: 'row.status must be one of "open", "paid"' },
+    ]);
   });
 
   it('compiles a store version once and keeps it', () => {
@@ -69,7 +144,9 @@ describe('row validation', () => {
     const shared = { type: 'object', $defs: { n: { $anchor: 'n', type: 'integer' } }, properties: { a: { $ref: '#n' } } };
     expect(checkStoreSchema(shared)).toEqual([]);
     expect(checkStoreSchema(structuredClone(shared))).toEqual([]);
-    expect(rowViolations(compileRowSchema(structuredClone(shared)), { a: 'x' })).toEqual([{ pointer: '/a', detail: 'row.a must be integer' }]);
+    expect(rowViolations(compileRowSchema(structuredClone(shared)), { a: 'x' })).toEqual([
+      { pointer: '/a', detail: 'row.a must be integer' },
+    ]);
   });
 });
 
@@ -77,7 +154,15 @@ describe('declared fields', () => {
   it('offers top-level fields of one scalar type, optionally nullable, and says why others are not', () => {
     const fields = declaredFields({
       type: 'object',
-      properties: { s: { type: 'string' }, i: { type: ['integer', 'null'] }, n: { type: 'number' }, b: { type: 'boolean' }, o: { type: 'object' }, u: { enum: ['x'] }, m: { type: ['string', 'integer'] } },
+      properties: {
+        s: { type: 'string' },
+        i: { type: ['integer', 'null'] },
+        n: { type: 'number' },
+        b: { type: 'boolean' },
+        o: { type: 'object' },
+        u: { enum: ['x'] },
+        m: { type: ['string', 'integer'] },
+      },
     });
     expect(fields.get('s')).toEqual({ type: 'string', nullable: false });
     expect(fields.get('i')).toEqual({ type: 'integer', nullable: true });

@@ -45,9 +45,11 @@ const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples']);
 /** Checks a store schema; an empty list means it compiles and can validate rows. */
 export function checkStoreSchema(schema: unknown): SchemaIssue[] {
   if (!isPlainObject(schema)) return [{ pointer: '', detail: 'schema must be a JSON Schema object (2020-12) describing one row' }];
-  if (JSON.stringify(schema).length > MAX_SCHEMA_BYTES) return [{ pointer: '', detail: `schema must be at most ${MAX_SCHEMA_BYTES / 1024} KiB of JSON` }];
+  if (JSON.stringify(schema).length > MAX_SCHEMA_BYTES)
+    return [{ pointer: '', detail: `schema must be at most ${MAX_SCHEMA_BYTES / 1024} KiB of JSON` }];
   const issues: SchemaIssue[] = [];
-  if (schema.type !== 'object') issues.push({ pointer: '/type', detail: 'schema must describe an object: its top-level "type" must be "object"' });
+  if (schema.type !== 'object')
+    issues.push({ pointer: '/type', detail: 'schema must describe an object: its top-level "type" must be "object"' });
   if (schema.$schema !== undefined && schema.$schema !== DRAFT_2020_12 && schema.$schema !== `${DRAFT_2020_12}#`) {
     issues.push({ pointer: '/$schema', detail: `only JSON Schema 2020-12 is supported ("$schema": "${DRAFT_2020_12}")` });
   }
@@ -64,7 +66,8 @@ export function checkStoreSchema(schema: unknown): SchemaIssue[] {
 
 function walk(value: unknown, pointer: string, depth: number, issues: SchemaIssue[]): void {
   if (depth > MAX_SCHEMA_DEPTH) {
-    if (!issues.some((issue) => issue.detail.startsWith('schema is nested'))) issues.push({ pointer, detail: `schema is nested more than ${MAX_SCHEMA_DEPTH} levels deep` });
+    if (!issues.some((issue) => issue.detail.startsWith('schema is nested')))
+      issues.push({ pointer, detail: `schema is nested more than ${MAX_SCHEMA_DEPTH} levels deep` });
     return;
   }
   if (Array.isArray(value)) {
@@ -77,7 +80,10 @@ function walk(value: unknown, pointer: string, depth: number, issues: SchemaIssu
     if (typeof child === 'string' && (key === '$ref' || key === '$dynamicRef') && !child.startsWith('#')) {
       issues.push({ pointer: here, detail: `${key} must point inside the schema ("#/$defs/…"); remote references are not supported` });
     } else if (typeof child === 'string' && key === '$id') {
-      issues.push({ pointer: here, detail: '$id is not supported: a store schema is self-contained; name parts with $defs and refer to them with "#/$defs/…"' });
+      issues.push({
+        pointer: here,
+        detail: '$id is not supported: a store schema is self-contained; name parts with $defs and refer to them with "#/$defs/…"',
+      });
     } else if (!DATA_KEYWORDS.has(key)) {
       walk(child, here, depth + 1, issues);
     }
@@ -86,7 +92,8 @@ function walk(value: unknown, pointer: string, depth: number, issues: SchemaIssu
 
 /** The meta-schema's errors, one per place: the most telling of those reported there. */
 function describeMetaErrors(errors: readonly ErrorObject[]): SchemaIssue[] {
-  const rank = (error: ErrorObject) => (error.keyword === 'enum' ? 0 : error.keyword === 'anyOf' || error.keyword === 'oneOf' ? 3 : error.keyword === 'type' ? 1 : 2);
+  const rank = (error: ErrorObject) =>
+    error.keyword === 'enum' ? 0 : error.keyword === 'anyOf' || error.keyword === 'oneOf' ? 3 : error.keyword === 'type' ? 1 : 2;
   const best = new Map<string, ErrorObject>();
   for (const error of errors) {
     const current = best.get(error.instancePath);
@@ -110,7 +117,7 @@ function compileIssue(schema: Record<string, unknown>, error: unknown): SchemaIs
 
 /** The pointer of the first place `key` is used as a keyword, depth first. */
 function findKey(value: unknown, key: string, pointer: string, depth = 0): string | null {
-  if (depth > MAX_SCHEMA_DEPTH || (typeof value !== 'object' || value === null)) return null;
+  if (depth > MAX_SCHEMA_DEPTH || typeof value !== 'object' || value === null) return null;
   const entries = Array.isArray(value) ? value.map((item, index) => [String(index), item] as const) : Object.entries(value);
   for (const [name, child] of entries) {
     if (name === key && !Array.isArray(value)) return `${pointer}/${escapePointerToken(name)}`;
@@ -181,7 +188,10 @@ function describeRowError(error: ErrorObject): SchemaIssue {
       return { pointer, detail: `${fieldName(pointer)} is not allowed by the store's schema` };
     }
     case 'enum':
-      return { pointer: error.instancePath, detail: `${fieldName(error.instancePath)} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+      return {
+        pointer: error.instancePath,
+        detail: `${fieldName(error.instancePath)} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
+      };
     default:
       return { pointer: error.instancePath, detail: `${fieldName(error.instancePath)} ${error.message ?? 'is invalid'}` };
   }
@@ -219,7 +229,12 @@ export function declaredFields(schema: unknown): Map<string, DeclaredField | str
       fields.set(name, { type: scalars[0]!, nullable });
     } else {
       // Kept as the reason, so a filter on it can say why it is refused.
-      fields.set(name, types.length === 0 ? 'it declares no "type"' : `its type is ${JSON.stringify(declared)}, not one of string, integer, number, boolean (optionally with null)`);
+      fields.set(
+        name,
+        types.length === 0
+          ? 'it declares no "type"'
+          : `its type is ${JSON.stringify(declared)}, not one of string, integer, number, boolean (optionally with null)`,
+      );
     }
   }
   return fields;

@@ -11,9 +11,18 @@ describe('row text', () => {
   });
 
   it('points at a string holding NUL or an unpaired surrogate, in values and member names', () => {
-    expect(check({ a: { b: ['x', 'y\u0000'] } })).toEqual({ pointer: '/a/b/1', detail: 'the string at /a/b/1 contains the NUL character, which cannot be stored' });
-    expect(check({ 'a/b': '\uD800' })).toEqual({ pointer: '/a~1b', detail: 'the string at /a~1b contains an unpaired surrogate (not valid Unicode)' });
-    expect(check({ ['bad\u0000name']: 1 })).toEqual({ pointer: '/bad\u0000name', detail: 'the member name at /bad\u0000name contains the NUL character, which cannot be stored' });
+    expect(check({ a: { b: ['x', 'y\u0000'] } })).toEqual({
+      pointer: '/a/b/1',
+      detail: 'the string at /a/b/1 contains the NUL character, which cannot be stored',
+    });
+    expect(check({ 'a/b': '\uD800' })).toEqual({
+      pointer: '/a~1b',
+      detail: 'the string at /a~1b contains an unpaired surrogate (not valid Unicode)',
+    });
+    expect(check({ ['bad\u0000name']: 1 })).toEqual({
+      pointer: '/bad\u0000name',
+      detail: 'the member name at /bad\u0000name contains the NUL character, which cannot be stored',
+    });
   });
 
   it('refuses a row over 1 MiB of JSON', () => {

@@ -9,11 +9,20 @@ export type ScheduleRow = SchedulesTable;
  * workspace-scoped by the workflow it was given) and read across workspaces by the scheduler,
  * which only ever acts on the row's own workspace and workflow.
  */
-export function listWorkflowSchedules(db: Kysely<Database> | Transaction<Database>, workspaceId: string, workflowId: string): Promise<ScheduleRow[]> {
+export function listWorkflowSchedules(
+  db: Kysely<Database> | Transaction<Database>,
+  workspaceId: string,
+  workflowId: string,
+): Promise<ScheduleRow[]> {
   return db.selectFrom('schedules').selectAll().where('workspace_id', '=', workspaceId).where('workflow_id', '=', workflowId).execute();
 }
 
-export async function deleteWorkflowSchedules(db: Kysely<Database> | Transaction<Database>, workspaceId: string, workflowId: string, keepIds: string[] = []): Promise<void> {
+export async function deleteWorkflowSchedules(
+  db: Kysely<Database> | Transaction<Database>,
+  workspaceId: string,
+  workflowId: string,
+  keepIds: string[] = [],
+): Promise<void> {
   let query = db.deleteFrom('schedules').where('workspace_id', '=', workspaceId).where('workflow_id', '=', workflowId);
   if (keepIds.length > 0) query = query.where('id', 'not in', keepIds);
   await query.execute();
@@ -29,7 +38,14 @@ export async function updateSchedule(trx: Transaction<Database>, id: string, cha
 
 /** Due rows, oldest fire time first (read without locks: `claimSchedules` decides). */
 export function listDueSchedules(db: Kysely<Database>, now: string, limit: number): Promise<ScheduleRow[]> {
-  return db.selectFrom('schedules').selectAll().where('next_fire_at', '<=', now).orderBy('next_fire_at').orderBy('id').limit(limit).execute();
+  return db
+    .selectFrom('schedules')
+    .selectAll()
+    .where('next_fire_at', '<=', now)
+    .orderBy('next_fire_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
 }
 
 /**
@@ -41,7 +57,14 @@ export function listDueSchedules(db: Kysely<Database>, now: string, limit: numbe
  */
 export async function claimSchedules(trx: Transaction<Database>, dialect: DialectName, read: ScheduleRow[]): Promise<Set<string>> {
   if (read.length === 0) return new Set();
-  let query = trx.selectFrom('schedules').select(['id', 'next_fire_at', 'snapshot_id']).where('id', 'in', read.map((row) => row.id));
+  let query = trx
+    .selectFrom('schedules')
+    .select(['id', 'next_fire_at', 'snapshot_id'])
+    .where(
+      'id',
+      'in',
+      read.map((row) => row.id),
+    );
   if (dialect === 'postgres') query = query.forUpdate().skipLocked();
   const current = new Map((await query.execute()).map((row) => [row.id, row]));
   const claimed = new Set<string>();
@@ -54,6 +77,9 @@ export async function claimSchedules(trx: Transaction<Database>, dialect: Dialec
 
 /** The earliest stored fire time, for the scheduler's timer. */
 export async function nextScheduleAt(db: Kysely<Database>): Promise<string | null> {
-  const row = await db.selectFrom('schedules').select((eb) => eb.fn.min('next_fire_at').as('next')).executeTakeFirst();
+  const row = await db
+    .selectFrom('schedules')
+    .select((eb) => eb.fn.min('next_fire_at').as('next'))
+    .executeTakeFirst();
   return (row?.next as string | null | undefined) ?? null;
 }

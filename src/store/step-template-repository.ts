@@ -32,7 +32,11 @@ export async function syncStepTemplates(db: Kysely<Database>, dialect: SqlDialec
     // transactions would collide on the primary key (SQLite has one writer anyway).
     if (dialect.name === 'postgres') await sql`select pg_advisory_xact_lock(${CATALOG_LOCK})`.execute(trx);
     await trx.deleteFrom('step_templates').execute();
-    if (definitions.length > 0) await trx.insertInto('step_templates').values(definitions.map((d) => stepTemplateRow(d, dialect))).execute();
+    if (definitions.length > 0)
+      await trx
+        .insertInto('step_templates')
+        .values(definitions.map((d) => stepTemplateRow(d, dialect)))
+        .execute();
   });
 }
 

@@ -2,7 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { keyProblem, MAX_KEY_LENGTH } from './store-keys.js';
 
 describe('row keys', () => {
-  it.each(['a', 'a/b', 'with space', '😀', '%', '100%', 'ünïcödé', '.hidden', '...', 'a'.repeat(MAX_KEY_LENGTH), '😀'.repeat(MAX_KEY_LENGTH)])('accepts %j', (key) => {
+  it.each([
+    'a',
+    'a/b',
+    'with space',
+    '😀',
+    '%',
+    '100%',
+    'ünïcödé',
+    '.hidden',
+    '...',
+    'a'.repeat(MAX_KEY_LENGTH),
+    '😀'.repeat(MAX_KEY_LENGTH),
+  ])('accepts %j', (key) => {
     expect(keyProblem(key)).toBeNull();
   });
 

@@ -13,7 +13,10 @@ type Db = Kysely<Database> | Transaction<Database>;
  * whose slugs are taken. The restore reaches its store through store-restores.ts.
  */
 export class StoreRepository {
-  constructor(private readonly db: Db, readonly workspaceId: string) {}
+  constructor(
+    private readonly db: Db,
+    readonly workspaceId: string,
+  ) {}
 
   withTransaction(trx: Transaction<Database>): StoreRepository {
     return new StoreRepository(trx, this.workspaceId);
@@ -21,7 +24,11 @@ export class StoreRepository {
 
   /** The scoped base query for the list route. */
   selectBase() {
-    return this.db.selectFrom('stores').where('stores.workspace_id', '=', this.workspaceId).where('stores.deleted_at', 'is', null).where('stores.restoring_until', 'is', null);
+    return this.db
+      .selectFrom('stores')
+      .where('stores.workspace_id', '=', this.workspaceId)
+      .where('stores.deleted_at', 'is', null)
+      .where('stores.restoring_until', 'is', null);
   }
 
   find(id: string): Promise<StoreRow | undefined> {
@@ -36,14 +43,27 @@ export class StoreRepository {
   lock(dialect: SqlDialect, id: string): Promise<StoreRow | undefined> {
     // Inside a SQLite transaction (every row write), a plain prepared statement: see updateLocked.
     const direct = directWrites(this.db);
-    if (direct) return Promise.resolve(direct.get('select * from "stores" where "workspace_id" = ? and "id" = ? and "deleted_at" is null and "restoring_until" is null', [this.workspaceId, id]) as StoreRow | undefined);
+    if (direct)
+      return Promise.resolve(
+        direct.get('select * from "stores" where "workspace_id" = ? and "id" = ? and "deleted_at" is null and "restoring_until" is null', [
+          this.workspaceId,
+          id,
+        ]) as StoreRow | undefined,
+      );
     const query = this.live().selectAll().where('id', '=', id);
     return (dialect.rowLocks ? query.forUpdate() : query).executeTakeFirst();
   }
 
   /** Whether a store under restore holds the slug (a create that found it taken says so). */
   async restoringSlug(slug: string): Promise<boolean> {
-    const row = await this.db.selectFrom('stores').select('id').where('workspace_id', '=', this.workspaceId).where('slug', '=', slug).where('deleted_at', 'is', null).where('restoring_until', 'is not', null).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('stores')
+      .select('id')
+      .where('workspace_id', '=', this.workspaceId)
+      .where('slug', '=', slug)
+      .where('deleted_at', 'is', null)
+      .where('restoring_until', 'is not', null)
+      .executeTakeFirst();
     return row !== undefined;
   }
 
@@ -68,7 +88,14 @@ export class StoreRepository {
   }
 
   async update(id: string, changes: Partial<Omit<StoreRow, 'id' | 'workspace_id' | 'deleted_at' | 'restoring_until'>>): Promise<void> {
-    await this.db.updateTable('stores').set(changes).where('workspace_id', '=', this.workspaceId).where('id', '=', id).where('deleted_at', 'is', null).where('restoring_until', 'is', null).execute();
+    await this.db
+      .updateTable('stores')
+      .set(changes)
+      .where('workspace_id', '=', this.workspaceId)
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .where('restoring_until', 'is', null)
+      .execute();
   }
 
   /**
@@ -96,6 +123,10 @@ export class StoreRepository {
   }
 
   private live() {
-    return this.db.selectFrom('stores').where('workspace_id', '=', this.workspaceId).where('deleted_at', 'is', null).where('restoring_until', 'is', null);
+    return this.db
+      .selectFrom('stores')
+      .where('workspace_id', '=', this.workspaceId)
+      .where('deleted_at', 'is', null)
+      .where('restoring_until', 'is', null);
   }
 }

@@ -11,7 +11,12 @@ type Db = Kysely<Database> | Transaction<Database>;
  * live store locks it (store-write.ts). Undefined once the restore was abandoned.
  */
 export function lockRestoringStore(db: Db, dialect: SqlDialect, id: string): Promise<StoreRow | undefined> {
-  const query = db.selectFrom('stores').selectAll().where('id', '=', id).where('deleted_at', 'is', null).where('restoring_until', 'is not', null);
+  const query = db
+    .selectFrom('stores')
+    .selectAll()
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .where('restoring_until', 'is not', null);
   return (dialect.rowLocks ? query.forUpdate() : query).executeTakeFirst();
 }
 
@@ -19,13 +24,29 @@ export function lockRestoringStore(db: Db, dialect: SqlDialect, id: string): Pro
  * A batch's changes to its store: the count, the last write time and the lease, renewed, or
  * null on the last batch, whose commit makes the store visible.
  */
-export async function updateRestoringStore(db: Db, id: string, changes: Pick<StoreRow, 'row_count' | 'last_write_at' | 'restoring_until'>): Promise<void> {
-  await db.updateTable('stores').set(changes).where('id', '=', id).where('deleted_at', 'is', null).where('restoring_until', 'is not', null).execute();
+export async function updateRestoringStore(
+  db: Db,
+  id: string,
+  changes: Pick<StoreRow, 'row_count' | 'last_write_at' | 'restoring_until'>,
+): Promise<void> {
+  await db
+    .updateTable('stores')
+    .set(changes)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .where('restoring_until', 'is not', null)
+    .execute();
 }
 
 /** Gives a restore up: its store becomes a deleted one, whose rows the sweeper removes. */
 export async function abandonRestore(db: Db, id: string, now: string): Promise<void> {
-  await db.updateTable('stores').set({ deleted_at: now, updated_at: now }).where('id', '=', id).where('deleted_at', 'is', null).where('restoring_until', 'is not', null).execute();
+  await db
+    .updateTable('stores')
+    .set({ deleted_at: now, updated_at: now })
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .where('restoring_until', 'is not', null)
+    .execute();
 }
 
 /**
@@ -34,6 +55,11 @@ export async function abandonRestore(db: Db, id: string, now: string): Promise<v
  * its store gone and fails. Returns the stores abandoned.
  */
 export async function abandonExpiredRestores(db: Db, now: string): Promise<number> {
-  const result = await db.updateTable('stores').set({ deleted_at: now, updated_at: now }).where('restoring_until', '<', now).where('deleted_at', 'is', null).executeTakeFirst();
+  const result = await db
+    .updateTable('stores')
+    .set({ deleted_at: now, updated_at: now })
+    .where('restoring_until', '<', now)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }

@@ -34,13 +34,19 @@ export interface FeedQuery {
 export class StoreRowRepository {
   readonly storeId: string;
 
-  constructor(private readonly db: Db, store: Pick<StoreRow, 'id' | 'workspace_id'>) {
+  constructor(
+    private readonly db: Db,
+    store: Pick<StoreRow, 'id' | 'workspace_id'>,
+  ) {
     this.storeId = store.id;
   }
 
   find(key: string): Promise<StoreRowRecord | undefined> {
     const direct = directWrites(this.db);
-    if (direct) return Promise.resolve(direct.get('select * from "store_rows" where "store_id" = ? and "key" = ?', [this.storeId, key]) as StoreRowRecord | undefined);
+    if (direct)
+      return Promise.resolve(
+        direct.get('select * from "store_rows" where "store_id" = ? and "key" = ?', [this.storeId, key]) as StoreRowRecord | undefined,
+      );
     return this.db.selectFrom('store_rows').selectAll().where('store_id', '=', this.storeId).where('key', '=', key).executeTakeFirst();
   }
 
@@ -68,7 +74,9 @@ export class StoreRowRepository {
 
   /** Rows matching the feed's filters, wherever the cursor stands (`page[count]`). */
   async countFeed(query: Omit<FeedQuery, 'after' | 'limit' | 'columns'>): Promise<number> {
-    const row = await this.feedBase(query).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+    const row = await this.feedBase(query)
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
@@ -94,19 +102,33 @@ export class StoreRowRepository {
 
   /** Rows in key order after `afterKey`, written at or before `notAfter` (schema checks). */
   scan(afterKey: string | null, notAfter: string, limit: number): Promise<Pick<StoreRowRecord, 'key' | 'row'>[]> {
-    let query = this.db.selectFrom('store_rows').select(['key', 'row']).where('store_id', '=', this.storeId).where('updated_at', '<=', notAfter);
+    let query = this.db
+      .selectFrom('store_rows')
+      .select(['key', 'row'])
+      .where('store_id', '=', this.storeId)
+      .where('updated_at', '<=', notAfter);
     if (afterKey !== null) query = query.where('key', '>', afterKey);
     return query.orderBy('key').limit(limit).execute();
   }
 
   /** Rows written after `at`: what a schema check must look at again under the store lock. */
   writtenAfter(at: string): Promise<Pick<StoreRowRecord, 'key' | 'row'>[]> {
-    return this.db.selectFrom('store_rows').select(['key', 'row']).where('store_id', '=', this.storeId).where('updated_at', '>', at).execute();
+    return this.db
+      .selectFrom('store_rows')
+      .select(['key', 'row'])
+      .where('store_id', '=', this.storeId)
+      .where('updated_at', '>', at)
+      .execute();
   }
 
   /** Keys deleted after `at` (and not written since: a write removes the tombstone). */
   async deletedAfter(at: string): Promise<string[]> {
-    const rows = await this.db.selectFrom('store_deletions').select('key').where('store_id', '=', this.storeId).where('deleted_at', '>', at).execute();
+    const rows = await this.db
+      .selectFrom('store_deletions')
+      .select('key')
+      .where('store_id', '=', this.storeId)
+      .where('deleted_at', '>', at)
+      .execute();
     return rows.map((row) => row.key);
   }
 
@@ -149,7 +171,9 @@ export async function pruneStoreDeletions(db: Kysely<Database>, cutoffIso: strin
   while (true) {
     const result = await db
       .deleteFrom('store_deletions')
-      .where(sql<SqlBool>`(store_id, key) IN (SELECT store_id, key FROM store_deletions WHERE deleted_at < ${cutoffIso} LIMIT ${batchSize})`)
+      .where(
+        sql<SqlBool>`(store_id, key) IN (SELECT store_id, key FROM store_deletions WHERE deleted_at < ${cutoffIso} LIMIT ${batchSize})`,
+      )
       .executeTakeFirst();
     const count = Number(result.numDeletedRows);
     deleted += count;

@@ -82,13 +82,18 @@ export async function writeStoreRow(trx: Transaction<Database>, dialect: SqlDial
   if (mode !== 'delete') {
     const violations = rowViolations(rowValidator(store.id, store.schema_version, store.schema), write.row);
     if (violations.length > 0) {
-      throw AppError.many('validation_failed', violations.map((v) => ({ code: 'validation_failed', detail: v.detail, source: { pointer: `${write.rowPointer}${v.pointer}` } })));
+      throw AppError.many(
+        'validation_failed',
+        violations.map((v) => ({ code: 'validation_failed', detail: v.detail, source: { pointer: `${write.rowPointer}${v.pointer}` } })),
+      );
     }
   }
 
   const existing = await rows.find(write.key);
-  if (mode === 'insert' && existing) throw new AppError('row_exists', `a row with key "${write.key}" already exists in this store; PUT without mode "insert" replaces it`);
-  if ((mode === 'update' || mode === 'delete') && !existing) throw new AppError('row_not_found', `no row with key "${write.key}" in this store`);
+  if (mode === 'insert' && existing)
+    throw new AppError('row_exists', `a row with key "${write.key}" already exists in this store; PUT without mode "insert" replaces it`);
+  if ((mode === 'update' || mode === 'delete') && !existing)
+    throw new AppError('row_not_found', `no row with key "${write.key}" in this store`);
 
   const at = writeTime(write.now, store);
   const by = { workflow_id: write.workflowId, execution_id: write.executionId };
@@ -97,23 +102,52 @@ export async function writeStoreRow(trx: Transaction<Database>, dialect: SqlDial
     await rows.remove(write.key);
     await rows.addTombstone(write.key, at, write.workflowId);
     await stores.updateLocked(store.id, { row_count: store.row_count - 1, last_write_at: at });
-    return { key: write.key, row: JSON.parse(existing!.row) as Record<string, unknown>, created: false, deleted: true, created_at: existing!.created_at, updated_at: at, ...by };
+    return {
+      key: write.key,
+      row: JSON.parse(existing!.row) as Record<string, unknown>,
+      created: false,
+      deleted: true,
+      created_at: existing!.created_at,
+      updated_at: at,
+      ...by,
+    };
   }
   if (existing) {
     await rows.replace(write.key, { row: rowText, updated_at: at, ...by });
     await stores.updateLocked(store.id, { last_write_at: at });
-    return { key: write.key, row: write.row as Record<string, unknown>, created: false, deleted: false, created_at: existing.created_at, updated_at: at, ...by };
+    return {
+      key: write.key,
+      row: write.row as Record<string, unknown>,
+      created: false,
+      deleted: false,
+      created_at: existing.created_at,
+      updated_at: at,
+      ...by,
+    };
   }
   if (store.row_count >= store.row_cap) {
-    throw new AppError('row_cap_exceeded', `the store holds ${store.row_count} rows, its row_cap; delete rows or raise row_cap to add more`, undefined, {
-      meta: { row_count: store.row_count, row_cap: store.row_cap },
-    });
+    throw new AppError(
+      'row_cap_exceeded',
+      `the store holds ${store.row_count} rows, its row_cap; delete rows or raise row_cap to add more`,
+      undefined,
+      {
+        meta: { row_count: store.row_count, row_cap: store.row_cap },
+      },
+    );
   }
   await rows.insert({ store_id: store.id, key: write.key, row: rowText, created_at: at, updated_at: at, ...by });
   // A key's tombstone says it is gone; written again, it is not (see the deletions feed).
   await rows.removeTombstone(write.key);
   await stores.updateLocked(store.id, { row_count: store.row_count + 1, last_write_at: at });
-  return { key: write.key, row: write.row as Record<string, unknown>, created: true, deleted: false, created_at: at, updated_at: at, ...by };
+  return {
+    key: write.key,
+    row: write.row as Record<string, unknown>,
+    created: true,
+    deleted: false,
+    created_at: at,
+    updated_at: at,
+    ...by,
+  };
 }
 
 /** max(now, the store's last write + 1 µs): strictly increasing within a store. */

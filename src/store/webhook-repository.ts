@@ -6,14 +6,28 @@ type Db = Kysely<Database> | Transaction<Database>;
 
 /** Webhook endpoints of one workspace: the workspace id is fixed at construction. */
 export class WebhookRepository {
-  constructor(private readonly db: Db, readonly workspaceId: string) {}
+  constructor(
+    private readonly db: Db,
+    readonly workspaceId: string,
+  ) {}
 
   listForWorkflow(workflowId: string): Promise<WebhookRow[]> {
-    return this.db.selectFrom('webhooks').selectAll().where('workspace_id', '=', this.workspaceId).where('workflow_id', '=', workflowId).execute();
+    return this.db
+      .selectFrom('webhooks')
+      .selectAll()
+      .where('workspace_id', '=', this.workspaceId)
+      .where('workflow_id', '=', workflowId)
+      .execute();
   }
 
   findByNode(workflowId: string, nodeId: string): Promise<WebhookRow | undefined> {
-    return this.db.selectFrom('webhooks').selectAll().where('workspace_id', '=', this.workspaceId).where('workflow_id', '=', workflowId).where('node_id', '=', nodeId).executeTakeFirst();
+    return this.db
+      .selectFrom('webhooks')
+      .selectAll()
+      .where('workspace_id', '=', this.workspaceId)
+      .where('workflow_id', '=', workflowId)
+      .where('node_id', '=', nodeId)
+      .executeTakeFirst();
   }
 
   async insert(row: WebhookRow): Promise<void> {
@@ -48,7 +62,9 @@ export interface WebhookEndpoint extends WebhookRow {
 export function findEndpoint(db: Db, webhookId: string, rowStamp = false): Promise<WebhookEndpoint | undefined> {
   const query = db
     .selectFrom('webhooks')
-    .innerJoin('workflows', (join) => join.onRef('workflows.id', '=', 'webhooks.workflow_id').onRef('workflows.workspace_id', '=', 'webhooks.workspace_id'))
+    .innerJoin('workflows', (join) =>
+      join.onRef('workflows.id', '=', 'webhooks.workflow_id').onRef('workflows.workspace_id', '=', 'webhooks.workspace_id'),
+    )
     .selectAll('webhooks')
     .select(['workflows.status as workflow_status', 'workflows.active_snapshot_id', 'workflows.graph as workflow_graph'])
     .where('webhooks.id', '=', webhookId);
@@ -63,7 +79,13 @@ export function findEndpoint(db: Db, webhookId: string, rowStamp = false): Promi
 export async function recordCapture(db: Db, webhookId: string, capture: { payload: string; shape: string; at: string }): Promise<boolean> {
   const result = await db
     .updateTable('webhooks')
-    .set({ capturing: false, capture_payload: capture.payload, capture_shape: capture.shape, captured_at: capture.at, updated_at: capture.at })
+    .set({
+      capturing: false,
+      capture_payload: capture.payload,
+      capture_shape: capture.shape,
+      captured_at: capture.at,
+      updated_at: capture.at,
+    })
     .where('id', '=', webhookId)
     .where('capturing', '=', true)
     .executeTakeFirst();
@@ -72,7 +94,13 @@ export async function recordCapture(db: Db, webhookId: string, capture: { payloa
 
 /** The execution a delivery with this idempotency key started, if within the window. */
 export async function findDelivery(db: Db, webhookId: string, key: string, sinceIso: string): Promise<string | undefined> {
-  const row = await db.selectFrom('webhook_deliveries').select('execution_id').where('webhook_id', '=', webhookId).where('idempotency_key', '=', key).where('created_at', '>', sinceIso).executeTakeFirst();
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select('execution_id')
+    .where('webhook_id', '=', webhookId)
+    .where('idempotency_key', '=', key)
+    .where('created_at', '>', sinceIso)
+    .executeTakeFirst();
   return row?.execution_id;
 }
 
@@ -80,8 +108,17 @@ export async function findDelivery(db: Db, webhookId: string, key: string, since
  * Remembers a delivery's key; committed with its execution, so a second delivery with the key
  * fails here and its execution is not created. A row older than the window gives way first.
  */
-export async function insertDelivery(db: Db, row: { webhook_id: string; idempotency_key: string; execution_id: string; created_at: string }, staleBeforeIso: string): Promise<void> {
-  await db.deleteFrom('webhook_deliveries').where('webhook_id', '=', row.webhook_id).where('idempotency_key', '=', row.idempotency_key).where('created_at', '<=', staleBeforeIso).execute();
+export async function insertDelivery(
+  db: Db,
+  row: { webhook_id: string; idempotency_key: string; execution_id: string; created_at: string },
+  staleBeforeIso: string,
+): Promise<void> {
+  await db
+    .deleteFrom('webhook_deliveries')
+    .where('webhook_id', '=', row.webhook_id)
+    .where('idempotency_key', '=', row.idempotency_key)
+    .where('created_at', '<=', staleBeforeIso)
+    .execute();
   await db.insertInto('webhook_deliveries').values(row).execute();
 }
 

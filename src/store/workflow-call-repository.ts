@@ -24,7 +24,10 @@ export interface MapWorkflow {
  * workflows of the workspace, so a call naming a deleted or foreign workflow is no call.
  */
 export class WorkflowCallRepository {
-  constructor(private readonly db: Db, readonly workspaceId: string) {}
+  constructor(
+    private readonly db: Db,
+    readonly workspaceId: string,
+  ) {}
 
   withTransaction(trx: Transaction<Database>): WorkflowCallRepository {
     return new WorkflowCallRepository(trx, this.workspaceId);
@@ -32,7 +35,12 @@ export class WorkflowCallRepository {
 
   /** Replaces what one of a caller's graphs calls. */
   async replace(callerId: string, source: WorkflowCallSource, calleeIds: readonly string[]): Promise<void> {
-    await this.db.deleteFrom('workflow_calls').where('workspace_id', '=', this.workspaceId).where('caller_id', '=', callerId).where('source', '=', source).execute();
+    await this.db
+      .deleteFrom('workflow_calls')
+      .where('workspace_id', '=', this.workspaceId)
+      .where('caller_id', '=', callerId)
+      .where('source', '=', source)
+      .execute();
     if (calleeIds.length === 0) return;
     await this.db
       .insertInto('workflow_calls')
@@ -75,12 +83,20 @@ export class WorkflowCallRepository {
    * drops out), which at 2,500 calls is cheaper than the two joins and the distinct.
    */
   rows(): Promise<Array<{ caller_id: string; callee_id: string; source: WorkflowCallSource }>> {
-    return this.db.selectFrom('workflow_calls').select(['caller_id', 'callee_id', 'source']).where('workspace_id', '=', this.workspaceId).execute();
+    return this.db
+      .selectFrom('workflow_calls')
+      .select(['caller_id', 'callee_id', 'source'])
+      .where('workspace_id', '=', this.workspaceId)
+      .execute();
   }
 
   /** Every workflow of the workspace with the columns the map reads. */
   workflows(): Promise<MapWorkflow[]> {
-    return this.db.selectFrom('workflows').select(['id', 'name', 'status', 'folder_id']).where('workspace_id', '=', this.workspaceId).execute();
+    return this.db
+      .selectFrom('workflows')
+      .select(['id', 'name', 'status', 'folder_id'])
+      .where('workspace_id', '=', this.workspaceId)
+      .execute();
   }
 }
 

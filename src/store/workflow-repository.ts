@@ -7,7 +7,10 @@ type Db = Kysely<Database> | Transaction<Database>;
 
 /** Workflows of one workspace: the workspace id is fixed at construction, so no query can forget it. */
 export class WorkflowRepository {
-  constructor(private readonly db: Db, readonly workspaceId: string) {}
+  constructor(
+    private readonly db: Db,
+    readonly workspaceId: string,
+  ) {}
 
   withTransaction(trx: Transaction<Database>): WorkflowRepository {
     return new WorkflowRepository(trx, this.workspaceId);
@@ -28,12 +31,21 @@ export class WorkflowRepository {
   }
 
   async update(id: string, changes: Partial<Omit<WorkflowRow, 'id' | 'workspace_id'>>): Promise<boolean> {
-    const result = await this.db.updateTable('workflows').set(changes).where('workspace_id', '=', this.workspaceId).where('id', '=', id).executeTakeFirst();
+    const result = await this.db
+      .updateTable('workflows')
+      .set(changes)
+      .where('workspace_id', '=', this.workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
 
   async delete(id: string): Promise<boolean> {
-    const result = await this.db.deleteFrom('workflows').where('workspace_id', '=', this.workspaceId).where('id', '=', id).executeTakeFirst();
+    const result = await this.db
+      .deleteFrom('workflows')
+      .where('workspace_id', '=', this.workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
   }
 
@@ -45,14 +57,22 @@ export class WorkflowRepository {
   }
 
   async maxPosition(folderId: string | null): Promise<number | null> {
-    let query = this.db.selectFrom('workflows').select((eb) => eb.fn.max('position').as('max')).where('workspace_id', '=', this.workspaceId);
+    let query = this.db
+      .selectFrom('workflows')
+      .select((eb) => eb.fn.max('position').as('max'))
+      .where('workspace_id', '=', this.workspaceId);
     query = folderId === null ? query.where('folder_id', 'is', null) : query.where('folder_id', '=', folderId);
     const row = await query.executeTakeFirst();
     return row?.max === null || row?.max === undefined ? null : Number(row.max);
   }
 
   async moveFolderContentsToRoot(folderId: string, now: string): Promise<void> {
-    await this.db.updateTable('workflows').set({ folder_id: null, updated_at: now }).where('workspace_id', '=', this.workspaceId).where('folder_id', '=', folderId).execute();
+    await this.db
+      .updateTable('workflows')
+      .set({ folder_id: null, updated_at: now })
+      .where('workspace_id', '=', this.workspaceId)
+      .where('folder_id', '=', folderId)
+      .execute();
   }
 
   async insertSnapshot(row: WorkflowSnapshotRow): Promise<void> {

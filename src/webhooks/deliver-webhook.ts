@@ -35,7 +35,13 @@ const MAX_IDEMPOTENCY_KEY = 255;
  * anything but a run is decided on the endpoint (a refusal, a capture); a run's commit checks
  * the endpoint's rows itself (`rowStamp`, endpoint-checks.ts).
  */
-export async function deliverWebhook(ctx: DeliveryContext, request: FastifyRequest, reply: FastifyReply, endpoint: ResolvedEndpoint, current: () => Promise<void> = async () => {}): Promise<FastifyReply> {
+export async function deliverWebhook(
+  ctx: DeliveryContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  endpoint: ResolvedEndpoint,
+  current: () => Promise<void> = async () => {},
+): Promise<FastifyReply> {
   const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
   const verified = verifyDelivery(endpoint.verification, request.raw.rawHeaders, body, ctx.clock.nowMs());
   if (!verified.ok) {
@@ -47,7 +53,13 @@ export async function deliverWebhook(ctx: DeliveryContext, request: FastifyReque
     await current();
     throw new AppError('payload_too_large', `the body exceeds this webhook's limit of ${endpoint.maxBodyBytes} bytes`);
   }
-  const built = buildTriggerPayload({ method: request.method, headers: request.headers, removeHeaders: credentialHeaders(endpoint.verification), query: (request.query ?? {}) as Record<string, unknown>, body });
+  const built = buildTriggerPayload({
+    method: request.method,
+    headers: request.headers,
+    removeHeaders: credentialHeaders(endpoint.verification),
+    query: (request.query ?? {}) as Record<string, unknown>,
+    body,
+  });
   if (!built.ok) {
     await current();
     throw new AppError('invalid_body', built.detail);
@@ -57,7 +69,11 @@ export async function deliverWebhook(ctx: DeliveryContext, request: FastifyReque
   if (endpoint.capturing) {
     await current();
     const now = ctx.clock.now();
-    const captured = await recordCapture(ctx.db, endpoint.id, { payload: JSON.stringify(payload), shape: JSON.stringify(describeShape(payload)), at: now });
+    const captured = await recordCapture(ctx.db, endpoint.id, {
+      payload: JSON.stringify(payload),
+      shape: JSON.stringify(describeShape(payload)),
+      at: now,
+    });
     if (captured) return reply.code(202).type('application/json').send({ ok: true, captured: true });
   }
   if (endpoint.snapshotId === null) {
@@ -74,7 +90,14 @@ export async function deliverWebhook(ctx: DeliveryContext, request: FastifyReque
   const mode = (node.config.response_mode as string | undefined) ?? 'immediate';
   const timeoutMs = typeof node.config.timeout_ms === 'number' ? node.config.timeout_ms : DEFAULT_WEBHOOK_TIMEOUT_MS;
   // Completed below (observer, alsoWrite) by assignment: a spread of it would be the slow form (see step-rows.ts).
-  const start: StartRun = { workspaceId: endpoint.workspaceId, workflowId: endpoint.workflowId, snapshotId: endpoint.snapshotId, userId: null, trigger: payload, firedRoots: [endpoint.nodeId] };
+  const start: StartRun = {
+    workspaceId: endpoint.workspaceId,
+    workflowId: endpoint.workflowId,
+    snapshotId: endpoint.snapshotId,
+    userId: null,
+    trigger: payload,
+    firedRoots: [endpoint.nodeId],
+  };
   const rowStamp = endpoint.rowStamp;
   if (rowStamp !== undefined) start.alsoWrite = (trx) => checkEndpointUnchanged(trx, endpoint.id, rowStamp);
 
@@ -89,13 +112,19 @@ export async function deliverWebhook(ctx: DeliveryContext, request: FastifyReque
   const outcome = await waiter.settle(timeoutMs);
   if (outcome.type === 'timeout') {
     ctx.engine.unobserve(started.execution_id);
-    throw new AppError('webhook_timeout', `the workflow did not answer within ${timeoutMs} ms; execution ${started.execution_id} goes on running`);
+    throw new AppError(
+      'webhook_timeout',
+      `the workflow did not answer within ${timeoutMs} ms; execution ${started.execution_id} goes on running`,
+    );
   }
   if (outcome.type === 'responded') return sendStepResponse(reply, outcome.response);
   const end = outcome.end;
   if (end.status === 'completed') return sendOutput(reply, end.output);
   // The caller learns that the run failed, not how: the execution's error is for the workspace.
-  throw new AppError('webhook_run_failed', `the workflow run ${end.status === 'cancelled' ? 'was cancelled' : 'failed'} before it answered (execution ${started.execution_id})`);
+  throw new AppError(
+    'webhook_run_failed',
+    `the workflow run ${end.status === 'cancelled' ? 'was cancelled' : 'failed'} before it answered (execution ${started.execution_id})`,
+  );
 }
 
 /**
@@ -103,9 +132,17 @@ export async function deliverWebhook(ctx: DeliveryContext, request: FastifyReque
  * `X-GitHub-Delivery`) seen in the last 24 hours, the first delivery's answer instead; the key
  * is committed with the execution, so of two racing deliveries one starts and the other finds it.
  */
-async function runImmediate(ctx: DeliveryContext, request: FastifyRequest, reply: FastifyReply, endpoint: ResolvedEndpoint, start: StartRun, admission: number): Promise<FastifyReply> {
+async function runImmediate(
+  ctx: DeliveryContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  endpoint: ResolvedEndpoint,
+  start: StartRun,
+  admission: number,
+): Promise<FastifyReply> {
   const key = idempotencyKey(request);
-  const accepted = (executionId: string) => reply.code(202).header('x-execution-id', executionId).type('application/json').send({ ok: true, execution_id: executionId });
+  const accepted = (executionId: string) =>
+    reply.code(202).header('x-execution-id', executionId).type('application/json').send({ ok: true, execution_id: executionId });
   if (key === null) return accepted((await admit(ctx.engine.run(start, admission))).execution_id);
 
   const now = ctx.clock.now();
@@ -133,7 +170,10 @@ async function admit<T>(started: Promise<T>): Promise<T> {
   try {
     return await started;
   } catch (error) {
-    if (error instanceof EngineBusyError) throw new AppError('service_unavailable', 'the workflow engine is at capacity; retry later', undefined, { headers: { 'retry-after': '1' } });
+    if (error instanceof EngineBusyError)
+      throw new AppError('service_unavailable', 'the workflow engine is at capacity; retry later', undefined, {
+        headers: { 'retry-after': '1' },
+      });
     throw error;
   }
 }
@@ -142,7 +182,8 @@ function idempotencyKey(request: FastifyRequest): string | null {
   const raw = request.headers['idempotency-key'] ?? request.headers['x-github-delivery'];
   const key = Array.isArray(raw) ? raw[0] : raw;
   if (key === undefined || key === '') return null;
-  if (key.length > MAX_IDEMPOTENCY_KEY) throw new AppError('bad_request', `an idempotency key is at most ${MAX_IDEMPOTENCY_KEY} characters`, { header: 'Idempotency-Key' });
+  if (key.length > MAX_IDEMPOTENCY_KEY)
+    throw new AppError('bad_request', `an idempotency key is at most ${MAX_IDEMPOTENCY_KEY} characters`, { header: 'Idempotency-Key' });
   return key;
 }
 

@@ -198,7 +198,11 @@ describe('describeShape on objects', () => {
     const shape = describeShape(JSON.parse('[{"__proto__": {"x": 1}}, {"__proto__": {"x": 2.5}, "a": true}]'));
     const properties = shape.items!.properties!;
     expect(Object.keys(properties)).toEqual(['__proto__', 'a']);
-    expect(Object.getOwnPropertyDescriptor(properties, '__proto__')?.value).toEqual({ type: 'object', properties: { x: NUMBER }, required: ['x'] });
+    expect(Object.getOwnPropertyDescriptor(properties, '__proto__')?.value).toEqual({
+      type: 'object',
+      properties: { x: NUMBER },
+      required: ['x'],
+    });
     expect(shape.items!.required).toEqual(['__proto__']);
   });
 });
@@ -233,7 +237,13 @@ describe('describeShape on arrays', () => {
   });
 
   it('merges objects: union of properties, required only when present in every element', () => {
-    expect(describeShape([{ id: 1, name: 'a' }, { id: 2, email: 'b@example.com' }, { id: 3.5, name: null }])).toEqual({
+    expect(
+      describeShape([
+        { id: 1, name: 'a' },
+        { id: 2, email: 'b@example.com' },
+        { id: 3.5, name: null },
+      ]),
+    ).toEqual({
       type: 'array',
       items: {
         type: 'object',
@@ -373,7 +383,13 @@ describe('mergeShapes', () => {
   });
 
   it('merges any number of shapes at once, as folding them pairwise would', () => {
-    const shapes: Shape[] = [INTEGER, { type: 'object', properties: { a: STRING }, required: ['a'] }, NULL, NUMBER, { type: 'object', properties: { b: NULL }, required: ['b'] }];
+    const shapes: Shape[] = [
+      INTEGER,
+      { type: 'object', properties: { a: STRING }, required: ['a'] },
+      NULL,
+      NUMBER,
+      { type: 'object', properties: { b: NULL }, required: ['b'] },
+    ];
     const pairwise = shapes.slice(1).reduce((merged, shape) => mergeShapes(merged, shape), shapes[0]!);
     expect(mergeShapes(shapes[0]!, ...shapes.slice(1))).toEqual(pairwise);
     expect(pairwise).toEqual({ anyOf: [NUMBER, { type: 'object', properties: { a: STRING, b: NULL }, required: [] }, NULL] });
@@ -402,7 +418,15 @@ describe('describeShape as a JSON Schema', () => {
     };
   }
 
-  const STRINGS = ['', 'x', 'ada@example.com', 'https://example.com/a', '2024-01-15T10:30:00Z', '123e4567-e89b-12d3-a456-426614174000', '__proto__'];
+  const STRINGS = [
+    '',
+    'x',
+    'ada@example.com',
+    'https://example.com/a',
+    '2024-01-15T10:30:00Z',
+    '123e4567-e89b-12d3-a456-426614174000',
+    '__proto__',
+  ];
   const KEYS = ['a', 'b', 'c', 'id', '__proto__', 'constructor'];
 
   function sample(next: () => number, depth: number): unknown {
@@ -420,7 +444,9 @@ describe('describeShape as a JSON Schema', () => {
       case 5:
         return Array.from({ length: Math.floor(next() * 4) }, () => sample(next, depth + 1));
       default:
-        return Object.fromEntries(Array.from({ length: Math.floor(next() * 4) }, () => [KEYS[Math.floor(next() * KEYS.length)], sample(next, depth + 1)]));
+        return Object.fromEntries(
+          Array.from({ length: Math.floor(next() * 4) }, () => [KEYS[Math.floor(next() * KEYS.length)], sample(next, depth + 1)]),
+        );
     }
   }
 

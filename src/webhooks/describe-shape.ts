@@ -185,7 +185,8 @@ const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?
  * Dot-atom local part (RFC 5322, no leading, trailing or doubled dot) and a host name with at
  * least one dot: "user@localhost" or quoted local parts are not clearly an email.
  */
-const EMAIL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const EMAIL =
+  /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 /**
  * Only RFC 3986 characters (so no whitespace, which the URL parser would silently strip, and
  * no raw non-ASCII: that is an IRI); URL.canParse then checks the structure (host, port).
@@ -205,7 +206,9 @@ function isDateTime(value: string): boolean {
   const match = DATE_TIME.exec(value);
   if (!match) return false;
   // An absent offset group ("Z") reads as 0.
-  const [year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, offsetHour = 0, offsetMinute = 0] = match.slice(1).map((part) => Number(part ?? 0));
+  const [year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, offsetHour = 0, offsetMinute = 0] = match
+    .slice(1)
+    .map((part) => Number(part ?? 0));
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return false;
   // Second 60 is a leap second, which RFC 3339 allows.
   return hour <= 23 && minute <= 59 && second <= 60 && offsetHour <= 23 && offsetMinute <= 59;

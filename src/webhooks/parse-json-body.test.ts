@@ -26,8 +26,8 @@ describe('parseJsonBody', () => {
   });
 
   it.each([
-    ['', "expected a value, found end of input at line 1, column 1"],
-    ['   ', "expected a value, found end of input at line 1, column 4"],
+    ['', 'expected a value, found end of input at line 1, column 1'],
+    ['   ', 'expected a value, found end of input at line 1, column 4'],
     ['{"a":}', "expected a value, found '}' at line 1, column 6"],
     ['{"a":1', "expected ',' or '}', found end of input at line 1, column 7"],
     ['[1 2]', "expected ',' or ']', found '2' at line 1, column 4"],
@@ -71,7 +71,10 @@ describe('parseJsonBody', () => {
     let invalid = 0;
     for (const document of documents) {
       for (let at = 0; at <= document.length; at++) {
-        const variants = [document.slice(0, at) + document.slice(at + 1), ...alphabet.map((c) => document.slice(0, at) + c + document.slice(at))];
+        const variants = [
+          document.slice(0, at) + document.slice(at + 1),
+          ...alphabet.map((c) => document.slice(0, at) + c + document.slice(at)),
+        ];
         for (const text of variants) {
           let valid = true;
           try {

@@ -64,7 +64,9 @@ describe('buildTriggerPayload', () => {
 
 describe('buildTriggerPayload headers', () => {
   it('lower-cases names, joins repeated values with ", " and skips undefined ones', () => {
-    expect(payloadOf({ headers: { 'X-Request-Id': 'r1', accept: ['text/html', 'application/json'], 'x-none': undefined } }).headers).toEqual({
+    expect(
+      payloadOf({ headers: { 'X-Request-Id': 'r1', accept: ['text/html', 'application/json'], 'x-none': undefined } }).headers,
+    ).toEqual({
       'x-request-id': 'r1',
       accept: 'text/html, application/json',
     });
@@ -88,7 +90,10 @@ describe('buildTriggerPayload headers', () => {
 
   it('keeps Authorization when it is not listed (it was not the credential) and always keeps Cookie', () => {
     const headers = { authorization: 'Basic dXNlcjpwYXNz', cookie: 'session=s1', 'x-signature': 'abc' };
-    expect(payloadOf({ headers, removeHeaders: ['x-signature'] }).headers).toEqual({ authorization: 'Basic dXNlcjpwYXNz', cookie: 'session=s1' });
+    expect(payloadOf({ headers, removeHeaders: ['x-signature'] }).headers).toEqual({
+      authorization: 'Basic dXNlcjpwYXNz',
+      cookie: 'session=s1',
+    });
   });
 
   it('keeps a header named __proto__ as a plain key', () => {
@@ -101,9 +106,12 @@ describe('buildTriggerPayload headers', () => {
 });
 
 describe('buildTriggerPayload body', () => {
-  it.each(['application/json', 'application/x-www-form-urlencoded', 'text/plain', 'image/png', undefined])('is null for an empty body sent as %s', (type) => {
-    expect(bodyOf(type, '')).toBeNull();
-  });
+  it.each(['application/json', 'application/x-www-form-urlencoded', 'text/plain', 'image/png', undefined])(
+    'is null for an empty body sent as %s',
+    (type) => {
+      expect(bodyOf(type, '')).toBeNull();
+    },
+  );
 
   it.each([
     'application/json',
@@ -141,14 +149,19 @@ describe('buildTriggerPayload body', () => {
   });
 
   it('refuses JSON nested deeper than it can store', () => {
-    expect(deliver({ headers: { 'content-type': 'application/json' }, body: Buffer.from('['.repeat(10_000) + ']'.repeat(10_000)) })).toEqual({
+    expect(
+      deliver({ headers: { 'content-type': 'application/json' }, body: Buffer.from('['.repeat(10_000) + ']'.repeat(10_000)) }),
+    ).toEqual({
       ok: false,
       detail: 'the request body nests JSON deeper than 512 levels',
     });
   });
 
   it('keeps JSON __proto__ and constructor keys as plain keys without polluting Object.prototype', () => {
-    const body = bodyOf('application/json', '{"__proto__": {"x": 1}, "constructor": {"prototype": {"polluted": true}}}') as Record<string, unknown>;
+    const body = bodyOf('application/json', '{"__proto__": {"x": 1}, "constructor": {"prototype": {"polluted": true}}}') as Record<
+      string,
+      unknown
+    >;
     expect(Object.keys(body)).toEqual(['__proto__', 'constructor']);
     expect(Object.getPrototypeOf(body)).toBe(Object.prototype);
     expect(Object.getOwnPropertyDescriptor(body, '__proto__')?.value).toEqual({ x: 1 });
@@ -227,7 +240,9 @@ describe('buildTriggerPayload body', () => {
   });
 
   it('reads the type from the first of repeated Content-Type values', () => {
-    expect(payloadOf({ headers: { 'content-type': ['application/json', 'text/plain'] }, body: Buffer.from('{"a":1}') }).body).toEqual({ a: 1 });
+    expect(payloadOf({ headers: { 'content-type': ['application/json', 'text/plain'] }, body: Buffer.from('{"a":1}') }).body).toEqual({
+      a: 1,
+    });
   });
 });
 

@@ -95,7 +95,11 @@ function interpretBody(body: Buffer, contentType: string | undefined): BodyResul
     case 'text':
       return { ok: true, value: body.toString('utf8') };
     case 'binary': {
-      const value: BinaryBody = { content_type: contentType?.trim() ? contentType : OCTET_STREAM, encoding: 'base64', data: body.toString('base64') };
+      const value: BinaryBody = {
+        content_type: contentType?.trim() ? contentType : OCTET_STREAM,
+        encoding: 'base64',
+        data: body.toString('base64'),
+      };
       return { ok: true, value };
     }
   }

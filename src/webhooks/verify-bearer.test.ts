@@ -29,7 +29,9 @@ describe('bearer verification', () => {
   });
 
   it('matches a token hash stored in uppercase hex (digests compare as bytes)', () => {
-    expect(verify(['authorization', `Bearer ${TOKEN}`], { method: 'bearer', tokenHash: sha256Hex(TOKEN).toUpperCase() })).toEqual({ ok: true });
+    expect(verify(['authorization', `Bearer ${TOKEN}`], { method: 'bearer', tokenHash: sha256Hex(TOKEN).toUpperCase() })).toEqual({
+      ok: true,
+    });
   });
 
   it('refuses a wrong token', () => {

@@ -13,7 +13,9 @@ const plain: Verification = { method: 'hmac', format: 'plain', header: 'X-Acme-S
 describe('verifyDelivery', () => {
   it('accepts anything under method none, even with no headers and credentials duplicated', () => {
     expect(verifyDelivery({ method: 'none' }, [], Buffer.alloc(0), NOW)).toEqual({ ok: true });
-    expect(verifyDelivery({ method: 'none' }, ['Authorization', 'a', 'authorization', 'b'], Buffer.from([0xff]), NOW)).toEqual({ ok: true });
+    expect(verifyDelivery({ method: 'none' }, ['Authorization', 'a', 'authorization', 'b'], Buffer.from([0xff]), NOW)).toEqual({
+      ok: true,
+    });
   });
 
   it('lists the same HMAC formats as the webhook step schema', () => {
@@ -22,7 +24,10 @@ describe('verifyDelivery', () => {
 
   it('fails closed on stored verification of an unknown or wrong shape', () => {
     const body = Buffer.from('{}');
-    expect(verifyDelivery({ method: 'mtls' } as unknown as Verification, [], body, NOW)).toEqual({ ok: false, reason: 'unknown verification method or format' });
+    expect(verifyDelivery({ method: 'mtls' } as unknown as Verification, [], body, NOW)).toEqual({
+      ok: false,
+      reason: 'unknown verification method or format',
+    });
     expect(verifyDelivery({ method: 'hmac', format: 'slack', secret: 's' } as unknown as Verification, [], body, NOW)).toEqual({
       ok: false,
       reason: 'unknown verification method or format',
@@ -37,7 +42,26 @@ describe('verifyDelivery', () => {
   it('never throws and never accepts random header values and bodies', () => {
     const random = mulberry32(20260101);
     const names = ['Authorization', 'x-hub-signature-256', 'STRIPE-SIGNATURE', 'X-Acme-Signature', 'Host'];
-    const fragments = ['Bearer ', 'bearer', 'sha256=', 't=', 'v1=', 'v0=', ',', '=', ' ', '\t', '0', '1767225600', 'ff', 'zz', '\u00ff', '\u0000', '\ud800', 'a'.repeat(64)];
+    const fragments = [
+      'Bearer ',
+      'bearer',
+      'sha256=',
+      't=',
+      'v1=',
+      'v0=',
+      ',',
+      '=',
+      ' ',
+      '\t',
+      '0',
+      '1767225600',
+      'ff',
+      'zz',
+      '\u00ff',
+      '\u0000',
+      '\ud800',
+      'a'.repeat(64),
+    ];
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
     for (let round = 0; round < 400; round += 1) {
       const rawHeaders: string[] = [];

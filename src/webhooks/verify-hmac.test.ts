@@ -33,13 +33,19 @@ describe('hmac verification, github format', () => {
   });
 
   it('refuses a signature made with another secret', async () => {
-    expect(check(['X-Hub-Signature-256', await sign('another secret', payload)])).toEqual({ ok: false, reason: 'signature does not match' });
+    expect(check(['X-Hub-Signature-256', await sign('another secret', payload)])).toEqual({
+      ok: false,
+      reason: 'signature does not match',
+    });
   });
 
   it('refuses a body altered in one byte', async () => {
     const signature = await sign(SECRET, payload);
     expect(check(['X-Hub-Signature-256', signature], flipOneByte(body, 0))).toEqual({ ok: false, reason: 'signature does not match' });
-    expect(check(['X-Hub-Signature-256', signature], flipOneByte(body, body.length - 1))).toEqual({ ok: false, reason: 'signature does not match' });
+    expect(check(['X-Hub-Signature-256', signature], flipOneByte(body, body.length - 1))).toEqual({
+      ok: false,
+      reason: 'signature does not match',
+    });
   });
 
   it('checks the raw bytes of a body that is not UTF-8', async () => {
@@ -131,7 +137,10 @@ describe('hmac verification, plain format', () => {
 
   it('checks the raw bytes of a body that is not UTF-8', () => {
     expect(check(['X-Signature', hexOf(binary)], binary)).toEqual({ ok: true });
-    expect(check(['X-Signature', hexOf(Buffer.from(binary.toString('utf8')))], binary)).toEqual({ ok: false, reason: 'signature does not match' });
+    expect(check(['X-Signature', hexOf(Buffer.from(binary.toString('utf8')))], binary)).toEqual({
+      ok: false,
+      reason: 'signature does not match',
+    });
   });
 
   it('refuses a missing header, and a signature sent in another header', () => {
@@ -165,6 +174,9 @@ describe('hmac verification, plain format', () => {
       ok: false,
       reason: 'plain HMAC verification has no header configured',
     });
-    expect(check(['X-Signature', hexOf(body, '')], body, { ...plain, secret: '' })).toEqual({ ok: false, reason: 'configured HMAC secret is empty' });
+    expect(check(['X-Signature', hexOf(body, '')], body, { ...plain, secret: '' })).toEqual({
+      ok: false,
+      reason: 'configured HMAC secret is empty',
+    });
   });
 });

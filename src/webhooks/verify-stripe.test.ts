@@ -120,7 +120,10 @@ describe('hmac verification, stripe format', () => {
     // The library formats the header around a signature it is handed.
     const value = Stripe.webhooks.generateTestHeaderString({ payload: '', secret: SECRET, timestamp: T, signature });
     expect(check(['Stripe-Signature', value], AT_T, binary)).toEqual({ ok: true });
-    expect(check(['Stripe-Signature', header({ body: binary.toString('utf8') })], AT_T, binary)).toEqual({ ok: false, reason: 'no v1 signature matches' });
+    expect(check(['Stripe-Signature', header({ body: binary.toString('utf8') })], AT_T, binary)).toEqual({
+      ok: false,
+      reason: 'no v1 signature matches',
+    });
   });
 
   it('refuses a missing Stripe-Signature header', () => {

@@ -48,7 +48,8 @@ export function parseStripeSignature(value: string): ParsedStripeSignature {
       signatures.push(digest);
     }
   }
-  if (timestamps !== 1 || timestamp === undefined) return { ok: false, reason: `stripe-signature must have exactly one t (has ${timestamps})` };
+  if (timestamps !== 1 || timestamp === undefined)
+    return { ok: false, reason: `stripe-signature must have exactly one t (has ${timestamps})` };
   if (!UNIX_SECONDS.test(timestamp)) return { ok: false, reason: 'stripe-signature t is not unix seconds' };
   if (signatures.length === 0) return { ok: false, reason: 'stripe-signature has no v1 signature' };
   return { ok: true, value: { timestamp, signatures } };
@@ -76,6 +77,7 @@ export function verifyStripe(secret: string, rawHeaders: readonly string[], body
   if (!matched) return rejected('no v1 signature matches');
   const skewMs = Math.abs(nowMs - Number(timestamp) * 1000);
   // Written so that a NaN clock reading fails closed.
-  if (!(skewMs <= STRIPE_TOLERANCE_SECONDS * 1000)) return rejected(`timestamp ${timestamp} is more than ${STRIPE_TOLERANCE_SECONDS} s from now`);
+  if (!(skewMs <= STRIPE_TOLERANCE_SECONDS * 1000))
+    return rejected(`timestamp ${timestamp} is more than ${STRIPE_TOLERANCE_SECONDS} s from now`);
   return VERIFIED;
 }

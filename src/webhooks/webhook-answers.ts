@@ -21,7 +21,17 @@ export function sendWebhookNotFound(reply: FastifyReply): FastifyReply {
 }
 
 /** Response headers a respond step may not set: the server frames the answer itself. */
-const FRAMING_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'trailer', 'te', 'proxy-connection', 'date']);
+const FRAMING_HEADERS = new Set([
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'trailer',
+  'te',
+  'proxy-connection',
+  'date',
+]);
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /**
@@ -31,7 +41,10 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
  */
 export function sendStepResponse(reply: FastifyReply, response: unknown): FastifyReply {
   const answer = isPlainObject(response) ? response : {};
-  const status = typeof answer.status === 'number' && Number.isInteger(answer.status) && answer.status >= 200 && answer.status <= 599 ? answer.status : 200;
+  const status =
+    typeof answer.status === 'number' && Number.isInteger(answer.status) && answer.status >= 200 && answer.status <= 599
+      ? answer.status
+      : 200;
   let contentType: string | null = null;
   if (isPlainObject(answer.headers)) {
     for (const [name, raw] of Object.entries(answer.headers)) {
@@ -53,5 +66,8 @@ export function sendStepResponse(reply: FastifyReply, response: unknown): Fastif
 
 /** A `last_step` answer: the execution's output as JSON. */
 export function sendOutput(reply: FastifyReply, output: unknown): FastifyReply {
-  return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(output ?? null));
+  return reply
+    .code(200)
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify(output ?? null));
 }

@@ -65,7 +65,8 @@ export class WebhookEndpoints {
   async find(webhookId: string, look: 'heard' | 'fresh' | 'database' = 'heard'): Promise<ResolvedEndpoint | null> {
     if (!isUuid(webhookId)) return null;
     // Taken before the read it guards (data-stamp.ts); a database read needs no round trip for it.
-    let stamp = this.stamp === null ? null : look !== 'fresh' && this.stamp.heard ? this.stamp.heard(ENDPOINT_TABLES) : this.stamp(ENDPOINT_TABLES);
+    let stamp =
+      this.stamp === null ? null : look !== 'fresh' && this.stamp.heard ? this.stamp.heard(ENDPOINT_TABLES) : this.stamp(ENDPOINT_TABLES);
     if (typeof stamp === 'object' && stamp !== null) stamp = await stamp;
     if (stamp !== null && look !== 'database') {
       const cached = this.cache.get(webhookId, stamp);
@@ -115,7 +116,9 @@ export class WebhookEndpoints {
           secret = row.secret_encrypted === null ? '' : openSecret(this.secretKey, row.secret_encrypted);
         } catch (error) {
           // Sealed under another SWITCHYARD_SECRET_KEY: every delivery is refused until the secret is set again.
-          this.onError(new Error(`the HMAC secret of webhook ${row.id} cannot be opened with this secret key: ${(error as Error).message}`));
+          this.onError(
+            new Error(`the HMAC secret of webhook ${row.id} cannot be opened with this secret key: ${(error as Error).message}`),
+          );
         }
         const verification: Verification = { method: 'hmac', format: row.hmac_format ?? 'plain', secret };
         if (row.hmac_header) verification.header = row.hmac_header;

@@ -42,7 +42,8 @@ function letIn(endpoint: ResolvedEndpoint | null, request: FastifyRequest, reply
     sendWebhookNotFound(reply);
     return false;
   }
-  if (door === 'too_large') throw new AppError('payload_too_large', `the body exceeds this webhook's limit of ${endpoint!.maxBodyBytes} bytes`);
+  if (door === 'too_large')
+    throw new AppError('payload_too_large', `the body exceeds this webhook's limit of ${endpoint!.maxBodyBytes} bytes`);
   request.webhookEndpoint = endpoint!;
   request.workspaceId = endpoint!.workspaceId;
   return true;
@@ -73,9 +74,14 @@ export async function webhookRoutes(app: FastifyInstance, ctx: WebhookRouteConte
       // request.ip honours SWITCHYARD_TRUST_PROXY: X-Forwarded-For counts only from those proxies.
       keyGenerator: (request) => request.ip,
       errorResponseBuilder: (_request, context) =>
-        new AppError('rate_limited', `rate limit of ${context.max} deliveries per minute from this address exceeded; retry after ${Math.ceil(context.ttl / 1000)} s`, undefined, {
-          headers: { 'retry-after': String(Math.ceil(context.ttl / 1000)) },
-        }),
+        new AppError(
+          'rate_limited',
+          `rate limit of ${context.max} deliveries per minute from this address exceeded; retry after ${Math.ceil(context.ttl / 1000)} s`,
+          undefined,
+          {
+            headers: { 'retry-after': String(Math.ceil(context.ttl / 1000)) },
+          },
+        ),
     });
   }
 
@@ -89,7 +95,10 @@ export async function webhookRoutes(app: FastifyInstance, ctx: WebhookRouteConte
       const served = await ctx.endpoints.find(id);
       const door = atDoor(served, request);
       // Refused on a fresh look only: what was served may not have heard the latest change yet (webhook-endpoints.ts).
-      const admitted = door !== 'in' && ctx.endpoints.checked ? letIn(await ctx.endpoints.find(id, 'fresh'), request, reply) : letIn(served, request, reply, door);
+      const admitted =
+        door !== 'in' && ctx.endpoints.checked
+          ? letIn(await ctx.endpoints.find(id, 'fresh'), request, reply)
+          : letIn(served, request, reply, door);
       return admitted ? undefined : reply;
     },
     handler: async (request, reply) => {
@@ -107,7 +116,10 @@ export async function webhookRoutes(app: FastifyInstance, ctx: WebhookRouteConte
         } catch (error) {
           if (!(error instanceof StaleEndpointError)) throw error;
           // Changed again between every fresh look and its commit: the sender retries.
-          if (decision === MAX_DECISIONS) throw new AppError('service_unavailable', 'the webhook changed while this delivery was handled; retry', undefined, { headers: { 'retry-after': '1' } });
+          if (decision === MAX_DECISIONS)
+            throw new AppError('service_unavailable', 'the webhook changed while this delivery was handled; retry', undefined, {
+              headers: { 'retry-after': '1' },
+            });
           stale = error;
         }
         // Decided again, from the door, on the endpoint as it is now: the fresh look's, or read

@@ -21,7 +21,15 @@ export async function startWorker(t: TestApp, engines: Engine[], options: Worker
     settings: { httpAllow: ['127.0.0.1'] },
     timers: options.timers ?? false,
     maxConcurrent: options.maxConcurrent,
-    cluster: { processId: options.processId ?? newId(), notifier: t.database.notifier!, leaseMs: 30_000, heartbeatMs: options.heartbeatMs ?? 10_000, pollMs: options.pollMs ?? 1_000, maxRunning: 64, runsSteps: true },
+    cluster: {
+      processId: options.processId ?? newId(),
+      notifier: t.database.notifier!,
+      leaseMs: 30_000,
+      heartbeatMs: options.heartbeatMs ?? 10_000,
+      pollMs: options.pollMs ?? 1_000,
+      maxRunning: 64,
+      runsSteps: true,
+    },
     resolveCallTarget: (request) => t.deps.executions.resolveCallTarget(request),
   });
   engines.push(engine);

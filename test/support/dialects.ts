@@ -40,17 +40,23 @@ async function adminQuery(text: string): Promise<void> {
 }
 
 /** A fresh, migrated database: in-memory SQLite, or a new PostgreSQL database dropped on close. */
-export async function createTestDatabase(dialect: DialectName, options: { migrate?: boolean; sqliteFile?: boolean } = {}): Promise<TestDatabase> {
+export async function createTestDatabase(
+  dialect: DialectName,
+  options: { migrate?: boolean; sqliteFile?: boolean } = {},
+): Promise<TestDatabase> {
   let handle: DatabaseHandle;
   let url: string | null = null;
   if (dialect === 'sqlite' && options.sqliteFile) {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'sy-db-'));
     url = path.join(dir, 'switchyard.db');
     const inner = openSqlite(url);
-    handle = { ...inner, close: async () => {
-      await inner.close();
-      rmSync(dir, { recursive: true, force: true });
-    } };
+    handle = {
+      ...inner,
+      close: async () => {
+        await inner.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
   } else if (dialect === 'sqlite') {
     handle = openSqlite(':memory:');
   } else {

@@ -8,7 +8,15 @@ const [dialect, location, dataDir, workspaceId, userId, workflowId] = process.ar
 const database = dialect === 'postgres' ? openPostgres(location!) : openSqlite(location!);
 const deps = await buildDeps(
   // A short lease on PostgreSQL, so the survivor in the test takes over within a second or two.
-  { databaseUrl: null, dataDir: dataDir!, secretKey: 'test-secret-key-test-secret-key-0123456789', baseUrl: 'http://sy.test', httpAllow: ['127.0.0.1'], leaseMs: 1_000, heartbeatMs: 250 },
+  {
+    databaseUrl: null,
+    dataDir: dataDir!,
+    secretKey: 'test-secret-key-test-secret-key-0123456789',
+    baseUrl: 'http://sy.test',
+    httpAllow: ['127.0.0.1'],
+    leaseMs: 1_000,
+    heartbeatMs: 250,
+  },
   { database, timers: true },
 );
 const started = await deps.executions.run({ workspaceId: workspaceId!, userId: userId! }, workflowId!, { draft: true });

@@ -31,7 +31,11 @@ export async function runToRest(t: TestApp, workflowId: string, data: Record<str
 export async function leasesExpired(db: Kysely<Database>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const { rows } = await sql<{ n: string }>`select count(*) as n from executions where status = 'running' and lease_expires_at > to_char(clock_timestamp() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.execute(db);
+    const { rows } = await sql<{
+      n: string;
+    }>`select count(*) as n from executions where status = 'running' and lease_expires_at > to_char(clock_timestamp() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.execute(
+      db,
+    );
     if (Number(rows[0]!.n) === 0) return;
     if (Date.now() > deadline) throw new Error('a lease is still live');
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -44,7 +48,13 @@ export async function executionRow(t: TestApp, id: string) {
 
 /** Step rows in the order they were written, with JSON payloads parsed. */
 export async function stepRows(t: TestApp, executionId: string) {
-  const rows = await t.deps.db.selectFrom('execution_steps').selectAll().where('workflow_execution_id', '=', executionId).orderBy('inserted_at').orderBy('id').execute();
+  const rows = await t.deps.db
+    .selectFrom('execution_steps')
+    .selectAll()
+    .where('workflow_execution_id', '=', executionId)
+    .orderBy('inserted_at')
+    .orderBy('id')
+    .execute();
   return rows.map((row) => ({
     ...row,
     output: row.output === null ? null : JSON.parse(row.output),
@@ -53,5 +63,11 @@ export async function stepRows(t: TestApp, executionId: string) {
   }));
 }
 
-export const node = (id: string, type: string, config: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({ id, type, config, position: { x: 0, y: 0 }, ...extra });
+export const node = (id: string, type: string, config: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
+  id,
+  type,
+  config,
+  position: { x: 0, y: 0 },
+  ...extra,
+});
 export const edge = (source: string, target: string, source_port = 'out') => ({ source, target, source_port });

@@ -50,7 +50,13 @@ export interface FakeProvider {
 const ENDPOINTS: Record<string, Endpoint> = { '/v1/chat/completions': 'chat', '/v1/embeddings': 'embeddings', '/v1/messages': 'messages' };
 
 /** A Chat Completions answer with text and/or tool calls. */
-export function openAiCompletion(options: { text?: string | null; toolCalls?: { id: string; name: string; arguments: unknown }[]; model?: string; usage?: { prompt_tokens: number; completion_tokens: number }; finishReason?: string }): unknown {
+export function openAiCompletion(options: {
+  text?: string | null;
+  toolCalls?: { id: string; name: string; arguments: unknown }[];
+  model?: string;
+  usage?: { prompt_tokens: number; completion_tokens: number };
+  finishReason?: string;
+}): unknown {
   const toolCalls = options.toolCalls ?? [];
   return {
     id: 'chatcmpl-fake',
@@ -64,7 +70,16 @@ export function openAiCompletion(options: { text?: string | null; toolCalls?: { 
           role: 'assistant',
           content: options.text === undefined ? (toolCalls.length > 0 ? null : 'ok') : options.text,
           ...(toolCalls.length > 0
-            ? { tool_calls: toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments) } })) }
+            ? {
+                tool_calls: toolCalls.map((call) => ({
+                  id: call.id,
+                  type: 'function',
+                  function: {
+                    name: call.name,
+                    arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+                  },
+                })),
+              }
             : {}),
         },
         finish_reason: options.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
@@ -75,14 +90,23 @@ export function openAiCompletion(options: { text?: string | null; toolCalls?: { 
 }
 
 /** An Anthropic Messages answer with text and/or tool_use blocks. */
-export function anthropicMessage(options: { text?: string; toolUses?: { id: string; name: string; input: unknown }[]; model?: string; usage?: { input_tokens: number; output_tokens: number }; stopReason?: string }): unknown {
+export function anthropicMessage(options: {
+  text?: string;
+  toolUses?: { id: string; name: string; input: unknown }[];
+  model?: string;
+  usage?: { input_tokens: number; output_tokens: number };
+  stopReason?: string;
+}): unknown {
   const toolUses = options.toolUses ?? [];
   return {
     id: 'msg_fake',
     type: 'message',
     role: 'assistant',
     model: options.model ?? 'claude-fake',
-    content: [...(options.text !== undefined || toolUses.length === 0 ? [{ type: 'text', text: options.text ?? 'ok' }] : []), ...toolUses.map((use) => ({ type: 'tool_use', id: use.id, name: use.name, input: use.input }))],
+    content: [
+      ...(options.text !== undefined || toolUses.length === 0 ? [{ type: 'text', text: options.text ?? 'ok' }] : []),
+      ...toolUses.map((use) => ({ type: 'tool_use', id: use.id, name: use.name, input: use.input })),
+    ],
     stop_reason: options.stopReason ?? (toolUses.length > 0 ? 'tool_use' : 'end_turn'),
     stop_sequence: null,
     usage: options.usage ?? { input_tokens: 12, output_tokens: 6 },
@@ -119,7 +143,9 @@ export async function startFakeProvider(): Promise<FakeProvider> {
       const path = (req.url ?? '/').split('?')[0]!;
       const endpoint = ENDPOINTS[path];
       if (!endpoint || req.method !== 'POST') {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${req.method} ${path}` } }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: `no route ${req.method} ${path}` } }));
         return;
       }
       const text = Buffer.concat(chunks).toString('utf8');

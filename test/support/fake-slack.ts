@@ -29,8 +29,22 @@ export interface FakeSlack {
 let posted = 0;
 
 const DEFAULTS: Record<string, (body: Record<string, unknown>) => Record<string, unknown>> = {
-  'chat.postMessage': (body) => ({ ok: true, channel: body.channel, ts: `1793500000.${String((posted += 1)).padStart(6, '0')}`, message: { text: body.text } }),
-  'auth.test': () => ({ ok: true, url: 'https://acme.slack.com/', team: 'Acme', user: 'switchyard', team_id: 'T0OAUTH', user_id: 'U0OAUTHBOT', bot_id: 'B0OAUTHBOT', is_enterprise_install: false }),
+  'chat.postMessage': (body) => ({
+    ok: true,
+    channel: body.channel,
+    ts: `1793500000.${String((posted += 1)).padStart(6, '0')}`,
+    message: { text: body.text },
+  }),
+  'auth.test': () => ({
+    ok: true,
+    url: 'https://acme.slack.com/',
+    team: 'Acme',
+    user: 'switchyard',
+    team_id: 'T0OAUTH',
+    user_id: 'U0OAUTHBOT',
+    bot_id: 'B0OAUTHBOT',
+    is_enterprise_install: false,
+  }),
   'oauth.v2.access': () => ({
     ok: true,
     access_token: 'xoxb-from-oauth',
@@ -53,7 +67,11 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     req.on('end', () => {
       const method = (req.url ?? '').replace(/^\/api\//, '');
       const text = Buffer.concat(chunks).toString('utf8');
-      const body = (req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded') ? Object.fromEntries(new URLSearchParams(text)) : text ? (JSON.parse(text) as Record<string, unknown>) : {};
+      const body = (req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')
+        ? Object.fromEntries(new URLSearchParams(text))
+        : text
+          ? (JSON.parse(text) as Record<string, unknown>)
+          : {};
       calls.push({ method, headers: req.headers, body });
       const answer = scripts.get(method)?.shift() ?? { body: DEFAULTS[method]?.(body) ?? { ok: false, error: 'unknown_method' } };
       res.writeHead(answer.status ?? 200, { 'content-type': 'application/json; charset=utf-8', ...answer.headers });

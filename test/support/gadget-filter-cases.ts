@@ -182,4 +182,3 @@ export const OPERATOR_CASES: Record<string, [query: string, rows: number[]][]> =
     ['filter[or][0][maker][parent][country]=DE&filter[or][1][nickname]=p', [2, 5, 10]],
   ],
 };
-

@@ -61,7 +61,18 @@ export const gadgetDefinition: ResourceDefinition = {
   defaultSort: '-made_at',
 };
 
-type Row = [name: string, nickname: string | null, count: number, rank: number | null, weight: number, active: boolean, madeAt: string, size: string, spec: string | null, maker: string | null];
+type Row = [
+  name: string,
+  nickname: string | null,
+  count: number,
+  rank: number | null,
+  weight: number,
+  active: boolean,
+  madeAt: string,
+  size: string,
+  spec: string | null,
+  maker: string | null,
+];
 
 /** Row n of workspace A is GADGETS[n - 1]. */
 export const GADGETS: Row[] = [

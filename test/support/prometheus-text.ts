@@ -5,7 +5,8 @@ export interface Sample {
 }
 
 // Values are Go floats (strconv.ParseFloat): NaN and Inf in any case (prom-client writes `Nan`).
-const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|[+-]?[Ii][Nn][Ff]|[Nn][Aa][Nn]))(?: -?[0-9]+)?$/;
+const SAMPLE =
+  /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|[+-]?[Ii][Nn][Ff]|[Nn][Aa][Nn]))(?: -?[0-9]+)?$/;
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(?:,|$)/y;
 const COMMENT = /^# (?:HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*|TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (?:counter|gauge|histogram|summary|untyped))$/;
 

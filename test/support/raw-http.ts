@@ -29,7 +29,11 @@ export function parseResponses(raw: Buffer): RawResponse[] {
     }
     const length = Number(headers['content-length'] ?? 0);
     const bodyStart = headEnd + 4;
-    responses.push({ status: Number(statusLine.split(' ')[1]), headers, body: rest.subarray(bodyStart, bodyStart + length).toString('utf8') });
+    responses.push({
+      status: Number(statusLine.split(' ')[1]),
+      headers,
+      body: rest.subarray(bodyStart, bodyStart + length).toString('utf8'),
+    });
     rest = rest.subarray(bodyStart + length);
   }
   return responses;
@@ -40,7 +44,11 @@ export function parseResponses(raw: Buffer): RawResponse[] {
  * optionally runs `during` with the socket, reads until the server closes, then closes its own
  * side. Resolves with what was answered and how the connection ended.
  */
-export function rawExchange(port: number, chunks: (string | Buffer)[], during?: (socket: net.Socket) => Promise<void>): Promise<RawExchange> {
+export function rawExchange(
+  port: number,
+  chunks: (string | Buffer)[],
+  during?: (socket: net.Socket) => Promise<void>,
+): Promise<RawExchange> {
   return new Promise((resolve) => {
     const received: Buffer[] = [];
     let ended = false;

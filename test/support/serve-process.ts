@@ -63,8 +63,14 @@ export function runCli(args: string[], env: Record<string, string | undefined>):
 }
 
 /** A call to a serve process's API with a token: the status and the parsed body (null when empty). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read whatever the API answers
-export async function callApi(address: string, token: string, method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> {
+export async function callApi(
+  address: string,
+  token: string,
+  method: string,
+  url: string,
+  body?: unknown,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read whatever the API answers
+): Promise<{ status: number; body: any }> {
   const response = await fetch(`${address}/api/v1${url}`, {
     method,
     headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/vnd.api+json' }) },

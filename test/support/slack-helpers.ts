@@ -12,7 +12,12 @@ export function slackHeaders(body: string, ts: number, secret = SIGNING_SECRET):
 /** POSTs a body to the Slack platform endpoint, signed now unless headers are given. */
 export function postSlack(t: TestApp, body: string | Record<string, unknown>, headers?: Record<string, string>) {
   const payload = typeof body === 'string' ? body : JSON.stringify(body);
-  return t.app.inject({ method: 'POST', url: '/webhooks/inbound/slack', payload, headers: headers ?? slackHeaders(payload, Math.floor(t.clock.nowMs() / 1000)) });
+  return t.app.inject({
+    method: 'POST',
+    url: '/webhooks/inbound/slack',
+    payload,
+    headers: headers ?? slackHeaders(payload, Math.floor(t.clock.nowMs() / 1000)),
+  });
 }
 
 /** An `event_callback` envelope as Slack's Events API documents it. */
@@ -32,14 +37,23 @@ export function envelope(teamId: string, eventId: string, event: Record<string, 
 }
 
 /** A plain channel message (Slack's `message` event, no subtype). */
-export function message(fields: { text: string; user?: string; channel?: string; ts: string; thread_ts?: string; channel_type?: string }): Record<string, unknown> {
+export function message(fields: {
+  text: string;
+  user?: string;
+  channel?: string;
+  ts: string;
+  thread_ts?: string;
+  channel_type?: string;
+}): Record<string, unknown> {
   return {
     client_msg_id: `c-${fields.ts}`,
     type: 'message',
     text: fields.text,
     user: fields.user ?? 'U0HUMAN',
     ts: fields.ts,
-    blocks: [{ type: 'rich_text', block_id: 'b1', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: fields.text }] }] }],
+    blocks: [
+      { type: 'rich_text', block_id: 'b1', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: fields.text }] }] },
+    ],
     team: 'T0MAIN',
     channel: fields.channel ?? 'C0GENERAL',
     event_ts: fields.ts,

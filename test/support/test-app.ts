@@ -66,10 +66,36 @@ const TEST_SECRET_KEY = 'test-secret-key-test-secret-key-0123456789';
 /** Deps and app over an open database, configured as every test app is. */
 async function buildTestApp(database: DatabaseHandle, clock: Clock, options: AppOptions): Promise<{ deps: Deps; app: FastifyInstance }> {
   const deps = await buildDeps(
-    { databaseUrl: null, dataDir: '/nonexistent', secretKey: TEST_SECRET_KEY, baseUrl: 'http://sy.test', httpAllow: ['127.0.0.1', 'localhost'], ...(options.slackApiUrl ? { slackApiUrl: options.slackApiUrl } : {}), ...(options.role ? { role: options.role } : {}), ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}) },
-    { clock, database, timers: false, ...(options.pgvector === undefined ? {} : { pgvector: options.pgvector }), ...(options.onBackgroundError ? { onBackgroundError: options.onBackgroundError } : {}) },
+    {
+      databaseUrl: null,
+      dataDir: '/nonexistent',
+      secretKey: TEST_SECRET_KEY,
+      baseUrl: 'http://sy.test',
+      httpAllow: ['127.0.0.1', 'localhost'],
+      ...(options.slackApiUrl ? { slackApiUrl: options.slackApiUrl } : {}),
+      ...(options.role ? { role: options.role } : {}),
+      ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+    },
+    {
+      clock,
+      database,
+      timers: false,
+      ...(options.pgvector === undefined ? {} : { pgvector: options.pgvector }),
+      ...(options.onBackgroundError ? { onBackgroundError: options.onBackgroundError } : {}),
+    },
   );
-  const app = await buildApp({ ...deps, config: { apiRateLimit: options.apiRateLimit ?? 0, webhookRateLimit: options.webhookRateLimit ?? 0, trustProxy: options.trustProxy ?? [], baseUrl: 'http://sy.test', metricsToken: options.metricsToken ?? null }, logger: false, httpLimits: options.httpLimits });
+  const app = await buildApp({
+    ...deps,
+    config: {
+      apiRateLimit: options.apiRateLimit ?? 0,
+      webhookRateLimit: options.webhookRateLimit ?? 0,
+      trustProxy: options.trustProxy ?? [],
+      baseUrl: 'http://sy.test',
+      metricsToken: options.metricsToken ?? null,
+    },
+    logger: false,
+    httpLimits: options.httpLimits,
+  });
   return { deps, app };
 }
 

@@ -15,7 +15,13 @@ export interface Hook {
  * Creates a workflow whose `hook` node has the given config, saves `rest` of the graph behind it,
  * activates it unless told not to, and returns the endpoint.
  */
-export async function webhookWorkflow(t: TestApp, name: string, hookConfig: Record<string, unknown>, rest: Partial<GraphSpec> = {}, options: { activate?: boolean } = {}): Promise<Hook> {
+export async function webhookWorkflow(
+  t: TestApp,
+  name: string,
+  hookConfig: Record<string, unknown>,
+  rest: Partial<GraphSpec> = {},
+  options: { activate?: boolean } = {},
+): Promise<Hook> {
   const created = await t.request('POST', '/api/v1/workflows', { body: { data: { name } } });
   const workflowId = created.body.data.id as string;
   const graph = { nodes: [node('hook', 'webhook', hookConfig), ...(rest.nodes ?? [])], edges: rest.edges ?? [] };
@@ -23,7 +29,12 @@ export async function webhookWorkflow(t: TestApp, name: string, hookConfig: Reco
   expect(put.status, JSON.stringify(put.body)).toBe(200);
   const hook = put.body.graph.nodes.find((n: { id: string }) => n.id === 'hook');
   if (options.activate !== false) expect((await t.request('POST', `/api/v1/workflows/${workflowId}/activate`)).status).toBe(200);
-  return { workflowId, webhookId: hook.config.webhook_id, path: `/webhooks/${hook.config.webhook_id}`, token: put.body.webhook_tokens.hook };
+  return {
+    workflowId,
+    webhookId: hook.config.webhook_id,
+    path: `/webhooks/${hook.config.webhook_id}`,
+    token: put.body.webhook_tokens.hook,
+  };
 }
 
 export interface Delivery {
@@ -34,7 +45,16 @@ export interface Delivery {
 }
 
 /** A raw delivery through the app (no API media-type rules: a webhook takes whatever the sender sends). */
-export async function deliver(t: TestApp, path: string, options: { method?: InjectOptions['method']; body?: string | Buffer; headers?: Record<string, string | string[]>; remoteAddress?: string } = {}): Promise<Delivery> {
+export async function deliver(
+  t: TestApp,
+  path: string,
+  options: {
+    method?: InjectOptions['method'];
+    body?: string | Buffer;
+    headers?: Record<string, string | string[]>;
+    remoteAddress?: string;
+  } = {},
+): Promise<Delivery> {
   const response = await t.app.inject({
     method: options.method ?? 'POST',
     url: path,
@@ -46,7 +66,11 @@ export async function deliver(t: TestApp, path: string, options: { method?: Inje
 }
 
 export async function executionCount(t: TestApp, workflowId: string): Promise<number> {
-  const row = await t.deps.db.selectFrom('executions').select((eb) => eb.fn.countAll<number>().as('n')).where('workflow_id', '=', workflowId).executeTakeFirstOrThrow();
+  const row = await t.deps.db
+    .selectFrom('executions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workflow_id', '=', workflowId)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 

@@ -38,14 +38,21 @@ function tokenOf(payload: unknown): string {
   return Buffer.from(JSON.stringify(payload)).toString('base64url');
 }
 
-
 const INVALID = 'page[after] is not a valid cursor; use the links.next or links.prev of a previous page';
 
 describe('cursors', () => {
   it('round-trips the sort values of a row, normalising driver representations', () => {
     const token = encodeCursor('gadget', SORT, ROW);
     expect(token).toMatch(/^[A-Za-z0-9_-]+$/);
-    expect(decodeCursor(token, 'gadget', SORT, 'page[after]')).toEqual(['2026-01-02T03:04:05.000006Z', 'Ä', 9007199254740991, 0.1, true, 'large', ID]);
+    expect(decodeCursor(token, 'gadget', SORT, 'page[after]')).toEqual([
+      '2026-01-02T03:04:05.000006Z',
+      'Ä',
+      9007199254740991,
+      0.1,
+      true,
+      'large',
+      ID,
+    ]);
     expect(JSON.parse(Buffer.from(token, 'base64url').toString())).toEqual({
       t: 'gadget',
       s: '-made_at,name,count,weight,active,size,-id',
@@ -55,9 +62,17 @@ describe('cursors', () => {
 
   it('refuses a cursor of another resource type or another sort', () => {
     const token = encodeCursor('gadget', SORT, ROW);
-    expectInvalidParameter(() => decodeCursor(token, 'widget', SORT, 'page[after]'), 'page[after]', 'page[after] was issued for another list or sort; this list is widget sorted by -made_at,name,count,weight,active,size,-id');
+    expectInvalidParameter(
+      () => decodeCursor(token, 'widget', SORT, 'page[after]'),
+      'page[after]',
+      'page[after] was issued for another list or sort; this list is widget sorted by -made_at,name,count,weight,active,size,-id',
+    );
     const other = parseSort('name', gadget);
-    expectInvalidParameter(() => decodeCursor(token, 'gadget', other, 'page[before]'), 'page[before]', 'page[before] was issued for another list or sort; this list is gadget sorted by name,id');
+    expectInvalidParameter(
+      () => decodeCursor(token, 'gadget', other, 'page[before]'),
+      'page[before]',
+      'page[before] was issued for another list or sort; this list is gadget sorted by name,id',
+    );
   });
 
   it.each([
@@ -89,7 +104,9 @@ describe('cursors', () => {
   });
 
   it('refuses to encode a row that lacks a sort column', () => {
-    expect(() => encodeCursor('gadget', parseSort('name', gadget), { id: ID })).toThrow("cannot encode a cursor: the row has no value for sort column 'name'");
+    expect(() => encodeCursor('gadget', parseSort('name', gadget), { id: ID })).toThrow(
+      "cannot encode a cursor: the row has no value for sort column 'name'",
+    );
   });
 });
 

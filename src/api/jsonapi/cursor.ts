@@ -34,7 +34,8 @@ export function encodeCursor(type: string, sort: readonly SortKey[], row: Record
 export function decodeCursor(token: string, type: string, sort: readonly SortKey[], parameter: CursorParameter): CursorValue[] {
   assertKeysetSort(sort, parameter);
   const payload = parsePayload(token);
-  if (!payload) throw invalidParameter(parameter, `${parameter} is not a valid cursor; use the links.next or links.prev of a previous page`);
+  if (!payload)
+    throw invalidParameter(parameter, `${parameter} is not a valid cursor; use the links.next or links.prev of a previous page`);
   const expected = formatSort(sort);
   if (payload.t !== type || payload.s !== expected) {
     throw invalidParameter(parameter, `${parameter} was issued for another list or sort; this list is ${type} sorted by ${expected}`);
@@ -52,7 +53,10 @@ export function decodeCursor(token: string, type: string, sort: readonly SortKey
 export function assertKeysetSort(sort: readonly SortKey[], parameter: CursorParameter): void {
   const nullable = sort.find((key) => key.nullable);
   if (nullable) {
-    throw invalidParameter(parameter, `${parameter} cannot be used with sort on '${nullable.attribute}', which can be null; page with page[offset] instead`);
+    throw invalidParameter(
+      parameter,
+      `${parameter} cannot be used with sort on '${nullable.attribute}', which can be null; page with page[offset] instead`,
+    );
   }
 }
 

@@ -4,7 +4,8 @@ import { parseFields, selectedAttributes } from './fields.js';
 import type { ResourceDefinition } from './resource-definition.js';
 import { expectInvalidParameter } from '../../../test/support/expect-invalid-parameter.js';
 
-const expectInvalidQuery = (query: string, parameter: string, detail: string) => expectInvalidParameter(() => parseQuery(query), parameter, detail);
+const expectInvalidQuery = (query: string, parameter: string, detail: string) =>
+  expectInvalidParameter(() => parseQuery(query), parameter, detail);
 
 const workflow: ResourceDefinition = {
   type: 'workflow',
@@ -28,7 +29,6 @@ const definitions = [workflow, execution];
 function parseQuery(query: string) {
   return parseFields(qs.parse(query, { depth: 10, arrayLimit: 100 }).fields, definitions);
 }
-
 
 describe('parseFields and selectedAttributes', () => {
   it('returns the default attributes of a type the request does not mention', () => {
@@ -67,4 +67,3 @@ describe('parseFields and selectedAttributes', () => {
     expectInvalidQuery(query, parameter, detail);
   });
 });
-

@@ -66,9 +66,19 @@ export function filterCondition(
 function compile(node: FilterNode, definition: ResourceDefinition, context: Context): RawBuilder<SqlBool> {
   switch (node.type) {
     case 'and':
-      return node.filters.length === 0 ? TRUE : sql<SqlBool>`(${sql.join(node.filters.map((f) => compile(f, definition, context)), sql` AND `)})`;
+      return node.filters.length === 0
+        ? TRUE
+        : sql<SqlBool>`(${sql.join(
+            node.filters.map((f) => compile(f, definition, context)),
+            sql` AND `,
+          )})`;
     case 'or':
-      return node.filters.length === 0 ? FALSE : sql<SqlBool>`(${sql.join(node.filters.map((f) => compile(f, definition, context)), sql` OR `)})`;
+      return node.filters.length === 0
+        ? FALSE
+        : sql<SqlBool>`(${sql.join(
+            node.filters.map((f) => compile(f, definition, context)),
+            sql` OR `,
+          )})`;
     case 'not':
       return sql<SqlBool>`NOT (${compile(node.filter, definition, context)})`;
     case 'relation':

@@ -38,4 +38,3 @@ export type FilterNode =
 
 /** Matches every row; what an absent `filter` parameter parses to. */
 export const MATCH_ALL: FilterNode = { type: 'and', filters: [] };
-

@@ -38,8 +38,16 @@ function parseQuery(query: string) {
   return parseFilter(qs.parse(query, { depth: 10, arrayLimit: 100 }).filter, gadget);
 }
 
-
-const COMMON = ['eq', 'not_eq', 'greater_than', 'greater_than_or_equal', 'less_than', 'less_than_or_equal', 'is_distinct_from', 'is_not_distinct_from'];
+const COMMON = [
+  'eq',
+  'not_eq',
+  'greater_than',
+  'greater_than_or_equal',
+  'less_than',
+  'less_than_or_equal',
+  'is_distinct_from',
+  'is_not_distinct_from',
+];
 const STRING_ONLY = ['contains', 'like', 'ilike', 'string_starts_with', 'string_ends_with'];
 
 describe('parseFilter', () => {
@@ -61,7 +69,12 @@ describe('parseFilter', () => {
   });
 
   it('reads is_nil operands as booleans', () => {
-    expect(parseQuery('filter[nickname][is_nil]=true')).toEqual({ type: 'comparison', attribute: 'nickname', operator: 'is_nil', value: true });
+    expect(parseQuery('filter[nickname][is_nil]=true')).toEqual({
+      type: 'comparison',
+      attribute: 'nickname',
+      operator: 'is_nil',
+      value: true,
+    });
     expect(parseQuery('filter[count][is_nil]=false')).toEqual({ type: 'comparison', attribute: 'count', operator: 'is_nil', value: false });
   });
 
@@ -160,14 +173,34 @@ describe('parseFilter refusals', () => {
   });
 
   it('shortens a long operand in the message', () => {
-    expectInvalidParameter(() => parseQuery(`filter[count][eq]=${'9'.repeat(70)}x`), 'filter[count][eq]', `'${'9'.repeat(64)}…' is not an integer`);
+    expectInvalidParameter(
+      () => parseQuery(`filter[count][eq]=${'9'.repeat(70)}x`),
+      'filter[count][eq]',
+      `'${'9'.repeat(64)}…' is not an integer`,
+    );
   });
 
   it('refuses an unknown attribute, a non-filterable one, and a prototype key', () => {
-    expectInvalidParameter(() => parseQuery('filter[colour]=red'), 'filter[colour]', "'colour' is not a filterable attribute or relation of gadget");
-    expectInvalidParameter(() => parseQuery('filter[secret][eq]=x'), 'filter[secret]', "'secret' is not a filterable attribute or relation of gadget");
-    expectInvalidParameter(() => parseFilter({ constructor: 'x' }, gadget), 'filter[constructor]', "'constructor' is not a filterable attribute or relation of gadget");
-    expectInvalidParameter(() => parseQuery('filter[maker][colour]=red'), 'filter[maker][colour]', "'colour' is not a filterable attribute or relation of maker");
+    expectInvalidParameter(
+      () => parseQuery('filter[colour]=red'),
+      'filter[colour]',
+      "'colour' is not a filterable attribute or relation of gadget",
+    );
+    expectInvalidParameter(
+      () => parseQuery('filter[secret][eq]=x'),
+      'filter[secret]',
+      "'secret' is not a filterable attribute or relation of gadget",
+    );
+    expectInvalidParameter(
+      () => parseFilter({ constructor: 'x' }, gadget),
+      'filter[constructor]',
+      "'constructor' is not a filterable attribute or relation of gadget",
+    );
+    expectInvalidParameter(
+      () => parseQuery('filter[maker][colour]=red'),
+      'filter[maker][colour]',
+      "'colour' is not a filterable attribute or relation of maker",
+    );
   });
 
   it('refuses an unknown operator, listing the operators of the kind', () => {
@@ -184,44 +217,94 @@ describe('parseFilter refusals', () => {
   });
 
   it.each(STRING_ONLY)('refuses the string operator %s on a non-string attribute', (operator) => {
-    expectInvalidParameter(() => parseQuery(`filter[size][${operator}]=sm`), `filter[size][${operator}]`, `Operator '${operator}' applies to string attributes only; 'size' is enum`);
+    expectInvalidParameter(
+      () => parseQuery(`filter[size][${operator}]=sm`),
+      `filter[size][${operator}]`,
+      `Operator '${operator}' applies to string attributes only; 'size' is enum`,
+    );
   });
 
   it('refuses an is_nil operand other than true or false', () => {
-    expectInvalidParameter(() => parseQuery('filter[nickname][is_nil]=1'), 'filter[nickname][is_nil]', "is_nil takes true or false, got '1'");
+    expectInvalidParameter(
+      () => parseQuery('filter[nickname][is_nil]=1'),
+      'filter[nickname][is_nil]',
+      "is_nil takes true or false, got '1'",
+    );
   });
 
   it('refuses a filter that is not an object', () => {
     expectInvalidParameter(() => parseQuery('filter=name'), 'filter', 'filter must be a filter object, e.g. filter[name][eq]=value');
-    expectInvalidParameter(() => parseQuery('filter[maker]=acme'), 'filter[maker]', 'filter[maker] must be a filter object, e.g. filter[maker][name][eq]=value');
+    expectInvalidParameter(
+      () => parseQuery('filter[maker]=acme'),
+      'filter[maker]',
+      'filter[maker] must be a filter object, e.g. filter[maker][name][eq]=value',
+    );
   });
 
   it('refuses and/or without a list and not with one', () => {
-    expectInvalidParameter(() => parseQuery('filter[and][name]=x'), 'filter[and]', 'filter[and] takes a list of filters, e.g. filter[and][0][name][eq]=value');
-    expectInvalidParameter(() => parseQuery('filter[or]=x'), 'filter[or]', 'filter[or] takes a list of filters, e.g. filter[or][0][name][eq]=value');
-    expectInvalidParameter(() => parseQuery('filter[and][0]=x'), 'filter[and][0]', 'filter[and][0] must be a filter object, e.g. filter[and][0][name][eq]=value');
-    expectInvalidParameter(() => parseQuery('filter[not][0][name]=x'), 'filter[not]', 'filter[not] takes one filter object, e.g. filter[not][name][eq]=value');
-    expectInvalidParameter(() => parseQuery('filter[not]=x'), 'filter[not]', 'filter[not] takes one filter object, e.g. filter[not][name][eq]=value');
+    expectInvalidParameter(
+      () => parseQuery('filter[and][name]=x'),
+      'filter[and]',
+      'filter[and] takes a list of filters, e.g. filter[and][0][name][eq]=value',
+    );
+    expectInvalidParameter(
+      () => parseQuery('filter[or]=x'),
+      'filter[or]',
+      'filter[or] takes a list of filters, e.g. filter[or][0][name][eq]=value',
+    );
+    expectInvalidParameter(
+      () => parseQuery('filter[and][0]=x'),
+      'filter[and][0]',
+      'filter[and][0] must be a filter object, e.g. filter[and][0][name][eq]=value',
+    );
+    expectInvalidParameter(
+      () => parseQuery('filter[not][0][name]=x'),
+      'filter[not]',
+      'filter[not] takes one filter object, e.g. filter[not][name][eq]=value',
+    );
+    expectInvalidParameter(
+      () => parseQuery('filter[not]=x'),
+      'filter[not]',
+      'filter[not] takes one filter object, e.g. filter[not][name][eq]=value',
+    );
   });
 
   it('refuses a repeated attribute and an operand that is not a single value', () => {
-    const hint = 'filter[name] takes a value or an operator, e.g. filter[name][eq]=value; for several values use filter[name][in][]=a&filter[name][in][]=b';
+    const hint =
+      'filter[name] takes a value or an operator, e.g. filter[name][eq]=value; for several values use filter[name][in][]=a&filter[name][in][]=b';
     expectInvalidParameter(() => parseQuery('filter[name]=a&filter[name]=b'), 'filter[name]', hint);
     expectInvalidParameter(() => parseQuery('filter[name][eq][]=a'), 'filter[name][eq]', 'filter[name][eq] takes a single value');
     expectInvalidParameter(() => parseQuery('filter[name][eq][x]=a'), 'filter[name][eq]', 'filter[name][eq] takes a single value');
   });
 
   it('refuses an in list of non-values or of too many values', () => {
-    expectInvalidParameter(() => parseQuery('filter[name][in][a]=x'), 'filter[name][in]', 'filter[name][in] takes a list of values: filter[name][in][]=a&filter[name][in][]=b or filter[name][in]=a,b');
-    expectInvalidParameter(() => parseQuery('filter[name][in][0][x]=1'), 'filter[name][in]', 'filter[name][in] takes a list of values: filter[name][in][]=a&filter[name][in][]=b or filter[name][in]=a,b');
+    expectInvalidParameter(
+      () => parseQuery('filter[name][in][a]=x'),
+      'filter[name][in]',
+      'filter[name][in] takes a list of values: filter[name][in][]=a&filter[name][in][]=b or filter[name][in]=a,b',
+    );
+    expectInvalidParameter(
+      () => parseQuery('filter[name][in][0][x]=1'),
+      'filter[name][in]',
+      'filter[name][in] takes a list of values: filter[name][in][]=a&filter[name][in][]=b or filter[name][in]=a,b',
+    );
     const tooMany = Array.from({ length: MAX_IN_VALUES + 1 }, (_, i) => String(i)).join(',');
-    expectInvalidParameter(() => parseQuery(`filter[count][in]=${tooMany}`), 'filter[count][in]', 'filter[count][in] takes at most 1000 values');
+    expectInvalidParameter(
+      () => parseQuery(`filter[count][in]=${tooMany}`),
+      'filter[count][in]',
+      'filter[count][in] takes at most 1000 values',
+    );
   });
 
   it('refuses a like pattern ending in an unpaired escape, but not an escaped backslash', () => {
     const detail = "The pattern ends with an unpaired escape character '\\'; write '\\\\' for a literal backslash";
     expectInvalidParameter(() => parseFilter({ name: { like: 'ab\\' } }, gadget), 'filter[name][like]', detail);
     expectInvalidParameter(() => parseFilter({ name: { ilike: 'a\\\\\\' } }, gadget), 'filter[name][ilike]', detail);
-    expect(parseFilter({ name: { like: 'ab\\\\' } }, gadget)).toEqual({ type: 'comparison', attribute: 'name', operator: 'like', value: 'ab\\\\' });
+    expect(parseFilter({ name: { like: 'ab\\\\' } }, gadget)).toEqual({
+      type: 'comparison',
+      attribute: 'name',
+      operator: 'like',
+      value: 'ab\\\\',
+    });
   });
 });

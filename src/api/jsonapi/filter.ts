@@ -13,7 +13,15 @@ const ALL_OPERATORS: readonly string[] = [...COMMON_OPERATORS, ...STRING_OPERATO
 const STRING_ONLY: readonly string[] = STRING_OPERATORS;
 
 export { findAttribute, type FilterOperand } from './filter-operand.js';
-export { COMMON_OPERATORS, MATCH_ALL, STRING_OPERATORS, type ComparisonNode, type FilterNode, type FilterOperator, type ScalarOperator } from './filter-tree.js';
+export {
+  COMMON_OPERATORS,
+  MATCH_ALL,
+  STRING_OPERATORS,
+  type ComparisonNode,
+  type FilterNode,
+  type FilterOperator,
+  type ScalarOperator,
+} from './filter-tree.js';
 
 /** Parses `filter` as `qs` delivers it (nested objects and arrays of strings). */
 export function parseFilter(raw: unknown, definition: ResourceDefinition): FilterNode {
@@ -45,7 +53,8 @@ function parseEntry(key: string, value: unknown, definition: ResourceDefinition,
   }
   const spec = findAttribute(definition, key);
   if (spec && spec.filterable !== false) return parseAttribute(key, spec, value, path);
-  const relation = definition.relationFilters && Object.hasOwn(definition.relationFilters, key) ? definition.relationFilters[key] : undefined;
+  const relation =
+    definition.relationFilters && Object.hasOwn(definition.relationFilters, key) ? definition.relationFilters[key] : undefined;
   if (relation) return { type: 'relation', relation: key, filter: parseObject(value, relation.resource(), path) };
   throw invalidParameter(path, definition.filterHint?.(key) ?? `'${key}' is not a filterable attribute or relation of ${definition.type}`);
 }

@@ -7,11 +7,15 @@ import type { ResourceDefinition } from './resource-definition.js';
  */
 export function parseInclude(raw: unknown, definition: ResourceDefinition, allowed: readonly string[]): string[] {
   if (raw === undefined || raw === '') return [];
-  if (typeof raw !== 'string') throw new AppError('invalid_query_parameter', 'include must be a comma-separated list of relationship names', { parameter: 'include' });
+  if (typeof raw !== 'string')
+    throw new AppError('invalid_query_parameter', 'include must be a comma-separated list of relationship names', { parameter: 'include' });
   const names = raw.split(',').map((s) => s.trim());
   for (const name of names) {
     if (!allowed.includes(name)) {
-      const what = allowed.length === 0 ? `${definition.type} has no relationships to include` : `${definition.type} can include ${allowed.join(', ')}`;
+      const what =
+        allowed.length === 0
+          ? `${definition.type} has no relationships to include`
+          : `${definition.type} can include ${allowed.join(', ')}`;
       throw new AppError('invalid_query_parameter', `cannot include "${name}": ${what}`, { parameter: 'include' });
     }
   }

@@ -84,7 +84,10 @@ export async function runListQuery<DB, TB extends keyof DB, Row>(options: ListQu
     }
   } else {
     const offset = page.offset ?? 0;
-    const fetched = await applySort(filtered, sort, tableAlias).limit(page.limit + 1).offset(offset).execute();
+    const fetched = await applySort(filtered, sort, tableAlias)
+      .limit(page.limit + 1)
+      .offset(offset)
+      .execute();
     const more = fetched.length > page.limit;
     result.rows = fetched.slice(0, page.limit);
     if (page.offset === undefined && isKeysetSort(sort)) {

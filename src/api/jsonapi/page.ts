@@ -24,7 +24,8 @@ type PageKey = (typeof PAGE_KEYS)[number];
 /** Parses `page` as `qs` delivers it. */
 export function parsePage(raw: unknown): PageParams {
   if (raw === undefined) return { limit: DEFAULT_PAGE_LIMIT, count: false };
-  if (!isPlainObject(raw)) throw invalidParameter('page', 'page takes page[limit], page[offset], page[after], page[before] and page[count]');
+  if (!isPlainObject(raw))
+    throw invalidParameter('page', 'page takes page[limit], page[offset], page[after], page[before] and page[count]');
   const values: Partial<Record<PageKey, string>> = {};
   for (const [key, value] of Object.entries(raw)) {
     const parameter = `page[${key}]`;
@@ -45,7 +46,8 @@ export function parsePage(raw: unknown): PageParams {
   }
   if (values.offset !== undefined) {
     const offset = wholeNumber(values.offset);
-    if (offset === null) throw invalidParameter('page[offset]', `page[offset] must be a whole number of rows (0 or more), got '${values.offset}'`);
+    if (offset === null)
+      throw invalidParameter('page[offset]', `page[offset] must be a whole number of rows (0 or more), got '${values.offset}'`);
     page.offset = offset;
   }
   for (const key of ['after', 'before'] as const) {
@@ -62,7 +64,8 @@ export function parsePage(raw: unknown): PageParams {
     throw invalidParameter('page[offset]', `page[offset] cannot be combined with ${cursor}; use one way of paging`);
   }
   if (values.count !== undefined) {
-    if (values.count !== 'true' && values.count !== 'false') throw invalidParameter('page[count]', `page[count] takes true or false, got '${values.count}'`);
+    if (values.count !== 'true' && values.count !== 'false')
+      throw invalidParameter('page[count]', `page[count] takes true or false, got '${values.count}'`);
     page.count = values.count === 'true';
   }
   return page;

@@ -30,13 +30,23 @@ function attributeSchema(spec: AttributeSpec): Record<string, unknown> {
 
 const linkage = (type: string) => ({
   type: 'object',
-  properties: { data: { anyOf: [{ type: 'null' }, { type: 'object', required: ['type', 'id'], properties: { type: { type: 'string', const: type }, id: { type: 'string' } } }] } },
+  properties: {
+    data: {
+      anyOf: [
+        { type: 'null' },
+        { type: 'object', required: ['type', 'id'], properties: { type: { type: 'string', const: type }, id: { type: 'string' } } },
+      ],
+    },
+  },
 });
 
 export function resourceObjectSchema(definition: ResourceDefinition, relationships: Record<string, string> = {}): Record<string, unknown> {
   const attributes: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(definition.attributes)) {
-    attributes[name] = { ...attributeSchema(spec), description: spec.default ? 'returned by default' : `returned when requested with fields[${definition.type}]` };
+    attributes[name] = {
+      ...attributeSchema(spec),
+      description: spec.default ? 'returned by default' : `returned when requested with fields[${definition.type}]`,
+    };
   }
   const relationshipSchemas = Object.fromEntries(Object.entries(relationships).map(([name, type]) => [name, linkage(type)]));
   return {
@@ -55,7 +65,11 @@ export function resourceObjectSchema(definition: ResourceDefinition, relationshi
 const JSONAPI_MEMBER = { type: 'object', properties: { version: { type: 'string' } } };
 const LINKS = { type: 'object', properties: { self: { type: 'string' }, next: { type: 'string' }, prev: { type: 'string' } } };
 
-export function singleDocumentSchema(definition: ResourceDefinition, relationships: Record<string, string> = {}, included: ResourceDefinition[] = []) {
+export function singleDocumentSchema(
+  definition: ResourceDefinition,
+  relationships: Record<string, string> = {},
+  included: ResourceDefinition[] = [],
+) {
   return {
     type: 'object',
     properties: {
@@ -68,7 +82,11 @@ export function singleDocumentSchema(definition: ResourceDefinition, relationshi
   };
 }
 
-export function listDocumentSchema(definition: ResourceDefinition, relationships: Record<string, string> = {}, included: ResourceDefinition[] = []) {
+export function listDocumentSchema(
+  definition: ResourceDefinition,
+  relationships: Record<string, string> = {},
+  included: ResourceDefinition[] = [],
+) {
   return {
     type: 'object',
     properties: {
@@ -86,9 +104,17 @@ export const LIST_QUERY_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    filter: { type: 'object', additionalProperties: true, description: 'deepObject filter: filter[attribute][operator]=value, with and/or/not combinators' },
+    filter: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'deepObject filter: filter[attribute][operator]=value, with and/or/not combinators',
+    },
     sort: { type: 'string', description: 'comma-separated attributes, - for descending, e.g. -created_at,name' },
-    page: { type: 'object', additionalProperties: true, description: 'page[limit] (1-500, default 50), page[offset], page[after], page[before] (opaque cursors), page[count]=true' },
+    page: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'page[limit] (1-500, default 50), page[offset], page[after], page[before] (opaque cursors), page[count]=true',
+    },
     include: { type: 'string', description: 'comma-separated relationship names' },
     fields: { type: 'object', additionalProperties: { type: 'string' }, description: 'sparse fieldsets: fields[type]=a,b' },
   },
@@ -123,7 +149,10 @@ export const ERROR_RESPONSE_SCHEMA = {
           code: { type: 'string' },
           title: { type: 'string' },
           detail: { type: 'string' },
-          source: { type: 'object', properties: { pointer: { type: 'string' }, parameter: { type: 'string' }, header: { type: 'string' } } },
+          source: {
+            type: 'object',
+            properties: { pointer: { type: 'string' }, parameter: { type: 'string' }, header: { type: 'string' } },
+          },
           meta: { type: 'object', additionalProperties: true },
         },
       },

@@ -12,8 +12,19 @@ import { columnOf, type ResourceDefinition } from './resource-definition.js';
 import { JSONAPI_VERSION, toResourceObject, type ResourceObject } from './serialize.js';
 import { parseSort } from './sort.js';
 
-export function sendResource(reply: FastifyReply, data: ResourceObject, included?: ResourceObject[], meta?: Record<string, unknown>): FastifyReply {
-  return reply.type(JSONAPI_MEDIA_TYPE).send({ data, ...(included ? { included } : {}), links: { self: data.links.self }, ...(meta ? { meta } : {}), jsonapi: JSONAPI_VERSION });
+export function sendResource(
+  reply: FastifyReply,
+  data: ResourceObject,
+  included?: ResourceObject[],
+  meta?: Record<string, unknown>,
+): FastifyReply {
+  return reply.type(JSONAPI_MEDIA_TYPE).send({
+    data,
+    ...(included ? { included } : {}),
+    links: { self: data.links.self },
+    ...(meta ? { meta } : {}),
+    jsonapi: JSONAPI_VERSION,
+  });
 }
 
 /** Larger answers (big pages of graphs) are not worth the memory. */

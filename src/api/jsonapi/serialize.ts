@@ -38,7 +38,13 @@ export function toResourceObject(
     if (!spec) continue;
     out[name] = present(spec.kind, row[spec.column ?? name]);
   }
-  return { type: definition.type, id: String(row.id), attributes: out, ...(relationships ? { relationships } : {}), links: { self: selfUrl } };
+  return {
+    type: definition.type,
+    id: String(row.id),
+    attributes: out,
+    ...(relationships ? { relationships } : {}),
+    links: { self: selfUrl },
+  };
 }
 
 export const JSONAPI_VERSION = { version: '1.0' } as const;

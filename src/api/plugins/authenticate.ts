@@ -28,10 +28,16 @@ export function registerAuthentication(app: FastifyInstance, authenticator: Auth
     // Every later log line of this request names the workspace and token (never the secret).
     request.log = request.log.child({ workspace_id: auth.workspace.id, token_id: auth.tokenId });
     if (auth.workspace.plan !== 'pro' && request.routeOptions.config?.anyPlan !== true) {
-      throw new AppError('plan_required', `API access requires the Pro plan; workspace "${auth.workspace.slug}" is on the ${auth.workspace.plan} plan`);
+      throw new AppError(
+        'plan_required',
+        `API access requires the Pro plan; workspace "${auth.workspace.slug}" is on the ${auth.workspace.plan} plan`,
+      );
     }
     if (WRITE_METHODS.has(request.method) && !auth.scopes.includes('build')) {
-      throw new AppError('forbidden', 'this token has the read scope, which allows GET only; mint a build-scoped token (switchyard token create --scope build) to make changes');
+      throw new AppError(
+        'forbidden',
+        'this token has the read scope, which allows GET only; mint a build-scoped token (switchyard token create --scope build) to make changes',
+      );
     }
   });
 }

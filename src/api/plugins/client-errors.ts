@@ -16,7 +16,11 @@ export function describeClientError(error: ConnectionError): { status: number; c
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return { status: 408, code: 'request_timeout', detail: 'the request did not arrive in time; the connection is closed' };
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, code: 'headers_too_large', detail: 'the request line and headers together are larger than the server accepts (16 KiB by default)' };
+      return {
+        status: 431,
+        code: 'headers_too_large',
+        detail: 'the request line and headers together are larger than the server accepts (16 KiB by default)',
+      };
     default:
       return { status: 400, code: 'bad_request', detail: 'the request is not valid HTTP/1.1' };
   }

@@ -41,7 +41,11 @@ export function frameworkErrorHandler(ownAnswers: OwnAnswers) {
     if (keyError) {
       sendError(request, reply, keyError);
     } else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-      sendError(request, reply, new AppError('uri_too_long', `a segment of the path is too long for any route (at most ${MAX_PARAM_LENGTH} bytes as sent)`));
+      sendError(
+        request,
+        reply,
+        new AppError('uri_too_long', `a segment of the path is too long for any route (at most ${MAX_PARAM_LENGTH} bytes as sent)`),
+      );
     } else if (error.code === 'FST_ERR_BAD_URL') {
       sendError(request, reply, new AppError('bad_request', 'the path holds a percent-escape that is not valid UTF-8'));
     } else {

@@ -25,4 +25,9 @@ export interface HttpLimits {
   checkIntervalMs: number;
 }
 
-export const HTTP_LIMITS: HttpLimits = { maxHeaderBytes: 16_384, headersTimeoutMs: 60_000, requestTimeoutMs: 300_000, checkIntervalMs: 30_000 };
+export const HTTP_LIMITS: HttpLimits = {
+  maxHeaderBytes: 16_384,
+  headersTimeoutMs: 60_000,
+  requestTimeoutMs: 300_000,
+  checkIntervalMs: 30_000,
+};

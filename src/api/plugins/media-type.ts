@@ -30,7 +30,11 @@ export function acceptsJsonApi(accept: string | undefined, plainJson: boolean): 
   // The common answers first, without splitting (this runs before every API request).
   if (!accept || accept === '*/*' || accept === JSONAPI_MEDIA_TYPE) return true;
   for (const part of accept.split(',')) {
-    const [range = '', ...params] = part.trim().toLowerCase().split(';').map((s) => s.trim());
+    const [range = '', ...params] = part
+      .trim()
+      .toLowerCase()
+      .split(';')
+      .map((s) => s.trim());
     const q = params.find((p) => p.startsWith('q='));
     if (q && Number(q.slice(2)) === 0) continue;
     if (range === '*/*' || range === 'application/*') return true;
@@ -48,7 +52,11 @@ export function acceptsJsonApi(accept: string | undefined, plainJson: boolean): 
 export function acceptsOneOf(accept: string | undefined, types: readonly string[]): boolean {
   if (!accept) return true;
   const ranges = accept.split(',').map((part) => {
-    const [range = '', ...params] = part.trim().toLowerCase().split(';').map((s) => s.trim());
+    const [range = '', ...params] = part
+      .trim()
+      .toLowerCase()
+      .split(';')
+      .map((s) => s.trim());
     const q = params.find((p) => p.startsWith('q='));
     return { range, refused: q !== undefined && Number(q.slice(2)) === 0 };
   });
@@ -79,9 +87,18 @@ export function registerMediaType(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser(JSONAPI_MEDIA_TYPE, { parseAs: 'string' }, (request: FastifyRequest, body: string | Buffer, done) => {
-    const params = String(request.headers['content-type'] ?? '').split(';').slice(1).map((p) => p.trim().toLowerCase()).filter(Boolean);
+    const params = String(request.headers['content-type'] ?? '')
+      .split(';')
+      .slice(1)
+      .map((p) => p.trim().toLowerCase())
+      .filter(Boolean);
     if (params.some((p) => p !== 'charset=utf-8')) {
-      done(new AppError('unsupported_media_type', `${JSONAPI_MEDIA_TYPE} must be sent without media type parameters`, { header: 'Content-Type' }), undefined);
+      done(
+        new AppError('unsupported_media_type', `${JSONAPI_MEDIA_TYPE} must be sent without media type parameters`, {
+          header: 'Content-Type',
+        }),
+        undefined,
+      );
       return;
     }
     if (String(body).trim() === '') {
@@ -104,8 +121,18 @@ export function registerMediaType(app: FastifyInstance): void {
     const produced = producedTypes(request);
     if (produced === null) {
       if (acceptsJsonApi(request.headers.accept, request.routeOptions.config?.plainJson === true)) done();
-      else done(new AppError('not_acceptable', `this route answers ${JSONAPI_MEDIA_TYPE}; send an Accept header that includes it (or */*)`, { header: 'Accept' }));
+      else
+        done(
+          new AppError('not_acceptable', `this route answers ${JSONAPI_MEDIA_TYPE}; send an Accept header that includes it (or */*)`, {
+            header: 'Accept',
+          }),
+        );
     } else if (acceptsOneOf(request.headers.accept, produced)) done();
-    else done(new AppError('not_acceptable', `this request answers ${produced.join(' or ')}; send an Accept header that includes it (or */*)`, { header: 'Accept' }));
+    else
+      done(
+        new AppError('not_acceptable', `this request answers ${produced.join(' or ')}; send an Accept header that includes it (or */*)`, {
+          header: 'Accept',
+        }),
+      );
   });
 }

@@ -9,7 +9,13 @@ const errorResponse = (description: string) => ({ description, content: { 'appli
 export const WEBHOOK_ERROR_SCHEMA = {
   type: 'object',
   properties: {
-    errors: { type: 'array', items: { type: 'object', properties: { status: { type: 'string' }, code: { type: 'string' }, title: { type: 'string' }, detail: { type: 'string' } } } },
+    errors: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { status: { type: 'string' }, code: { type: 'string' }, title: { type: 'string' }, detail: { type: 'string' } },
+      },
+    },
     jsonapi: { type: 'object' },
   },
 } as const;
@@ -24,10 +30,20 @@ export const WEBHOOK_PATH_ITEM = {
     parameters: [{ name: 'webhook_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
     requestBody: { required: false, content: { '*/*': { schema: {} } } },
     responses: {
-      200: { description: '`last_step`: the execution\'s output as JSON; `respond_step`: the respond step\'s status, headers and body', content: { '*/*': { schema: {} } } },
+      200: {
+        description: "`last_step`: the execution's output as JSON; `respond_step`: the respond step's status, headers and body",
+        content: { '*/*': { schema: {} } },
+      },
       202: {
         description: '`immediate`: the execution was recorded; or the delivery was captured as a sample',
-        content: { 'application/json': { schema: { type: 'object', properties: { ok: { type: 'boolean' }, execution_id: { type: 'string', format: 'uuid' }, captured: { type: 'boolean' } } } } },
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              properties: { ok: { type: 'boolean' }, execution_id: { type: 'string', format: 'uuid' }, captured: { type: 'boolean' } },
+            },
+          },
+        },
       },
       400: errorResponse('the body does not parse as its declared type (`invalid_body`)'),
       401: errorResponse('the delivery is not authenticated; nothing is run'),

@@ -40,7 +40,11 @@ function declareMediaTypes(schema: Schema | undefined, url: string, plainJson: b
  * interactive reference at /api/docs is served from the swagger-ui assets bundled in the
  * package, so it works with no internet, under the product's own name and mark (docs-branding.ts).
  */
-export async function registerOpenApi(app: FastifyInstance, baseUrl: string, extraPaths: Readonly<Record<string, unknown>> = {}): Promise<void> {
+export async function registerOpenApi(
+  app: FastifyInstance,
+  baseUrl: string,
+  extraPaths: Readonly<Record<string, unknown>> = {},
+): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -54,9 +58,17 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string, ext
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'API token (sy_…) pinned to one workspace, scope read or build' },
-          metricsToken: { type: 'http', scheme: 'bearer', description: 'SWITCHYARD_METRICS_TOKEN, required by /metrics only when it is set' },
+          metricsToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'SWITCHYARD_METRICS_TOKEN, required by /metrics only when it is set',
+          },
         },
-        schemas: { WebhookError: WEBHOOK_ERROR_SCHEMA, ServiceDocument: structuredClone(SERVICE_DOCUMENT_SCHEMA) as Schema, ServiceFolderDocument: structuredClone(SERVICE_FOLDER_DOCUMENT_SCHEMA) as Schema },
+        schemas: {
+          WebhookError: WEBHOOK_ERROR_SCHEMA,
+          ServiceDocument: structuredClone(SERVICE_DOCUMENT_SCHEMA) as Schema,
+          ServiceFolderDocument: structuredClone(SERVICE_FOLDER_DOCUMENT_SCHEMA) as Schema,
+        },
       },
       security: [{ bearer: [] }],
       tags: [
@@ -64,24 +76,48 @@ export async function registerOpenApi(app: FastifyInstance, baseUrl: string, ext
         { name: 'Workflows' },
         { name: 'Folders' },
         { name: 'Executions' },
-        { name: 'Stores', description: 'workspace data tables: the store resource, its rows, the change feed and the deletions feed (docs/stores.md)' },
+        {
+          name: 'Stores',
+          description: 'workspace data tables: the store resource, its rows, the change feed and the deletions feed (docs/stores.md)',
+        },
         { name: 'Step templates' },
-        { name: 'Connections', description: 'model-provider credentials (OpenAI, Anthropic, OpenAI-compatible servers) for embedders, summaries and agents' },
+        {
+          name: 'Connections',
+          description: 'model-provider credentials (OpenAI, Anthropic, OpenAI-compatible servers) for embedders, summaries and agents',
+        },
         { name: 'Knowledge bases', description: 'documents chunked, embedded and searchable (docs/knowledge.md)' },
         { name: 'Memories', description: 'conversation memory: window, compaction, recall (docs/agents.md)' },
         { name: 'Webhooks', description: 'webhook endpoint actions of the API: bearer rotation, sample capture' },
         { name: 'Inbound webhooks', description: 'the endpoints senders deliver to (docs/webhooks.md)' },
-        { name: 'Platform endpoints', description: 'one endpoint per provider (Slack, Twilio, Mailgun, Postmark): verified with the provider app\'s secret, routed by account id (docs/triggers.md)' },
-        { name: 'App installations', description: 'provider accounts linked to this workspace; created by the operator or the OAuth install, never by a token' },
+        {
+          name: 'Platform endpoints',
+          description:
+            "one endpoint per provider (Slack, Twilio, Mailgun, Postmark): verified with the provider app's secret, routed by account id (docs/triggers.md)",
+        },
+        {
+          name: 'App installations',
+          description: 'provider accounts linked to this workspace; created by the operator or the OAuth install, never by a token',
+        },
         { name: 'Health' },
       ],
     },
     transformObject: (document) => {
       if (!('openapiObject' in document)) return document.swaggerObject;
       const { openapiObject } = document;
-      return { ...openapiObject, paths: { ...openapiObject.paths, '/webhooks/{webhook_id}': WEBHOOK_PATH_ITEM, ...extraPaths } } as typeof openapiObject;
+      return {
+        ...openapiObject,
+        paths: { ...openapiObject.paths, '/webhooks/{webhook_id}': WEBHOOK_PATH_ITEM, ...extraPaths },
+      } as typeof openapiObject;
     },
-    transform: ({ schema, url, route }) => ({ schema: declareMediaTypes(schema as Schema, url, route.config?.plainJson === true) as never, url }),
+    transform: ({ schema, url, route }) => ({
+      schema: declareMediaTypes(schema as Schema, url, route.config?.plainJson === true) as never,
+      url,
+    }),
   });
-  await app.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, staticCSP: true, ...DOCS_BRANDING });
+  await app.register(swaggerUi, {
+    routePrefix: '/api/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true },
+    staticCSP: true,
+    ...DOCS_BRANDING,
+  });
 }

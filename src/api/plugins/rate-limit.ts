@@ -8,9 +8,14 @@ const WINDOW_MS = 60_000;
 const SWEEP_AT_SIZE = 10_000;
 
 const limitExceeded = (perMinute: number, retryAfterS: number) =>
-  new AppError('rate_limited', `rate limit of ${perMinute} requests per minute for this token exceeded; retry after ${retryAfterS} s`, undefined, {
-    headers: { 'retry-after': String(retryAfterS) },
-  });
+  new AppError(
+    'rate_limited',
+    `rate limit of ${perMinute} requests per minute for this token exceeded; retry after ${retryAfterS} s`,
+    undefined,
+    {
+      headers: { 'retry-after': String(retryAfterS) },
+    },
+  );
 
 /**
  * Per-token limit on the API (SWITCHYARD_API_RATE_LIMIT requests a minute; 0 turns it off).

@@ -103,7 +103,17 @@ export class AccessLog extends LogController {
     // A webhook delivery's headers are not logged at all: a plain-HMAC node names its own
     // signature header, which no fixed redaction list can know.
     const webhook = request.url.startsWith('/webhooks/');
-    request.log.debug({ request: { method: request.method, url: webhook ? request.routeOptions.url : request.url, headers: webhook ? undefined : request.headers, remote_address: request.ip } }, 'request received');
+    request.log.debug(
+      {
+        request: {
+          method: request.method,
+          url: webhook ? request.routeOptions.url : request.url,
+          headers: webhook ? undefined : request.headers,
+          remote_address: request.ip,
+        },
+      },
+      'request received',
+    );
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {

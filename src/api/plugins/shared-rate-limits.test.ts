@@ -21,7 +21,14 @@ function fakeCounters(answer: () => Promise<{ hits: number; ttlMs: number }>) {
 }
 
 const incr = (store: { incr: (...args: never[]) => void }, key: string, windowMs: number) =>
-  new Promise<{ error: Error | null; result?: { current: number; ttl: number } }>((resolve) => (store.incr as (k: string, cb: (e: Error | null, r?: { current: number; ttl: number }) => void, w: number, m: number) => void)(key, (error, result) => resolve({ error, result }), windowMs, 10));
+  new Promise<{ error: Error | null; result?: { current: number; ttl: number } }>((resolve) =>
+    (store.incr as (k: string, cb: (e: Error | null, r?: { current: number; ttl: number }) => void, w: number, m: number) => void)(
+      key,
+      (error, result) => resolve({ error, result }),
+      windowMs,
+      10,
+    ),
+  );
 
 describe('SharedRateLimits', () => {
   it('gives @fastify/rate-limit a store that counts namespaced keys in the plugin’s window', async () => {

@@ -35,7 +35,8 @@ export function answerUnrouted(request: FastifyRequest, reply: FastifyReply): Fa
   const path = pathOf(request.raw.url);
   // The router refuses such a path for every method that has routes (frameworkErrors answers);
   // a method with none lands here, and must not see it as served.
-  if (!isDecodable(path)) return sendError(request, reply, new AppError('bad_request', 'the path holds a percent-escape that is not valid UTF-8'));
+  if (!isDecodable(path))
+    return sendError(request, reply, new AppError('bad_request', 'the path holds a percent-escape that is not valid UTF-8'));
   const allowed = allowedMethods(request.server, path);
   if (allowed.length === 0) return sendError(request, reply, new AppError('not_found', `no route ${request.method} ${path}`));
   reply.header('allow', allowed.join(', '));

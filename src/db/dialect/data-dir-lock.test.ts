@@ -27,7 +27,10 @@ describe('lockDataDir', () => {
 
   it('is dropped by the kernel when its holder is killed with SIGKILL', async () => {
     const dir = tempDir();
-    const holder = fork(path.join(import.meta.dirname, '../../../test/support/data-dir-lock-child.ts'), [dir], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const holder = fork(path.join(import.meta.dirname, '../../../test/support/data-dir-lock-child.ts'), [dir], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
     await new Promise((resolve) => holder.once('message', resolve));
     expect(() => lockDataDir(dir)).toThrow(DataDirLockedError);
     holder.kill('SIGKILL');

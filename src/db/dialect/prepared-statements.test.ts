@@ -63,7 +63,8 @@ describe.skipIf(!TEST_DATABASE_URL)('prepared statements on PostgreSQL [postgres
     await database?.close();
   });
 
-  const prepared = async () => (await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(single.db)).rows;
+  const prepared = async () =>
+    (await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(single.db)).rows;
 
   it('sends a repeated text with parameters as one named statement, with the right answers', async () => {
     const answers: number[] = [];
@@ -111,12 +112,13 @@ describe.skipIf(!TEST_DATABASE_URL)('prepared statements on PostgreSQL [postgres
     expect((await single.db.transaction().execute((trx) => read(trx))).rows).toEqual([{ id: 1, note: 'x', other: 'y' }]);
   });
 
-  it('deallocates a connection\'s statements when the names start a new generation', async () => {
+  it("deallocates a connection's statements when the names start a new generation", async () => {
     const pool = new pg.Pool({ connectionString: database.url!, max: 1 });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool, new StatementNames(2)) }) });
     try {
       const ask = (n: number) => sql<{ n: number }>`select ${n}::integer + ${n}::integer as n`.execute(db);
-      const statements = async () => (await sql<{ name: string }>`select name from pg_prepared_statements`.execute(db)).rows.map((row) => row.name);
+      const statements = async () =>
+        (await sql<{ name: string }>`select name from pg_prepared_statements`.execute(db)).rows.map((row) => row.name);
       for (const n of [1, 2]) await sql`select ${n}::integer as one`.execute(db);
       for (const n of [1, 2]) await sql`select ${n}::integer as two`.execute(db);
       expect(await statements()).toHaveLength(2);
@@ -132,7 +134,7 @@ describe.skipIf(!TEST_DATABASE_URL)('prepared statements on PostgreSQL [postgres
     }
   });
 
-  it('drops a connection\'s cached plans 1 s after it opens, then after twice as long each time, up to the cap, never inside a transaction', async () => {
+  it("drops a connection's cached plans 1 s after it opens, then after twice as long each time, up to the cap, never inside a transaction", async () => {
     const pool = new pg.Pool({ connectionString: database.url!, max: 1 });
     // Every text the connection is sent, in order.
     const sent: string[] = [];
@@ -162,7 +164,16 @@ describe.skipIf(!TEST_DATABASE_URL)('prepared statements on PostgreSQL [postgres
       await ask(2);
       expect(discards()).toBe(0);
       // Due at 1 s, then 3 s (1 + 2), 7 s (3 + 4), and every 4 s after that.
-      for (const [at, expected] of [[999, 0], [1000, 1], [2999, 1], [3000, 2], [6999, 2], [7000, 3], [10_999, 3], [11_000, 4]] as const) {
+      for (const [at, expected] of [
+        [999, 0],
+        [1000, 1],
+        [2999, 1],
+        [3000, 2],
+        [6999, 2],
+        [7000, 3],
+        [10_999, 3],
+        [11_000, 4],
+      ] as const) {
         now = at;
         await ask(at);
         expect(discards(), `at ${at} ms`).toBe(expected);
@@ -178,16 +189,24 @@ describe.skipIf(!TEST_DATABASE_URL)('prepared statements on PostgreSQL [postgres
       // It comes just before a query, which answers from its statement, still prepared under its name.
       const last = sent.lastIndexOf('discard plans');
       expect(sent[last + 1]).toContain('::integer * 3 as n');
-      expect((await sql<{ n: number }>`select count(*)::integer as n from pg_prepared_statements where statement like ${'%::integer * 3 as n'}`.execute(db)).rows[0]!.n).toBe(1);
+      expect(
+        (
+          await sql<{
+            n: number;
+          }>`select count(*)::integer as n from pg_prepared_statements where statement like ${'%::integer * 3 as n'}`.execute(db)
+        ).rows[0]!.n,
+      ).toBe(1);
     } finally {
       await db.destroy();
     }
   });
 
-  it('makes a cached plan again after the drop, as PostgreSQL would after the table\'s statistics changed', async () => {
+  it("makes a cached plan again after the drop, as PostgreSQL would after the table's statistics changed", async () => {
     const pool = new pg.Pool({ connectionString: database.url!, max: 1 });
     let now = 0;
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool, new StatementNames(), { firstMs: 1000, maxMs: 60_000, now: () => now }) }) });
+    const db = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: preparingPool(pool, new StatementNames(), { firstMs: 1000, maxMs: 60_000, now: () => now }) }),
+    });
     try {
       await sql`create table plan_probe (id integer primary key, n integer)`.execute(db);
       await sql`create index plan_probe_n on plan_probe (n)`.execute(db);
@@ -196,8 +215,15 @@ describe.skipIf(!TEST_DATABASE_URL)('prepared statements on PostgreSQL [postgres
       await sql`set enable_indexscan = off`.execute(db);
       await sql`set enable_bitmapscan = off`.execute(db);
       for (let i = 0; i < 3; i += 1) await sql`select id from plan_probe where n > ${i}`.execute(db);
-      const name = (await sql<{ name: string }>`select name from pg_prepared_statements where statement like ${'%from plan_probe where n >%'}`.execute(db)).rows[0]!.name;
-      const plan = async () => (await sql<{ 'QUERY PLAN': string }>`explain execute ${sql.raw(name)}(0)`.execute(db)).rows.map((row) => row['QUERY PLAN']).join('\n');
+      const name = (
+        await sql<{ name: string }>`select name from pg_prepared_statements where statement like ${'%from plan_probe where n >%'}`.execute(
+          db,
+        )
+      ).rows[0]!.name;
+      const plan = async () =>
+        (await sql<{ 'QUERY PLAN': string }>`explain execute ${sql.raw(name)}(0)`.execute(db)).rows
+          .map((row) => row['QUERY PLAN'])
+          .join('\n');
       // Planned while index scans were off: the generic plan reads the table whole.
       expect(await plan()).toMatch(/Seq Scan on plan_probe/);
       // Settings are no table change: the cached plan stays as it was made...
@@ -215,13 +241,27 @@ describe.skipIf(!TEST_DATABASE_URL)('prepared statements on PostgreSQL [postgres
   });
 
   it('plans the claim function generically (migration 0018)', async () => {
-    const row = (await sql<{ config: string[] | null }>`select proconfig as config from pg_proc where proname = 'sy_claim_executions'`.execute(database.db)).rows[0];
+    const row = (
+      await sql<{ config: string[] | null }>`select proconfig as config from pg_proc where proname = 'sy_claim_executions'`.execute(
+        database.db,
+      )
+    ).rows[0];
     expect(row?.config).toContain('plan_cache_mode=force_generic_plan');
   });
 
-  it('plans the cluster\'s functions without bitmap scans (which never mark dead index entries) or sequential scans (migration 0020)', async () => {
-    const rows = (await sql<{ name: string; config: string[] | null }>`select proname as name, proconfig as config from pg_proc where proname in ('sy_claim_executions', 'sy_admit_handing_off') order by proname`.execute(database.db)).rows;
+  it("plans the cluster's functions without bitmap scans (which never mark dead index entries) or sequential scans (migration 0020)", async () => {
+    const rows = (
+      await sql<{
+        name: string;
+        config: string[] | null;
+      }>`select proname as name, proconfig as config from pg_proc where proname in ('sy_claim_executions', 'sy_admit_handing_off') order by proname`.execute(
+        database.db,
+      )
+    ).rows;
     expect(rows.map((row) => row.name)).toEqual(['sy_admit_handing_off', 'sy_claim_executions']);
-    for (const row of rows) expect(row.config, row.name).toEqual(expect.arrayContaining(['plan_cache_mode=force_generic_plan', 'enable_bitmapscan=off', 'enable_seqscan=off']));
+    for (const row of rows)
+      expect(row.config, row.name).toEqual(
+        expect.arrayContaining(['plan_cache_mode=force_generic_plan', 'enable_bitmapscan=off', 'enable_seqscan=off']),
+      );
   });
 });

@@ -94,7 +94,9 @@ export function isStalePlan(error: unknown): boolean {
  * generation are never sent again, so this only frees the record's memory.)
  */
 function forgetPrepared(client: pg.PoolClient): void {
-  const connection = (client as unknown as { connection?: { parsedStatements?: Record<string, string>; submittedNamedStatements?: Record<string, string> } }).connection;
+  const connection = (
+    client as unknown as { connection?: { parsedStatements?: Record<string, string>; submittedNamedStatements?: Record<string, string> } }
+  ).connection;
   if (connection?.parsedStatements) connection.parsedStatements = {};
   if (connection?.submittedNamedStatements) connection.submittedNamedStatements = {};
 }

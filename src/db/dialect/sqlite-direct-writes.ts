@@ -69,7 +69,12 @@ export function sqliteDirectWrites(connection: SQLite.Database, writes: TableWri
       let shape = bindRow(row, shapes, values);
       if (Array.isArray(shape)) {
         const columns = shape;
-        shape = { columns, statement: connection.prepare(`insert into ${quote(table)} (${columns.map(quote).join(', ')}) values (${columns.map(() => '?').join(', ')})`) };
+        shape = {
+          columns,
+          statement: connection.prepare(
+            `insert into ${quote(table)} (${columns.map(quote).join(', ')}) values (${columns.map(() => '?').join(', ')})`,
+          ),
+        };
         shapes.push(shape);
       }
       const result = shape.statement.run(values);
@@ -83,7 +88,12 @@ export function sqliteDirectWrites(connection: SQLite.Database, writes: TableWri
       if (Array.isArray(shape)) {
         const columns = shape;
         const condition = statusIn ? ` and "status" in (${statusIn.map(() => '?').join(', ')})` : '';
-        shape = { columns, statement: connection.prepare(`update ${quote(table)} set ${columns.map((c) => `${quote(c)} = ?`).join(', ')} where "id" = ?${condition}`) };
+        shape = {
+          columns,
+          statement: connection.prepare(
+            `update ${quote(table)} set ${columns.map((c) => `${quote(c)} = ?`).join(', ')} where "id" = ?${condition}`,
+          ),
+        };
         shapes.push(shape);
       }
       values.push(id);

@@ -60,9 +60,7 @@ export function openSqlite(file: string): DatabaseHandle {
   if (checkpointer) connection.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`);
   // Vector search (knowledge bases): the extension ships prebuilt inside the npm package.
   sqliteVec.load(connection);
-  connection.function('sy_lower', { deterministic: true }, (value: unknown) =>
-    typeof value === 'string' ? value.toLowerCase() : value,
-  );
+  connection.function('sy_lower', { deterministic: true }, (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value));
   const writes = new TableWrites();
   writes.direct = sqliteDirectWrites(connection, writes);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingDatabase(connection) }), plugins: [writes] });

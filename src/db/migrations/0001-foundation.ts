@@ -51,7 +51,11 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
     .addColumn('created_at', text, (c) => c.notNull())
     .addColumn('updated_at', text, (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('workflow_folders_workspace_idx').on('workflow_folders').columns(['workspace_id', 'parent_id', 'position']).execute();
+  await db.schema
+    .createIndex('workflow_folders_workspace_idx')
+    .on('workflow_folders')
+    .columns(['workspace_id', 'parent_id', 'position'])
+    .execute();
 
   await db.schema
     .createTable('workflows')

@@ -9,7 +9,10 @@ import type { SqlDialect } from '../dialect/dialect.js';
  */
 export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {
   const text = dialect.textType;
-  await db.schema.alterTable('workflow_snapshots').addColumn('draft', dialect.booleanType, (c) => c.notNull().defaultTo(dialect.name === 'postgres' ? false : 0)).execute();
+  await db.schema
+    .alterTable('workflow_snapshots')
+    .addColumn('draft', dialect.booleanType, (c) => c.notNull().defaultTo(dialect.name === 'postgres' ? false : 0))
+    .execute();
 
   await db.schema
     .createTable('executions')
@@ -72,5 +75,9 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
     .addColumn('inserted_at', text, (c) => c.notNull())
     .addColumn('updated_at', text, (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('execution_steps_execution_idx').on('execution_steps').columns(['workflow_execution_id', 'inserted_at', 'id']).execute();
+  await db.schema
+    .createIndex('execution_steps_execution_idx')
+    .on('execution_steps')
+    .columns(['workflow_execution_id', 'inserted_at', 'id'])
+    .execute();
 }

@@ -20,7 +20,22 @@ import type { SqlDialect } from '../dialect/dialect.js';
 export async function up(db: Kysely<unknown>, _dialect: SqlDialect): Promise<void> {
   await db.schema.dropIndex('executions_queue_idx').execute();
   await db.schema.dropIndex('executions_parent_idx').execute();
-  await db.schema.createIndex('executions_due_idx').on('executions').columns(['run_at', 'id']).where(sql.ref('run_at'), 'is not', null).execute();
-  await db.schema.createIndex('executions_running_idx').on('executions').column('id').where(sql<boolean>`status = 'running'`).execute();
-  await db.schema.createIndex('executions_parent_idx').on('executions').column('parent_execution_id').where(sql.ref('parent_execution_id'), 'is not', null).execute();
+  await db.schema
+    .createIndex('executions_due_idx')
+    .on('executions')
+    .columns(['run_at', 'id'])
+    .where(sql.ref('run_at'), 'is not', null)
+    .execute();
+  await db.schema
+    .createIndex('executions_running_idx')
+    .on('executions')
+    .column('id')
+    .where(sql<boolean>`status = 'running'`)
+    .execute();
+  await db.schema
+    .createIndex('executions_parent_idx')
+    .on('executions')
+    .column('parent_execution_id')
+    .where(sql.ref('parent_execution_id'), 'is not', null)
+    .execute();
 }

@@ -30,9 +30,25 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
     .addColumn('updated_at', text, (c) => c.notNull())
     .addColumn('deleted_at', text)
     .execute();
-  await db.schema.createIndex('stores_slug_idx').on('stores').columns(['workspace_id', 'slug']).unique().where(sql.ref('deleted_at'), 'is', null).execute();
-  await db.schema.createIndex('stores_list_idx').on('stores').columns(['workspace_id', 'created_at', 'id']).where(sql.ref('deleted_at'), 'is', null).execute();
-  await db.schema.createIndex('stores_deleted_idx').on('stores').column('deleted_at').where(sql.ref('deleted_at'), 'is not', null).execute();
+  await db.schema
+    .createIndex('stores_slug_idx')
+    .on('stores')
+    .columns(['workspace_id', 'slug'])
+    .unique()
+    .where(sql.ref('deleted_at'), 'is', null)
+    .execute();
+  await db.schema
+    .createIndex('stores_list_idx')
+    .on('stores')
+    .columns(['workspace_id', 'created_at', 'id'])
+    .where(sql.ref('deleted_at'), 'is', null)
+    .execute();
+  await db.schema
+    .createIndex('stores_deleted_idx')
+    .on('stores')
+    .column('deleted_at')
+    .where(sql.ref('deleted_at'), 'is not', null)
+    .execute();
 
   await db.schema
     .createTable('store_rows')

@@ -16,6 +16,11 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
   await db.schema.alterTable('executions').addColumn('concurrency_limit', 'integer').execute();
   await db.schema.alterTable('executions').addColumn('waiter', dialect.textType).execute();
   if (dialect.name === 'postgres') {
-    await db.schema.createIndex('executions_lease_idx').on('executions').columns(['workflow_id', 'lease_expires_at']).where(sql<boolean>`status = 'running'`).execute();
+    await db.schema
+      .createIndex('executions_lease_idx')
+      .on('executions')
+      .columns(['workflow_id', 'lease_expires_at'])
+      .where(sql<boolean>`status = 'running'`)
+      .execute();
   }
 }

@@ -57,9 +57,18 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
     .addColumn('created_at', text, (c) => c.notNull())
     .addColumn('updated_at', text, (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('knowledge_bases_workspace_idx').on('knowledge_bases').columns(['workspace_id', 'created_at', 'id']).execute();
+  await db.schema
+    .createIndex('knowledge_bases_workspace_idx')
+    .on('knowledge_bases')
+    .columns(['workspace_id', 'created_at', 'id'])
+    .execute();
   // The background loop's look-up: bases whose embedder changed.
-  await db.schema.createIndex('knowledge_bases_reembed_idx').on('knowledge_bases').column('id').where(sql<boolean>`embedder_status = 'reembedding'`).execute();
+  await db.schema
+    .createIndex('knowledge_bases_reembed_idx')
+    .on('knowledge_bases')
+    .column('id')
+    .where(sql<boolean>`embedder_status = 'reembedding'`)
+    .execute();
 
   await db.schema
     .createTable('knowledge_documents')
@@ -84,9 +93,23 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
     .addColumn('created_at', text, (c) => c.notNull())
     .addColumn('updated_at', text, (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('knowledge_documents_identity_idx').on('knowledge_documents').columns(['knowledge_base_id', 'identity']).unique().execute();
-  await db.schema.createIndex('knowledge_documents_base_idx').on('knowledge_documents').columns(['knowledge_base_id', 'created_at', 'id']).execute();
-  await db.schema.createIndex('knowledge_documents_pending_idx').on('knowledge_documents').columns(['next_attempt_at', 'id']).where(sql<boolean>`status = 'pending'`).execute();
+  await db.schema
+    .createIndex('knowledge_documents_identity_idx')
+    .on('knowledge_documents')
+    .columns(['knowledge_base_id', 'identity'])
+    .unique()
+    .execute();
+  await db.schema
+    .createIndex('knowledge_documents_base_idx')
+    .on('knowledge_documents')
+    .columns(['knowledge_base_id', 'created_at', 'id'])
+    .execute();
+  await db.schema
+    .createIndex('knowledge_documents_pending_idx')
+    .on('knowledge_documents')
+    .columns(['next_attempt_at', 'id'])
+    .where(sql<boolean>`status = 'pending'`)
+    .execute();
 
   await db.schema
     .createTable('knowledge_chunks')
@@ -107,17 +130,25 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
     .addColumn('next_embedding_key', text)
     .addColumn('created_at', text, (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('knowledge_chunks_document_idx').on('knowledge_chunks').columns(['document_id', 'live', 'position']).execute();
+  await db.schema
+    .createIndex('knowledge_chunks_document_idx')
+    .on('knowledge_chunks')
+    .columns(['document_id', 'live', 'position'])
+    .execute();
   await db.schema.createIndex('knowledge_chunks_base_idx').on('knowledge_chunks').columns(['knowledge_base_id', 'live']).execute();
 
   if (postgres) {
     // The keyword index: English stemming over the heading path and the text (what the built-in
     // embedder sees too), kept by PostgreSQL itself.
-    await sql`alter table knowledge_chunks add column tsv tsvector generated always as (to_tsvector('english', heading_path || ' ' || text)) stored`.execute(db);
+    await sql`alter table knowledge_chunks add column tsv tsvector generated always as (to_tsvector('english', heading_path || ' ' || text)) stored`.execute(
+      db,
+    );
     await sql`create index knowledge_chunks_tsv_idx on knowledge_chunks using gin (tsv)`.execute(db);
   } else {
     // Contentless (the text lives in knowledge_chunks) with deletes; `kb` (stored: contentless_unindexed) narrows matches to a base.
-    await sql`create virtual table knowledge_chunks_fts using fts5(body, kb unindexed, content='', contentless_delete=1, contentless_unindexed=1, tokenize='porter unicode61 remove_diacritics 2')`.execute(db);
+    await sql`create virtual table knowledge_chunks_fts using fts5(body, kb unindexed, content='', contentless_delete=1, contentless_unindexed=1, tokenize='porter unicode61 remove_diacritics 2')`.execute(
+      db,
+    );
   }
 
   await db.schema
@@ -155,7 +186,12 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
     .execute();
   await db.schema.createIndex('memory_sessions_key_idx').on('memory_sessions').columns(['memory_id', 'session_key']).unique().execute();
   await db.schema.createIndex('memory_sessions_list_idx').on('memory_sessions').columns(['memory_id', 'created_at', 'id']).execute();
-  await db.schema.createIndex('memory_sessions_due_idx').on('memory_sessions').column('id').where(sql<boolean>`compaction_due = ${sql.lit(postgres ? true : 1)}`).execute();
+  await db.schema
+    .createIndex('memory_sessions_due_idx')
+    .on('memory_sessions')
+    .column('id')
+    .where(sql<boolean>`compaction_due = ${sql.lit(postgres ? true : 1)}`)
+    .execute();
 
   await db.schema
     .createTable('memory_messages')

@@ -39,11 +39,16 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
   await db.schema.createIndex('workflow_calls_workspace_idx').on('workflow_calls').columns(['workspace_id', 'caller_id']).execute();
 
   for (const row of rows.rows) {
-    const sources: Array<[string, string | null]> = [['canvas', row.graph], ['snapshot', row.snapshot_graph]];
+    const sources: Array<[string, string | null]> = [
+      ['canvas', row.graph],
+      ['snapshot', row.snapshot_graph],
+    ];
     for (const [source, graph] of sources) {
       if (graph === null) continue;
       for (const callee of callTargetsOf(JSON.parse(graph))) {
-        await sql`insert into workflow_calls (workspace_id, caller_id, source, callee_id) values (${row.workspace_id}, ${row.id}, ${source}, ${callee})`.execute(db);
+        await sql`insert into workflow_calls (workspace_id, caller_id, source, callee_id) values (${row.workspace_id}, ${row.id}, ${source}, ${callee})`.execute(
+          db,
+        );
       }
     }
   }

@@ -55,8 +55,23 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
     end
   $$`.execute(db);
   for (const table of ['workspaces', 'users', 'webhooks', 'workflows', 'workflow_folders', 'step_templates']) {
-    await sql`create trigger sy_announce_write after insert or update or delete or truncate on ${sql.table(table)} for each statement execute function sy_announce_write()`.execute(db);
+    await sql`create trigger sy_announce_write after insert or update or delete or truncate on ${sql.table(table)} for each statement execute function sy_announce_write()`.execute(
+      db,
+    );
   }
-  const readColumns = ['id', 'workspace_id', 'user_id', 'name', 'token_prefix', 'token_hash', 'scope', 'expires_at', 'revoked_at', 'created_at'];
-  await sql`create trigger sy_announce_write after insert or delete or truncate or update of ${sql.join(readColumns.map((c) => sql.ref(c)))} on api_tokens for each statement execute function sy_announce_write()`.execute(db);
+  const readColumns = [
+    'id',
+    'workspace_id',
+    'user_id',
+    'name',
+    'token_prefix',
+    'token_hash',
+    'scope',
+    'expires_at',
+    'revoked_at',
+    'created_at',
+  ];
+  await sql`create trigger sy_announce_write after insert or delete or truncate or update of ${sql.join(readColumns.map((c) => sql.ref(c)))} on api_tokens for each statement execute function sy_announce_write()`.execute(
+    db,
+  );
 }

@@ -40,8 +40,17 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
     .addColumn('created_at', text, (c) => c.notNull())
     .addColumn('updated_at', text, (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('app_installations_account_idx').on('app_installations').columns(['provider', 'account_id']).unique().execute();
-  await db.schema.createIndex('app_installations_workspace_idx').on('app_installations').columns(['workspace_id', 'created_at', 'id']).execute();
+  await db.schema
+    .createIndex('app_installations_account_idx')
+    .on('app_installations')
+    .columns(['provider', 'account_id'])
+    .unique()
+    .execute();
+  await db.schema
+    .createIndex('app_installations_workspace_idx')
+    .on('app_installations')
+    .columns(['workspace_id', 'created_at', 'id'])
+    .execute();
 
   await db.schema
     .createTable('platform_events')
@@ -66,7 +75,9 @@ export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void
   // Other processes' caches of apps and installations learn of writes (db/table-notices.ts).
   if (dialect.name === 'postgres') {
     for (const table of ['provider_apps', 'app_installations']) {
-      await sql`create trigger sy_announce_write after insert or update or delete or truncate on ${sql.table(table)} for each statement execute function sy_announce_write()`.execute(db);
+      await sql`create trigger sy_announce_write after insert or update or delete or truncate on ${sql.table(table)} for each statement execute function sy_announce_write()`.execute(
+        db,
+      );
     }
   }
 }

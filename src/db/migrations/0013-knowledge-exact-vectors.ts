@@ -16,8 +16,13 @@ import type { SqlDialect } from '../dialect/dialect.js';
  *   from its chunks when it is first searched, so no backfill is needed here.
  */
 export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {
-  await db.schema.alterTable('knowledge_bases').addColumn('index_version', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('knowledge_bases')
+    .addColumn('index_version', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   if (dialect.name !== 'postgres') return;
-  await sql`create table knowledge_exact_vectors (seq bigint primary key, knowledge_base_id text not null, version integer not null, embedding bytea not null)`.execute(db);
+  await sql`create table knowledge_exact_vectors (seq bigint primary key, knowledge_base_id text not null, version integer not null, embedding bytea not null)`.execute(
+    db,
+  );
   await sql`create index knowledge_exact_vectors_base_idx on knowledge_exact_vectors (knowledge_base_id, seq)`.execute(db);
 }

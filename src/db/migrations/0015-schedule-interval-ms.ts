@@ -10,6 +10,10 @@ import type { SqlDialect } from '../dialect/dialect.js';
  */
 export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {
   await db.schema.alterTable('schedules').renameColumn('interval_seconds', 'interval_ms').execute();
-  if (dialect.name === 'postgres') await db.schema.alterTable('schedules').alterColumn('interval_ms', (c) => c.setDataType('bigint')).execute();
+  if (dialect.name === 'postgres')
+    await db.schema
+      .alterTable('schedules')
+      .alterColumn('interval_ms', (c) => c.setDataType('bigint'))
+      .execute();
   await sql`update schedules set interval_ms = interval_ms * 1000 where interval_ms is not null`.execute(db);
 }

@@ -14,5 +14,10 @@ import type { SqlDialect } from '../dialect/dialect.js';
  */
 export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {
   await db.schema.alterTable('stores').addColumn('restoring_until', dialect.textType).execute();
-  await db.schema.createIndex('stores_restoring_idx').on('stores').column('restoring_until').where(sql.ref('restoring_until'), 'is not', null).execute();
+  await db.schema
+    .createIndex('stores_restoring_idx')
+    .on('stores')
+    .column('restoring_until')
+    .where(sql.ref('restoring_until'), 'is not', null)
+    .execute();
 }

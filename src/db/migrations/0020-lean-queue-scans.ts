@@ -74,7 +74,11 @@ ${SEND_PAYLOAD}`;
  * 0023) it takes a third argument, `p_entries`: each execution's notification entry as the API
  * process wrote it, which the workers' notifications are made of instead of rows read back.
  */
-export function admitHandingOff(listening: string, entries = false, notify: { declarations: string; block: string } = { declarations: '', block: entries ? NOTIFY_ENTRIES : NOTIFY_ROWS }): string {
+export function admitHandingOff(
+  listening: string,
+  entries = false,
+  notify: { declarations: string; block: string } = { declarations: '', block: entries ? NOTIFY_ENTRIES : NOTIFY_ROWS },
+): string {
   const columns = EXECUTION_VALUES.map(([column]) => column).join(', ');
   const values = EXECUTION_VALUES.map(([, value]) => value).join(', ');
   return `
@@ -193,7 +197,9 @@ $admit$`;
  */
 export async function up(db: Kysely<unknown>, dialect: SqlDialect): Promise<void> {
   if (dialect.name !== 'postgres') return;
-  await sql.raw(admitHandingOff(`exists (select 1 from pg_stat_activity a where a.application_name = 'sy_worker_' || replace(x.w, '-', ''))`)).execute(db);
+  await sql
+    .raw(admitHandingOff(`exists (select 1 from pg_stat_activity a where a.application_name = 'sy_worker_' || replace(x.w, '-', ''))`))
+    .execute(db);
   await sql`alter function sy_claim_executions(text, text, integer, integer, integer) set enable_bitmapscan = off`.execute(db);
   await sql`alter function sy_claim_executions(text, text, integer, integer, integer) set enable_seqscan = off`.execute(db);
 }

@@ -36,7 +36,12 @@ export function mapAgent(ctx: NodeContext): MapResult {
   const promptType = ctx.param('promptType', text === undefined ? 'auto' : 'define');
   const prompt = promptType !== 'auto' ? ctx.translate(text ?? '', '/prompt') : '{{ input.chatInput }}';
   // No connection_id: it is never imported (the credentials requirement names the provider).
-  const config: Record<string, unknown> = { prompt: prompt === '' ? '{{ input.chatInput }}' : prompt, tools: [], knowledge_base_ids: [], memory_id: null };
+  const config: Record<string, unknown> = {
+    prompt: prompt === '' ? '{{ input.chatInput }}' : prompt,
+    tools: [],
+    knowledge_base_ids: [],
+    memory_id: null,
+  };
   if (typeof options.systemMessage === 'string') config.system = ctx.translate(options.systemMessage, '/system');
   if (typeof options.maxIterations === 'number') config.max_turns = options.maxIterations;
   const absorbed: string[] = [];
@@ -50,21 +55,35 @@ export function mapAgent(ctx: NodeContext): MapResult {
     absorbed.push(model.name);
     const provider = PROVIDERS[shortType(model)];
     const name = model.parameters.model;
-    const modelName = isPlainObject(name) ? name.value : name ?? model.parameters.modelName;
+    const modelName = isPlainObject(name) ? name.value : (name ?? model.parameters.modelName);
     if (typeof modelName === 'string' && !modelName.startsWith('=')) config.model = modelName;
     const modelOptions = isPlainObject(model.parameters.options) ? model.parameters.options : {};
     if (typeof modelOptions.temperature === 'number') config.temperature = modelOptions.temperature;
     if (typeof modelOptions.maxTokens === 'number') config.max_tokens = modelOptions.maxTokens;
     const credential = Object.entries(model.credentials)[0];
-    const credentialName = credential === undefined ? null : typeof credential[1] === 'string' ? credential[1] : isPlainObject(credential[1]) && typeof credential[1].name === 'string' ? credential[1].name : null;
-    ctx.note('credentials', '/connection_id', `the model ${shortType(model)}${credentialName ? ` used the n8n credential "${credentialName}"` : ''}; connections are never imported: choose a connection${provider ? ` for ${provider}` : ''}`, {
-      provider: provider ?? null,
-      credential_type: credential?.[0] ?? null,
-      credential_name: credentialName,
-      sub_node: model.name,
-    });
+    const credentialName =
+      credential === undefined
+        ? null
+        : typeof credential[1] === 'string'
+          ? credential[1]
+          : isPlainObject(credential[1]) && typeof credential[1].name === 'string'
+            ? credential[1].name
+            : null;
+    ctx.note(
+      'credentials',
+      '/connection_id',
+      `the model ${shortType(model)}${credentialName ? ` used the n8n credential "${credentialName}"` : ''}; connections are never imported: choose a connection${provider ? ` for ${provider}` : ''}`,
+      {
+        provider: provider ?? null,
+        credential_type: credential?.[0] ?? null,
+        credential_name: credentialName,
+        sub_node: model.name,
+      },
+    );
     if (provider === undefined || provider === 'openai_compatible') {
-      ctx.note('provider_keys', '/connection_id', `${shortType(model)} needs an OpenAI-compatible connection with its base URL and key`, { sub_node: model.name });
+      ctx.note('provider_keys', '/connection_id', `${shortType(model)} needs an OpenAI-compatible connection with its base URL and key`, {
+        sub_node: model.name,
+      });
     }
     if (models.length > 1) ctx.note('expressions', '/model', 'the n8n agent had a fallback model; one model is kept');
     absorbed.push(...models.slice(1).map((m) => m.name));
@@ -75,9 +94,18 @@ export function mapAgent(ctx: NodeContext): MapResult {
     absorbed.push(memory.name);
     config.memory_id = UNBOUND_ID;
     const window = typeof memory.parameters.contextWindowLength === 'number' ? memory.parameters.contextWindowLength : 5;
-    bindings.push({ path: '/memory_id', resource: 'memory', by: null, detail: `n8n kept the last ${window} exchanges in ${shortType(memory)}: create a memory and choose it`, facts: { window, sub_node: memory.name } });
+    bindings.push({
+      path: '/memory_id',
+      resource: 'memory',
+      by: null,
+      detail: `n8n kept the last ${window} exchanges in ${shortType(memory)}: create a memory and choose it`,
+      facts: { window, sub_node: memory.name },
+    });
     const sessionType = memory.parameters.sessionIdType ?? 'fromInput';
-    config.session_key = sessionType === 'customKey' ? ctx.contextFor(memory).translate(String(memory.parameters.sessionKey ?? ''), '/session_key') : '{{ input.sessionId }}';
+    config.session_key =
+      sessionType === 'customKey'
+        ? ctx.contextFor(memory).translate(String(memory.parameters.sessionKey ?? ''), '/session_key')
+        : '{{ input.sessionId }}';
   }
 
   const tools: unknown[] = [];
@@ -89,7 +117,12 @@ export function mapAgent(ctx: NodeContext): MapResult {
   }
   config.tools = tools;
   const fitted = fitToStep('agent', config);
-  for (const field of fitted.dropped) ctx.note('expressions', `/${field}`, `the agent step of this release has no "${field}"; the n8n value was ${JSON.stringify(config[field])}`);
+  for (const field of fitted.dropped)
+    ctx.note(
+      'expressions',
+      `/${field}`,
+      `the agent step of this release has no "${field}"; the n8n value was ${JSON.stringify(config[field])}`,
+    );
   return { type: 'agent', config: fitted.config, bindings, notes: [...ctx.notes], absorbed };
 }
 
@@ -104,16 +137,34 @@ function mapTool(ctx: NodeContext, tool: N8nNode, index: number, bindings: NodeB
     bindings.push(workflowBinding(workflowReference(p.workflowId, ctx.workflow.id), `/tools/${index}/workflow_id`));
     // n8n adds these fields to what the called workflow receives; a workflow tool here passes
     // only the arguments the model sends, so a workflow reading them must be changed.
-    const fields = isPlainObject(p.fields) && Array.isArray(p.fields.values) ? p.fields.values.filter(isPlainObject).map((f) => f.name).filter((n): n is string => typeof n === 'string') : [];
+    const fields =
+      isPlainObject(p.fields) && Array.isArray(p.fields.values)
+        ? p.fields.values
+            .filter(isPlainObject)
+            .map((f) => f.name)
+            .filter((n): n is string => typeof n === 'string')
+        : [];
     if (fields.length > 0) {
-      ctx.note('expressions', `/tools/${index}`, `the n8n tool "${tool.name}" also passed ${fields.map((f) => `"${f}"`).join(', ')} to the workflow; this tool passes only the arguments the model sends: change the called workflow if it reads them`, { sub_node: tool.name, fields });
+      ctx.note(
+        'expressions',
+        `/tools/${index}`,
+        `the n8n tool "${tool.name}" also passed ${fields.map((f) => `"${f}"`).join(', ')} to the workflow; this tool passes only the arguments the model sends: change the called workflow if it reads them`,
+        { sub_node: tool.name, fields },
+      );
     }
     return { type: 'workflow', name, description, workflow_id: UNBOUND_ID };
   }
   if (type === 'toolHttpRequest' || type === 'httpRequestTool') {
     const url = p.url;
     if (typeof url !== 'string') return null;
-    return { type: 'http', name, description, method: String(p.method ?? 'GET').toUpperCase(), url: ctx.contextFor(tool).translate(url, `/tools/${index}/url`), input_schema: { type: 'object' } };
+    return {
+      type: 'http',
+      name,
+      description,
+      method: String(p.method ?? 'GET').toUpperCase(),
+      url: ctx.contextFor(tool).translate(url, `/tools/${index}/url`),
+      input_schema: { type: 'object' },
+    };
   }
   return null;
 }

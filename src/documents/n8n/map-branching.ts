@@ -6,9 +6,17 @@ import { isSingleExpression, translateJsExpression } from './n8n-expressions.js'
 /** IF: output 0 is `true`, output 1 is `false`. Conditions of every version become one JSONata condition. */
 export function mapIf(ctx: NodeContext): MapResult {
   const version = ctx.node.typeVersion ?? 1;
-  const translated = version >= 2 ? translateFilter(ctx.param('conditions'), ctx.expressions) : translateLegacyConditions(ctx.param('conditions'), ctx.param('combineOperation', 'all'), ctx.expressions);
+  const translated =
+    version >= 2
+      ? translateFilter(ctx.param('conditions'), ctx.expressions)
+      : translateLegacyConditions(ctx.param('conditions'), ctx.param('combineOperation', 'all'), ctx.expressions);
   if (!translated.ok) return { placeholder: `the condition ${translated.reason}` };
-  return { type: 'if', config: { condition: `{{ ${translated.text} }}` }, outputs: 2, outputPorts: (index) => [index === 0 ? 'true' : 'false'] };
+  return {
+    type: 'if',
+    config: { condition: `{{ ${translated.text} }}` },
+    outputs: 2,
+    outputPorts: (index) => [index === 0 ? 'true' : 'false'],
+  };
 }
 
 /**
@@ -24,7 +32,8 @@ export function mapSwitch(ctx: NodeContext): MapResult {
   const rules = version >= 3 ? filterRules(ctx) : legacyRules(ctx);
   if ('placeholder' in rules) return rules;
   const options = isPlainObject(ctx.param('options')) ? (ctx.param('options') as Record<string, unknown>) : {};
-  if (options.allMatchingOutputs === true) ctx.note('expressions', '/cases', 'n8n sent each item to every matching output; the switch step takes the first match only');
+  if (options.allMatchingOutputs === true)
+    ctx.note('expressions', '/cases', 'n8n sent each item to every matching output; the switch step takes the first match only');
   const fallback = version >= 3 ? (options.fallbackOutput ?? 'none') : (ctx.param('fallbackOutput', -1) as unknown);
   const ports = rules.names;
   const count = ports.length;
@@ -95,12 +104,23 @@ function expressionSwitch(ctx: NodeContext, version: number): MapResult {
   }
   if (value === undefined) return { placeholder: 'the output index is not a number or an expression' };
   const names = Array.from({ length: count }, (_, i) => `output_${i}`);
-  return { type: 'switch', config: { value, cases: names.map((port, i) => ({ port, equals: i })) }, outputs: count, outputPorts: (index) => (index < count ? [names[index]!] : []) };
+  return {
+    type: 'switch',
+    config: { value, cases: names.map((port, i) => ({ port, equals: i })) },
+    outputs: count,
+    outputPorts: (index) => (index < count ? [names[index]!] : []),
+  };
 }
 
 /** A case port: lower snake case of the renamed output, unique, never `default` or `error`. */
 function portName(label: unknown, index: number, taken: string[]): string {
-  let name = typeof label === 'string' ? label.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '') : '';
+  let name =
+    typeof label === 'string'
+      ? label
+          .toLowerCase()
+          .replace(/[^a-z0-9]+/g, '_')
+          .replace(/^_+|_+$/g, '')
+      : '';
   if (!/^[a-z]/.test(name) || name === 'default' || name === 'error') name = name === '' ? `output_${index}` : `output_${name}`;
   name = name.slice(0, 60);
   let unique = name;

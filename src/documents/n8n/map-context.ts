@@ -76,12 +76,22 @@ export class NodeContext {
     if (typeof value === 'string') {
       const translated = translateParameter(value, this.expressions);
       if (translated.ok) return translated.value;
-      this.note('expressions', path, `n8n expression ${translated.reason}; it was kept as text: rewrite it as a {{ … }} JSONata expression`, { original: value });
+      this.note(
+        'expressions',
+        path,
+        `n8n expression ${translated.reason}; it was kept as text: rewrite it as a {{ … }} JSONata expression`,
+        { original: value },
+      );
       return translated.text;
     }
     if (Array.isArray(value)) return value.map((item, i) => this.translate(item, `${path}/${i}`));
     if (value !== null && typeof value === 'object') {
-      return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, this.translate(item, `${path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`)]));
+      return Object.fromEntries(
+        Object.entries(value).map(([key, item]) => [
+          key,
+          this.translate(item, `${path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`),
+        ]),
+      );
     }
     return value;
   }
@@ -93,15 +103,25 @@ export class NodeContext {
   /** A `credentials` requirement per n8n credential the node used (by type and name; never a secret). */
   noteCredentials(path: string, what: string): void {
     for (const [type, value] of Object.entries(this.node.credentials)) {
-      const name = typeof value === 'string' && value !== '' ? value : value !== null && typeof value === 'object' && typeof (value as { name?: unknown }).name === 'string' ? (value as { name: string }).name : null;
-      this.note('credentials', path, `n8n credential "${name ?? type}" (${type}) was not imported: ${what}`, { credential_type: type, credential_name: name });
+      const name =
+        typeof value === 'string' && value !== ''
+          ? value
+          : value !== null && typeof value === 'object' && typeof (value as { name?: unknown }).name === 'string'
+            ? (value as { name: string }).name
+            : null;
+      this.note('credentials', path, `n8n credential "${name ?? type}" (${type}) was not imported: ${what}`, {
+        credential_type: type,
+        credential_name: name,
+      });
     }
   }
 }
 
 /** `nodes.<id>` in JSONata, quoting an id JSONata cannot read bare (ids may hold "-"). */
 export function nodeRoot(id: string): string {
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(id) && !['and', 'or', 'in', 'true', 'false', 'null', 'function'].includes(id) ? `nodes.${id}` : `nodes.\`${id}\``;
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(id) && !['and', 'or', 'in', 'true', 'false', 'null', 'function'].includes(id)
+    ? `nodes.${id}`
+    : `nodes.\`${id}\``;
 }
 
 /** A path target reading a step's output as n8n read the node's item. */

@@ -17,35 +17,74 @@ export function mapDataTable(ctx: NodeContext): MapResult {
   const operation = String(ctx.param('operation', 'insert'));
   if (resource !== 'row') return { placeholder: `data table ${String(resource)} operations have no store step` };
   const table = ctx.param('dataTableId');
-  const tableName = isPlainObject(table) ? (typeof table.cachedResultName === 'string' ? table.cachedResultName : typeof table.value === 'string' ? table.value : null) : typeof table === 'string' ? table : null;
-  const binding: NodeBinding = tableName === null || tableName.startsWith('=')
-    ? { path: '/store_id', resource: 'store', by: null, detail: 'the data table is chosen by an expression: choose the store' }
-    : { path: '/store_id', resource: 'store', by: { slug: slugify(tableName) }, detail: `data table "${tableName}": create a store with slug "${slugify(tableName)}" (it is bound when found), or choose one`, facts: { table: tableName } };
+  const tableName = isPlainObject(table)
+    ? typeof table.cachedResultName === 'string'
+      ? table.cachedResultName
+      : typeof table.value === 'string'
+        ? table.value
+        : null
+    : typeof table === 'string'
+      ? table
+      : null;
+  const binding: NodeBinding =
+    tableName === null || tableName.startsWith('=')
+      ? { path: '/store_id', resource: 'store', by: null, detail: 'the data table is chosen by an expression: choose the store' }
+      : {
+          path: '/store_id',
+          resource: 'store',
+          by: { slug: slugify(tableName) },
+          detail: `data table "${tableName}": create a store with slug "${slugify(tableName)}" (it is bound when found), or choose one`,
+          facts: { table: tableName },
+        };
   const key = keyOf(ctx);
   const row = rowOf(ctx);
   const save = (mode: string, keyValue: unknown): MapResult => {
     const config: Record<string, unknown> = { store_id: UNBOUND_ID, key: keyValue, row };
-    if (isPlainObject(findStepDefinition('save_to_store')?.configSchema.properties) && 'mode' in (findStepDefinition('save_to_store')!.configSchema.properties as object)) config.mode = mode;
-    else if (mode !== 'upsert') ctx.note('expressions', '/key', `n8n ${operation} only wrote rows that ${mode === 'insert' ? 'did not exist' : 'existed'}; save_to_store replaces the row`);
+    if (
+      isPlainObject(findStepDefinition('save_to_store')?.configSchema.properties) &&
+      'mode' in (findStepDefinition('save_to_store')!.configSchema.properties as object)
+    )
+      config.mode = mode;
+    else if (mode !== 'upsert')
+      ctx.note(
+        'expressions',
+        '/key',
+        `n8n ${operation} only wrote rows that ${mode === 'insert' ? 'did not exist' : 'existed'}; save_to_store replaces the row`,
+      );
     return { type: 'save_to_store', config, bindings: [binding], notes: [...ctx.notes] };
   };
   switch (operation) {
     case 'insert':
-      ctx.note('expressions', '/key', 'n8n generated the row id; the row is keyed by the execution id: choose a key from the row if it has one');
+      ctx.note(
+        'expressions',
+        '/key',
+        'n8n generated the row id; the row is keyed by the execution id: choose a key from the row if it has one',
+      );
       return save('insert', '{{ execution.id }}');
     case 'upsert':
     case 'update':
-      if (key === null) return { placeholder: `the ${operation} finds rows by conditions other than one equality, which a store key cannot` };
+      if (key === null)
+        return { placeholder: `the ${operation} finds rows by conditions other than one equality, which a store key cannot` };
       return save(operation === 'upsert' ? 'upsert' : 'update', key);
     case 'get':
     case 'deleteRows': {
-      if (key === null) return { placeholder: `the ${operation} finds rows by conditions other than one equality, which a store key cannot` };
-      const suggested = operation === 'get' ? { type: 'read_store', config: { store_id: UNBOUND_ID, key } } : { type: 'save_to_store', config: { store_id: UNBOUND_ID, key, row: {}, mode: 'delete' } };
+      if (key === null)
+        return { placeholder: `the ${operation} finds rows by conditions other than one equality, which a store key cannot` };
+      const suggested =
+        operation === 'get'
+          ? { type: 'read_store', config: { store_id: UNBOUND_ID, key } }
+          : { type: 'save_to_store', config: { store_id: UNBOUND_ID, key, row: {}, mode: 'delete' } };
       const step = findStepDefinition(suggested.type);
-      if (step !== undefined && (operation === 'get' || isPlainObject(step.configSchema.properties) && 'mode' in (step.configSchema.properties as object))) {
+      if (
+        step !== undefined &&
+        (operation === 'get' || (isPlainObject(step.configSchema.properties) && 'mode' in (step.configSchema.properties as object)))
+      ) {
         return { type: suggested.type, config: suggested.config, bindings: [binding], notes: [...ctx.notes] };
       }
-      return { placeholder: `this release has no ${operation === 'get' ? 'read_store step' : 'store delete mode'}; the step it would become is in suggested`, suggested };
+      return {
+        placeholder: `this release has no ${operation === 'get' ? 'read_store step' : 'store delete mode'}; the step it would become is in suggested`,
+        suggested,
+      };
     }
     default:
       return { placeholder: `data table operation "${operation}" has no store step` };
@@ -61,7 +100,9 @@ function keyOf(ctx: NodeContext): unknown {
   if ((condition.condition ?? 'eq') !== 'eq') return null;
   const value = operand(condition.keyValue, ctx.expressions);
   if (!value.ok) return null;
-  return typeof condition.keyValue === 'string' && !condition.keyValue.startsWith('=') ? condition.keyValue : `{{ $string(${value.text}) }}`;
+  return typeof condition.keyValue === 'string' && !condition.keyValue.startsWith('=')
+    ? condition.keyValue
+    : `{{ $string(${value.text}) }}`;
 }
 
 /** The row: the mapped columns, or the whole input when n8n mapped it automatically. */

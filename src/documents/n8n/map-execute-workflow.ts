@@ -12,7 +12,10 @@ export function n8nExportKey(n8nId: string): string {
  * resource locator `{__rl, value, mode, cachedResultName}` (1.1+), `={{ $workflow.id }}` (this
  * workflow), or another expression (not bindable).
  */
-export function workflowReference(raw: unknown, ownId: string | null): { self: true } | { id: string; name: string | null } | { unknown: string } {
+export function workflowReference(
+  raw: unknown,
+  ownId: string | null,
+): { self: true } | { id: string; name: string | null } | { unknown: string } {
   let value = raw;
   let name: string | null = null;
   if (isPlainObject(raw)) {
@@ -22,7 +25,9 @@ export function workflowReference(raw: unknown, ownId: string | null): { self: t
   if (typeof value === 'number') value = String(value);
   if (typeof value !== 'string' || value === '') return { unknown: 'names no workflow' };
   if (value.startsWith('=')) {
-    return /^=\s*\{\{\s*\$workflow\.id\s*\}\}\s*$/.test(value) ? { self: true } : { unknown: `names its workflow with the expression ${value.slice(1)}` };
+    return /^=\s*\{\{\s*\$workflow\.id\s*\}\}\s*$/.test(value)
+      ? { self: true }
+      : { unknown: `names its workflow with the expression ${value.slice(1)}` };
   }
   if (ownId !== null && value === ownId) return { self: true };
   return { id: value, name };
@@ -31,7 +36,8 @@ export function workflowReference(raw: unknown, ownId: string | null): { self: t
 /** A binding for a workflow reference at `path`; the value stays the nil UUID until bound. */
 export function workflowBinding(reference: ReturnType<typeof workflowReference>, path: string): NodeBinding {
   if ('self' in reference) return { path, resource: 'workflow', by: { self: true }, detail: 'the workflow calls itself' };
-  if ('unknown' in reference) return { path, resource: 'workflow', by: null, detail: `the n8n node ${reference.unknown}: choose the workflow to call` };
+  if ('unknown' in reference)
+    return { path, resource: 'workflow', by: null, detail: `the n8n node ${reference.unknown}: choose the workflow to call` };
   return {
     path,
     resource: 'workflow',
@@ -47,13 +53,21 @@ export function workflowBinding(reference: ReturnType<typeof workflowReference>,
  */
 export function mapExecuteWorkflow(ctx: NodeContext): MapResult {
   const source = ctx.param('source', 'database');
-  if (source !== 'database') return { placeholder: `the workflow to call comes from ${String(source)}; call_workflow calls a workflow of this workspace` };
+  if (source !== 'database')
+    return { placeholder: `the workflow to call comes from ${String(source)}; call_workflow calls a workflow of this workspace` };
   const reference = workflowReference(ctx.param('workflowId'), ctx.workflow.id);
   const options = isPlainObject(ctx.param('options')) ? (ctx.param('options') as Record<string, unknown>) : {};
-  if (ctx.param('mode', 'once') === 'each') ctx.note('expressions', '/input', 'n8n called the workflow once per item; call_workflow calls it once with the input (a list of items when there are several)');
+  if (ctx.param('mode', 'once') === 'each')
+    ctx.note(
+      'expressions',
+      '/input',
+      'n8n called the workflow once per item; call_workflow calls it once with the input (a list of items when there are several)',
+    );
   const inputs = ctx.param('workflowInputs');
   if (isPlainObject(inputs) && isPlainObject(inputs.value) && Object.keys(inputs.value).length > 0) {
-    ctx.note('expressions', '/input', 'n8n mapped named inputs for the sub-workflow; the whole input is passed instead', { inputs: inputs.value });
+    ctx.note('expressions', '/input', 'n8n mapped named inputs for the sub-workflow; the whole input is passed instead', {
+      inputs: inputs.value,
+    });
   }
   return {
     type: 'call_workflow',

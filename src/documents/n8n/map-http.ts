@@ -4,7 +4,8 @@ import type { MapResult, NodeContext } from './map-context.js';
 import { isSingleExpression, templateAsJsonata } from './n8n-expressions.js';
 
 /** Header and query names whose values are credentials: never imported from a document. */
-const SECRET_NAMES = /^(authorization|proxy-authorization|cookie|x-api-key|api[-_]?key|apikey|x-auth-token|access[-_]?token|token|secret|client[-_]?secret|password|key)$/i;
+const SECRET_NAMES =
+  /^(authorization|proxy-authorization|cookie|x-api-key|api[-_]?key|apikey|x-auth-token|access[-_]?token|token|secret|client[-_]?secret|password|key)$/i;
 
 type Pairs = Record<string, unknown>;
 
@@ -18,9 +19,12 @@ export function mapHttpRequest(ctx: NodeContext): MapResult {
   const version = ctx.node.typeVersion ?? 1;
   const legacy = version < 3;
   const method = String(ctx.param(legacy ? 'requestMethod' : 'method', 'GET')).toUpperCase();
-  if (!(HTTP_METHODS as readonly string[]).includes(method)) return { placeholder: `the HTTP method ${method} is not one the http step sends` };
+  if (!(HTTP_METHODS as readonly string[]).includes(method))
+    return { placeholder: `the HTTP method ${method} is not one the http step sends` };
   const config: Record<string, unknown> = { method, url: ctx.translate(ctx.param('url', ''), '/url') };
-  const headers = legacy ? legacyPairs(ctx, 'headerParameters') : currentPairs(ctx, 'Headers', 'headerParameters', 'jsonHeaders', 'specifyHeaders');
+  const headers = legacy
+    ? legacyPairs(ctx, 'headerParameters')
+    : currentPairs(ctx, 'Headers', 'headerParameters', 'jsonHeaders', 'specifyHeaders');
   const query = legacy ? legacyPairs(ctx, 'queryParameters') : currentPairs(ctx, 'Query', 'queryParameters', 'jsonQuery', 'specifyQuery');
   if ('placeholder' in headers) return headers;
   if ('placeholder' in query) return query;
@@ -35,11 +39,22 @@ export function mapHttpRequest(ctx: NodeContext): MapResult {
   const authentication = String(ctx.param('authentication', 'none'));
   if (authentication !== 'none') {
     const kind = String(ctx.param('genericAuthType', ctx.param('nodeCredentialType', authentication)));
-    ctx.note('credentials', '/headers', `the n8n request authenticated with ${kind}; credentials are never imported: add the header (or query parameter) it sent`, { authentication: kind });
+    ctx.note(
+      'credentials',
+      '/headers',
+      `the n8n request authenticated with ${kind}; credentials are never imported: add the header (or query parameter) it sent`,
+      { authentication: kind },
+    );
   }
   ctx.noteCredentials('/headers', 'add what it sent as a header or query parameter');
   const response = isPlainObject(options.response) && isPlainObject(options.response.response) ? options.response.response : {};
-  if (response.neverError === true) ctx.note('expressions', '', 'n8n never failed on an error status here; set on_error "continue" and read the error port, or check status', {});
+  if (response.neverError === true)
+    ctx.note(
+      'expressions',
+      '',
+      'n8n never failed on an error status here; set on_error "continue" and read the error port, or check status',
+      {},
+    );
   return { type: 'http', config, notes: [...ctx.notes] };
 }
 
@@ -54,7 +69,13 @@ function legacyPairs(ctx: NodeContext, name: string): { pairs: Pairs } | { place
   return { pairs: fromList(list) };
 }
 
-function currentPairs(ctx: NodeContext, what: string, name: string, jsonName: string, specifyName: string): { pairs: Pairs } | { placeholder: string } {
+function currentPairs(
+  ctx: NodeContext,
+  what: string,
+  name: string,
+  jsonName: string,
+  specifyName: string,
+): { pairs: Pairs } | { placeholder: string } {
   if (ctx.param(`send${what}`) !== true) return { pairs: {} };
   if (ctx.param(specifyName, 'keypair') === 'json') return parseJsonPairs(ctx, ctx.param(jsonName, '{}'), jsonName);
   const raw = ctx.param(name);
@@ -64,13 +85,15 @@ function currentPairs(ctx: NodeContext, what: string, name: string, jsonName: st
 
 function fromList(list: unknown[]): Pairs {
   const pairs: Pairs = {};
-  for (const entry of list) if (isPlainObject(entry) && typeof entry.name === 'string' && entry.name !== '') pairs[entry.name] = entry.value ?? '';
+  for (const entry of list)
+    if (isPlainObject(entry) && typeof entry.name === 'string' && entry.name !== '') pairs[entry.name] = entry.value ?? '';
   return pairs;
 }
 
 function parseJsonPairs(ctx: NodeContext, json: unknown, name: string): { pairs: Pairs } | { placeholder: string } {
   if (isPlainObject(json)) return { pairs: json };
-  if (typeof json !== 'string' || json.startsWith('=')) return { placeholder: `the ${name} are computed by an expression; write them as key/value pairs` };
+  if (typeof json !== 'string' || json.startsWith('='))
+    return { placeholder: `the ${name} are computed by an expression; write them as key/value pairs` };
   try {
     const parsed: unknown = JSON.parse(json);
     return isPlainObject(parsed) ? { pairs: parsed } : { placeholder: `the ${name} are not a JSON object` };
@@ -113,8 +136,10 @@ function legacyBody(ctx: NodeContext): Body {
 function currentBody(ctx: NodeContext): Body {
   if (ctx.param('sendBody') !== true) return {};
   const contentType = String(ctx.param('contentType', 'json'));
-  if (contentType === 'multipart-form-data' || contentType === 'binaryData') return { placeholder: `the request sends a ${contentType} body, which the http step cannot` };
-  if (contentType === 'raw') return { value: ctx.translate(String(ctx.param('body', '')), '/body'), contentType: String(ctx.param('rawContentType', 'text/plain')) };
+  if (contentType === 'multipart-form-data' || contentType === 'binaryData')
+    return { placeholder: `the request sends a ${contentType} body, which the http step cannot` };
+  if (contentType === 'raw')
+    return { value: ctx.translate(String(ctx.param('body', '')), '/body'), contentType: String(ctx.param('rawContentType', 'text/plain')) };
   const keypair = ctx.param('specifyBody', 'keypair') !== 'json';
   if (contentType === 'form-urlencoded') {
     if (!keypair) return { placeholder: 'the form body is written as JSON; write it as key/value pairs' };
@@ -145,7 +170,9 @@ function jsonBody(ctx: NodeContext, json: unknown): Body {
   try {
     return { value: JSON.parse(json) };
   } catch {
-    ctx.note('expressions', '/body', 'the n8n JSON body is not valid JSON (n8n refused it at run time); it is sent as text', { original: json });
+    ctx.note('expressions', '/body', 'the n8n JSON body is not valid JSON (n8n refused it at run time); it is sent as text', {
+      original: json,
+    });
     return { value: json };
   }
 }
@@ -154,12 +181,18 @@ function jsonBody(ctx: NodeContext, json: unknown): Body {
 function formBody(ctx: NodeContext, pairs: Pairs): string {
   const entries = Object.entries(pairs);
   if (entries.every(([, value]) => typeof value !== 'string' || !value.startsWith('='))) {
-    return new URLSearchParams(entries.map(([name, value]): [string, string] => [name, typeof value === 'string' ? value : JSON.stringify(value)])).toString();
+    return new URLSearchParams(
+      entries.map(([name, value]): [string, string] => [name, typeof value === 'string' ? value : JSON.stringify(value)]),
+    ).toString();
   }
   const parts: string[] = [];
   for (const [name, value] of entries) {
-    const rendered = typeof value === 'string' ? templateAsJsonata(value, ctx.expressions) : { ok: true as const, text: JSON.stringify(JSON.stringify(value)) };
-    if (!rendered.ok) return String(ctx.translate(new URLSearchParams(entries.map(([n, v]): [string, string] => [n, String(v)])).toString(), '/body'));
+    const rendered =
+      typeof value === 'string'
+        ? templateAsJsonata(value, ctx.expressions)
+        : { ok: true as const, text: JSON.stringify(JSON.stringify(value)) };
+    if (!rendered.ok)
+      return String(ctx.translate(new URLSearchParams(entries.map(([n, v]): [string, string] => [n, String(v)])).toString(), '/body'));
     parts.push(`${JSON.stringify(`${encodeURIComponent(name)}=`)} & $encodeUrlComponent(${rendered.text})`);
   }
   return `{{ ${parts.join(' & "&" & ')} }}`;

@@ -35,9 +35,11 @@ export function mapMerge(ctx: NodeContext, inputs: string[][]): MapResult {
     case 'mergeByIndex':
     case 'mergeByPosition':
     case 'combine': {
-      const how = mode === 'combine' ? String(ctx.param('combineBy', ctx.param('combinationMode', 'combineByFields'))) : 'combineByPosition';
+      const how =
+        mode === 'combine' ? String(ctx.param('combineBy', ctx.param('combinationMode', 'combineByFields'))) : 'combineByPosition';
       if (how !== 'combineByPosition' && how !== 'mergeByPosition') return { placeholder: `combining by ${how} is not mapped` };
-      body = 'const n = Math.min(input1.length, input2.length);\nreturn one(Array.from({ length: n }, (_, i) => ({ ...input1[i], ...input2[i] })));';
+      body =
+        'const n = Math.min(input1.length, input2.length);\nreturn one(Array.from({ length: n }, (_, i) => ({ ...input1[i], ...input2[i] })));';
       break;
     }
     default:
@@ -57,7 +59,21 @@ export function mapSplitInBatches(ctx: NodeContext): MapResult {
   const size = ctx.param('batchSize', version >= 3 ? 1 : 10);
   if (typeof size !== 'number' || !Number.isInteger(size) || size < 1) return { placeholder: 'the batch size is not a whole number' };
   const all = '$append([], input)';
-  const items = size === 1 ? `{{ ${all} }}` : `{{ ($all := ${all}; $map([0..$ceil($count($all) / ${size}) - 1], function($b) { [$filter($all, function($v, $i) { $floor($i / ${size}) = $b })] })) }}`;
-  if (version < 3) ctx.note('expressions', '/items', 'n8n 1-2 ended the loop when node context "noItemsLeft" was true; the loop step ends by itself: remove the check');
-  return { type: 'loop', config: { items }, outputs: version >= 3 ? 2 : 1, outputPorts: (index) => [version >= 3 ? (index === 0 ? 'done' : 'body') : 'body'], notes: [...ctx.notes] };
+  const items =
+    size === 1
+      ? `{{ ${all} }}`
+      : `{{ ($all := ${all}; $map([0..$ceil($count($all) / ${size}) - 1], function($b) { [$filter($all, function($v, $i) { $floor($i / ${size}) = $b })] })) }}`;
+  if (version < 3)
+    ctx.note(
+      'expressions',
+      '/items',
+      'n8n 1-2 ended the loop when node context "noItemsLeft" was true; the loop step ends by itself: remove the check',
+    );
+  return {
+    type: 'loop',
+    config: { items },
+    outputs: version >= 3 ? 2 : 1,
+    outputPorts: (index) => [version >= 3 ? (index === 0 ? 'done' : 'body') : 'body'],
+    notes: [...ctx.notes],
+  };
 }

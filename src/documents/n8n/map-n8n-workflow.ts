@@ -5,7 +5,15 @@ import { MAX_PLACEHOLDER_OUTPUTS, placeholderPort } from '../../steps/placeholde
 import type { GraphAnnotation } from '../../graph/graph-types.js';
 import { ImportReport } from '../import-report.js';
 import type { BindingRequest, ImportDraft } from '../import-draft.js';
-import { isPlaceholderResult, NodeContext, nodeRoot, pathTarget, type MapResult, type MappedStep, type PlaceholderResult } from './map-context.js';
+import {
+  isPlaceholderResult,
+  NodeContext,
+  nodeRoot,
+  pathTarget,
+  type MapResult,
+  type MappedStep,
+  type PlaceholderResult,
+} from './map-context.js';
 import type { N8nNode, N8nWorkflow } from './n8n-document.js';
 import type { ExpressionContext } from './n8n-expressions.js';
 import { n8nExportKey } from './map-execute-workflow.js';
@@ -64,7 +72,8 @@ export function mapN8nWorkflow(workflow: N8nWorkflow): ImportDraft {
       },
     };
   };
-  const contextFor = (node: N8nNode): NodeContext => new NodeContext(node, workflow, expressionsFor(node), ids, subNodes.get(node.name) ?? new Map(), contextFor);
+  const contextFor = (node: N8nNode): NodeContext =>
+    new NodeContext(node, workflow, expressionsFor(node), ids, subNodes.get(node.name) ?? new Map(), contextFor);
 
   // Parents first: an agent folds its sub-nodes in before they could become placeholders.
   const results = new Map<string, MapResult>();
@@ -79,7 +88,11 @@ export function mapN8nWorkflow(workflow: N8nWorkflow): ImportDraft {
     for (const s of sources) (inputs[s.input] ??= []).push(ids.get(s.source)!);
     let result: MapResult = mapper
       ? mapper(ctx, { inputExpression: inputExpressionFor(shaped(byName.get(sources[0]?.source ?? ''))), inputs })
-      : { placeholder: parentOf.has(node.name) ? `the ${shortType(node)} sub-node has no place in a Switchyard step` : `n8n node type "${node.type}" has no Switchyard step` };
+      : {
+          placeholder: parentOf.has(node.name)
+            ? `the ${shortType(node)} sub-node has no place in a Switchyard step`
+            : `n8n node type "${node.type}" has no Switchyard step`,
+        };
     if (!isPlaceholderResult(result)) result = checked(result);
     results.set(node.name, result);
     if (!isPlaceholderResult(result)) for (const name of result.absorbed ?? []) absorbedInto.set(name, ids.get(node.name)!);
@@ -98,31 +111,64 @@ export function mapN8nWorkflow(workflow: N8nWorkflow): ImportDraft {
     const index = nodes.length;
     const at = `/nodes/${index}`;
     indexOf.set(node.name, index);
-    const graphNode: Record<string, unknown> = { id, type: 'placeholder', name: node.name, config: {}, position: node.position ?? { x: 0, y: 0 } };
+    const graphNode: Record<string, unknown> = {
+      id,
+      type: 'placeholder',
+      name: node.name,
+      config: {},
+      position: node.position ?? { x: 0, y: 0 },
+    };
     const notes = isPlaceholderResult(result) ? (result.notes ?? []) : (result.notes ?? []);
     if (isPlaceholderResult(result)) {
       graphNode.config = placeholderConfig(node, result, outputsOf(workflow, node.name));
-      report.placeholders.push({ node_id: id, original: { name: node.name, type: node.type, version: node.typeVersion }, reason: result.placeholder, pointer: at });
+      report.placeholders.push({
+        node_id: id,
+        original: { name: node.name, type: node.type, version: node.typeVersion },
+        reason: result.placeholder,
+        pointer: at,
+      });
       report.sourceNodes.push({ name: node.name, type: node.type, became: 'placeholder', id });
       for (const [type, credential] of Object.entries(node.credentials)) {
-        const name = typeof credential === 'string' && credential !== '' ? credential : isPlainObject(credential) && typeof credential.name === 'string' ? credential.name : null;
-        report.require('credentials', { pointer: at, detail: `the placeholder used n8n credential "${name ?? type}" (${type}); credentials are never imported`, credential_type: type, credential_name: name });
+        const name =
+          typeof credential === 'string' && credential !== ''
+            ? credential
+            : isPlainObject(credential) && typeof credential.name === 'string'
+              ? credential.name
+              : null;
+        report.require('credentials', {
+          pointer: at,
+          detail: `the placeholder used n8n credential "${name ?? type}" (${type}); credentials are never imported`,
+          credential_type: type,
+          credential_name: name,
+        });
       }
     } else {
       graphNode.type = result.type;
       graphNode.config = result.config;
       report.sourceNodes.push({ name: node.name, type: node.type, became: 'step', id });
-      for (const binding of result.bindings ?? []) bindings.push({ pointer: `${at}/config${binding.path}`, resource: binding.resource, by: binding.by, detail: binding.detail, ...(binding.facts ? { facts: binding.facts } : {}) });
+      for (const binding of result.bindings ?? [])
+        bindings.push({
+          pointer: `${at}/config${binding.path}`,
+          resource: binding.resource,
+          by: binding.by,
+          detail: binding.detail,
+          ...(binding.facts ? { facts: binding.facts } : {}),
+        });
       Object.assign(graphNode, nodeOptions(node));
     }
-    for (const note of notes) report.require(note.kind, { pointer: `${at}/config${note.path}`, detail: `${node.name}: ${note.detail}`, ...(note.facts ?? {}) });
+    for (const note of notes)
+      report.require(note.kind, { pointer: `${at}/config${note.path}`, detail: `${node.name}: ${note.detail}`, ...(note.facts ?? {}) });
     nodes.push(graphNode);
   }
 
   const edges = buildEdges(workflow, nodes, indexOf, results, ids);
-  const annotationIds = assignIds(stickies.map((node) => ({ name: node.name, id: node.id })), new Set(ids.values()));
+  const annotationIds = assignIds(
+    stickies.map((node) => ({ name: node.name, id: node.id })),
+    new Set(ids.values()),
+  );
   const annotations = stickies.map((node) => stickyAnnotation(node, annotationIds.get(node.name)!));
-  for (const node of stickies) report.sourceNodes.push({ name: node.name, type: node.type, became: 'annotation', id: annotationIds.get(node.name)! });
+  for (const node of stickies)
+    report.sourceNodes.push({ name: node.name, type: node.type, became: 'annotation', id: annotationIds.get(node.name)! });
 
   const graph: Record<string, unknown> = { nodes, edges };
   if (annotations.length > 0) graph.annotations = annotations;
@@ -149,7 +195,10 @@ const PASS_THROUGH = new Set(['n8n-nodes-base.if', 'n8n-nodes-base.switch', 'n8n
  * IF" reads the response body (`input.body.id`), as it does right after the request. Where the
  * feeding nodes differ in kind the pass-through node itself is the answer (no adaptation).
  */
-function shapeSource(mainSources: ReadonlyMap<string, Array<{ source: string }>>, byName: ReadonlyMap<string, N8nNode>): (node: N8nNode | undefined) => N8nNode | undefined {
+function shapeSource(
+  mainSources: ReadonlyMap<string, Array<{ source: string }>>,
+  byName: ReadonlyMap<string, N8nNode>,
+): (node: N8nNode | undefined) => N8nNode | undefined {
   return (node) => {
     const seen = new Set<string>();
     let current = node;
@@ -170,22 +219,34 @@ function shortType(node: N8nNode): string {
 /** A mapped config that the step's schema refuses (an odd source value) becomes a placeholder that shows both. */
 function checked(step: MappedStep): MapResult {
   const definition = findStepDefinition(step.type);
-  if (definition === undefined) return { placeholder: `this release has no ${step.type} step`, suggested: { type: step.type, config: step.config } };
+  if (definition === undefined)
+    return { placeholder: `this release has no ${step.type} step`, suggested: { type: step.type, config: step.config } };
   const merged = mergeStepConfig(definition, step.config);
   const issues = validateStepConfig(definition, merged);
   const problems = issues.length === 0 ? (definition.checkConfig?.(merged) ?? []) : issues;
   if (problems.length === 0) return step;
-  return { placeholder: `the mapped ${step.type} config is not valid: ${problems.map((p) => p.detail).join(' ')}`, suggested: { type: step.type, config: step.config }, notes: step.notes };
+  return {
+    placeholder: `the mapped ${step.type} config is not valid: ${problems.map((p) => p.detail).join(' ')}`,
+    suggested: { type: step.type, config: step.config },
+    notes: step.notes,
+  };
 }
 
 function placeholderConfig(node: N8nNode, result: PlaceholderResult, outputs: number): Record<string, unknown> {
   const credentials = Object.fromEntries(
-    Object.entries(node.credentials).map(([type, value]) => [type, typeof value === 'string' ? value : isPlainObject(value) && typeof value.name === 'string' ? value.name : null]),
+    Object.entries(node.credentials).map(([type, value]) => [
+      type,
+      typeof value === 'string' ? value : isPlainObject(value) && typeof value.name === 'string' ? value.name : null,
+    ]),
   );
   const original: Record<string, unknown> = { type: node.type, version: node.typeVersion, name: node.name, parameters: node.parameters };
   if (Object.keys(credentials).length > 0) original.credentials = credentials;
   if (node.notes !== null) original.notes = node.notes;
-  const config: Record<string, unknown> = { original, reason: result.placeholder, outputs: Math.min(Math.max(outputs, 1), MAX_PLACEHOLDER_OUTPUTS) };
+  const config: Record<string, unknown> = {
+    original,
+    reason: result.placeholder,
+    outputs: Math.min(Math.max(outputs, 1), MAX_PLACEHOLDER_OUTPUTS),
+  };
   if (result.suggested) config.suggested = result.suggested;
   return config;
 }
@@ -199,7 +260,8 @@ function outputsOf(workflow: N8nWorkflow, name: string): number {
 function nodeOptions(node: N8nNode): Record<string, unknown> {
   const options: Record<string, unknown> = {};
   if (node.disabled) options.disabled = true;
-  if (node.onError === 'continueErrorOutput' || node.onError === 'continueRegularOutput' || node.continueOnFail) options.on_error = 'continue';
+  if (node.onError === 'continueErrorOutput' || node.onError === 'continueRegularOutput' || node.continueOnFail)
+    options.on_error = 'continue';
   if (node.retryOnFail) {
     options.retry = {
       max_attempts: Math.min(Math.max(Math.round(node.maxTries ?? 3), 1), 25),
@@ -212,7 +274,12 @@ function nodeOptions(node: N8nNode): Record<string, unknown> {
 
 function stickyAnnotation(node: N8nNode, id: string): GraphAnnotation {
   const p = node.parameters;
-  const annotation: GraphAnnotation = { id, name: node.name, text: typeof p.content === 'string' ? p.content : '', position: node.position ?? { x: 0, y: 0 } };
+  const annotation: GraphAnnotation = {
+    id,
+    name: node.name,
+    text: typeof p.content === 'string' ? p.content : '',
+    position: node.position ?? { x: 0, y: 0 },
+  };
   annotation.size = { width: typeof p.width === 'number' ? p.width : 240, height: typeof p.height === 'number' ? p.height : 160 };
   if (typeof p.color === 'number' || typeof p.color === 'string') annotation.color = p.color;
   return annotation;

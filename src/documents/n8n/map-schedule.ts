@@ -39,9 +39,13 @@ function scheduleTriggerSpec(ctx: NodeContext): Spec {
       return { cron: `${minute} ${hour} * * ${days}` };
     }
     case 'months':
-      return { cron: `${minute} ${hour} ${num(entry.triggerAtDayOfMonth, 1)} */${num(entry.monthsInterval, 1)} *`.replace(' */1 *', ' * *') };
+      return {
+        cron: `${minute} ${hour} ${num(entry.triggerAtDayOfMonth, 1)} */${num(entry.monthsInterval, 1)} *`.replace(' */1 *', ' * *'),
+      };
     case 'cronExpression':
-      return typeof entry.expression === 'string' && !entry.expression.startsWith('=') ? { cron: entry.expression.trim() } : { problem: 'the cron expression is built by an expression' };
+      return typeof entry.expression === 'string' && !entry.expression.startsWith('=')
+        ? { cron: entry.expression.trim() }
+        : { problem: 'the cron expression is built by an expression' };
     default:
       return { problem: `the schedule field "${field}" is not known` };
   }
@@ -68,7 +72,9 @@ function cronNodeSpec(ctx: NodeContext): Spec {
     case 'everyX':
       return { interval_ms: num(item.value, 2) * (item.unit === 'minutes' ? 60_000 : 3_600_000) };
     case 'custom':
-      return typeof item.cronExpression === 'string' ? { cron: item.cronExpression.trim() } : { problem: 'the custom cron expression is missing' };
+      return typeof item.cronExpression === 'string'
+        ? { cron: item.cronExpression.trim() }
+        : { problem: 'the custom cron expression is missing' };
     default:
       return { problem: `the cron mode "${String(item.mode)}" is not known` };
   }

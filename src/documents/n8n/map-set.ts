@@ -20,11 +20,22 @@ export function mapSet(ctx: NodeContext): MapResult {
   const options = isPlainObject(ctx.param('options')) ? (ctx.param('options') as Record<string, unknown>) : {};
   if (version >= 3 && ctx.param('mode', 'manual') === 'raw') return rawMode(ctx, version);
   const fields = version >= 3.3 ? assignments(ctx) : version >= 3 ? fieldValues(ctx) : legacyValues(ctx);
-  const include = version >= 3.3 ? (ctx.param('includeOtherFields') === true ? 'all' : 'none') : version >= 3 ? String(ctx.param('include', 'all')) : ctx.param('keepOnlySet') === true ? 'none' : 'all';
-  if (include === 'selected' || include === 'except') return { placeholder: `keeping ${include} input fields has no exact Switchyard form` };
+  const include =
+    version >= 3.3
+      ? ctx.param('includeOtherFields') === true
+        ? 'all'
+        : 'none'
+      : version >= 3
+        ? String(ctx.param('include', 'all'))
+        : ctx.param('keepOnlySet') === true
+          ? 'none'
+          : 'all';
+  if (include === 'selected' || include === 'except')
+    return { placeholder: `keeping ${include} input fields has no exact Switchyard form` };
   const dotted = options.dotNotation !== false;
   for (const field of fields) {
-    if (dotted && /\[\d+\]/.test(field.name)) return { placeholder: `the field "${field.name}" sets an array element, which a set step cannot` };
+    if (dotted && /\[\d+\]/.test(field.name))
+      return { placeholder: `the field "${field.name}" sets an array element, which a set step cannot` };
   }
   if (include === 'none') {
     const values: Record<string, unknown> = {};
@@ -61,16 +72,22 @@ function rawMode(ctx: NodeContext, version: number): MapResult {
 function assignments(ctx: NodeContext): Field[] {
   const raw = ctx.param('assignments');
   const list = isPlainObject(raw) && Array.isArray(raw.assignments) ? raw.assignments : [];
-  return list.filter(isPlainObject).filter((a) => typeof a.name === 'string').map((a) => ({ name: a.name as string, value: a.value, type: String(a.type ?? 'string') }));
+  return list
+    .filter(isPlainObject)
+    .filter((a) => typeof a.name === 'string')
+    .map((a) => ({ name: a.name as string, value: a.value, type: String(a.type ?? 'string') }));
 }
 
 function fieldValues(ctx: NodeContext): Field[] {
   const raw = ctx.param('fields');
   const list = isPlainObject(raw) && Array.isArray(raw.values) ? raw.values : [];
-  return list.filter(isPlainObject).filter((f) => typeof f.name === 'string').map((f) => {
-    const type = String(f.type ?? 'stringValue').replace(/Value$/, '');
-    return { name: f.name as string, value: f[`${type}Value`] ?? f.stringValue, type };
-  });
+  return list
+    .filter(isPlainObject)
+    .filter((f) => typeof f.name === 'string')
+    .map((f) => {
+      const type = String(f.type ?? 'stringValue').replace(/Value$/, '');
+      return { name: f.name as string, value: f[`${type}Value`] ?? f.stringValue, type };
+    });
 }
 
 function legacyValues(ctx: NodeContext): Field[] {
@@ -79,7 +96,9 @@ function legacyValues(ctx: NodeContext): Field[] {
   if (!isPlainObject(raw)) return out;
   for (const type of ['boolean', 'number', 'string']) {
     const list = Array.isArray(raw[type]) ? raw[type] : [];
-    for (const entry of list) if (isPlainObject(entry) && typeof entry.name === 'string') out.push({ name: entry.name, value: entry.value ?? (type === 'boolean' ? false : type === 'number' ? 0 : ''), type });
+    for (const entry of list)
+      if (isPlainObject(entry) && typeof entry.name === 'string')
+        out.push({ name: entry.name, value: entry.value ?? (type === 'boolean' ? false : type === 'number' ? 0 : ''), type });
   }
   return out;
 }
@@ -117,12 +136,16 @@ function insert(tree: Tree, path: string[], jsonata: string): void {
 
 /** `$merge([base, {"a": v, "n": $merge([base.n, {…}])}])`: a deep set of the tree's paths into `base`. */
 function merged(base: string, tree: Tree): string {
-  const members = [...tree.entries()].map(([key, value]) => `${JSON.stringify(key)}: ${typeof value === 'string' ? value : merged(`${base}.${quote(key)}`, value)}`);
+  const members = [...tree.entries()].map(
+    ([key, value]) => `${JSON.stringify(key)}: ${typeof value === 'string' ? value : merged(`${base}.${quote(key)}`, value)}`,
+  );
   return `$merge([${base}, {${members.join(', ')}}])`;
 }
 
 function quote(key: string): string {
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) && !['and', 'or', 'in', 'true', 'false', 'null', 'function'].includes(key) ? key : `\`${key}\``;
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) && !['and', 'or', 'in', 'true', 'false', 'null', 'function'].includes(key)
+    ? key
+    : `\`${key}\``;
 }
 
 function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {

@@ -15,7 +15,9 @@ export function mapManualTrigger(): MapResult {
 export function mapExecuteWorkflowTrigger(ctx: NodeContext): MapResult {
   const inputs = ctx.param('workflowInputs');
   if (isPlainObject(inputs) && Array.isArray(inputs.values) && inputs.values.length > 0) {
-    ctx.note('expressions', '/code', 'the n8n trigger declared named inputs; the caller\'s input arrives whole as trigger.body, unchecked', { inputs: inputs.values });
+    ctx.note('expressions', '/code', "the n8n trigger declared named inputs; the caller's input arrives whole as trigger.body, unchecked", {
+      inputs: inputs.values,
+    });
   }
   return { type: 'code', config: { code: 'return trigger.body;' } };
 }

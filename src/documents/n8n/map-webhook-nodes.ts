@@ -2,7 +2,12 @@ import { isPlainObject } from '../../lib/json.js';
 import type { MapResult, NodeContext } from './map-context.js';
 import { isSingleExpression, templateAsJsonata } from './n8n-expressions.js';
 
-const RESPONSE_MODES: Record<string, string> = { onReceived: 'immediate', lastNode: 'last_step', responseNode: 'respond_step', streaming: 'last_step' };
+const RESPONSE_MODES: Record<string, string> = {
+  onReceived: 'immediate',
+  lastNode: 'last_step',
+  responseNode: 'respond_step',
+  streaming: 'last_step',
+};
 
 /**
  * The n8n Webhook trigger. The endpoint is Switchyard's (`webhook_url`, a new `webhook_id`), so
@@ -27,11 +32,21 @@ export function mapWebhook(ctx: NodeContext): MapResult {
     { original_path: path, original_methods: methods, original_authentication: authentication },
   );
   ctx.noteCredentials('/verification', 'webhook callers now authenticate with the bearer token or an HMAC signature');
-  if (mode === 'streaming') ctx.note('expressions', '/response_mode', 'n8n streamed the response; here the caller gets the last step\'s output when the run ends');
+  if (mode === 'streaming')
+    ctx.note('expressions', '/response_mode', "n8n streamed the response; here the caller gets the last step's output when the run ends");
   if (Array.isArray(methods) && methods.length > 1 && ctx.param('multipleMethods') === true) {
-    ctx.note('expressions', '/response_mode', 'the n8n webhook had one output per HTTP method; every delivery now leaves through one port: branch on trigger.method with an if or switch step');
+    ctx.note(
+      'expressions',
+      '/response_mode',
+      'the n8n webhook had one output per HTTP method; every delivery now leaves through one port: branch on trigger.method with an if or switch step',
+    );
   }
-  return { type: 'webhook', config: { response_mode: responseMode, verification: { method: 'bearer' } }, outputPorts: () => ['out'], notes: [...ctx.notes] };
+  return {
+    type: 'webhook',
+    config: { response_mode: responseMode, verification: { method: 'bearer' } },
+    outputPorts: () => ['out'],
+    notes: [...ctx.notes],
+  };
 }
 
 /**
@@ -42,10 +57,13 @@ export function mapWebhook(ctx: NodeContext): MapResult {
 export function mapRespondToWebhook(ctx: NodeContext): MapResult {
   const respondWith = String(ctx.param('respondWith', 'firstIncomingItem'));
   const options = isPlainObject(ctx.param('options')) ? (ctx.param('options') as Record<string, unknown>) : {};
-  const config: Record<string, unknown> = { status: typeof options.responseCode === 'number' ? options.responseCode : respondWith === 'redirect' ? 307 : 200 };
+  const config: Record<string, unknown> = {
+    status: typeof options.responseCode === 'number' ? options.responseCode : respondWith === 'redirect' ? 307 : 200,
+  };
   if (typeof options.responseCode === 'string') config.status = ctx.translate(options.responseCode, '/status');
   const headers: Record<string, unknown> = {};
-  const entries = isPlainObject(options.responseHeaders) && Array.isArray(options.responseHeaders.entries) ? options.responseHeaders.entries : [];
+  const entries =
+    isPlainObject(options.responseHeaders) && Array.isArray(options.responseHeaders.entries) ? options.responseHeaders.entries : [];
   for (const entry of entries) {
     if (!isPlainObject(entry) || typeof entry.name !== 'string') continue;
     headers[entry.name.toLowerCase()] = ctx.translate(String(entry.value ?? ''), `/headers/${entry.name.toLowerCase()}`);
@@ -71,7 +89,9 @@ export function mapRespondToWebhook(ctx: NodeContext): MapResult {
         try {
           config.body = body === '' ? null : JSON.parse(body);
         } catch {
-          ctx.note('expressions', '/body', 'the n8n response body is not valid JSON (n8n refused it at run time); it is sent as text', { original: body });
+          ctx.note('expressions', '/body', 'the n8n response body is not valid JSON (n8n refused it at run time); it is sent as text', {
+            original: body,
+          });
           config.body = body;
         }
       }

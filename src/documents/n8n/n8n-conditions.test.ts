@@ -55,21 +55,36 @@ describe('translateFilter (IF 2+, Switch 3+)', () => {
   });
 
   it('combines conditions with and/or', async () => {
-    const both = { combinator: 'or', options: {}, conditions: [filter('number', 'gt', 10).conditions[0], { leftValue: '={{ $json.w }}', rightValue: 'x', operator: { type: 'string', operation: 'equals' } }] };
+    const both = {
+      combinator: 'or',
+      options: {},
+      conditions: [
+        filter('number', 'gt', 10).conditions[0],
+        { leftValue: '={{ $json.w }}', rightValue: 'x', operator: { type: 'string', operation: 'equals' } },
+      ],
+    };
     expect(await check(both, { v: 1, w: 'x' })).toBe(true);
     expect(await check({ ...both, combinator: 'and' }, { v: 1, w: 'x' })).toBe(false);
   });
 
   it('refuses an operand or operation it cannot translate exactly', () => {
     expect(translateFilter(filter('string', 'regex', '={{ $json.pattern }}'), ctx)).toMatchObject({ ok: false });
-    expect(translateFilter({ conditions: [{ leftValue: '={{ $json.a + 1 }}', rightValue: 2, operator: { type: 'number', operation: 'equals' } }] }, ctx)).toMatchObject({ ok: false });
+    expect(
+      translateFilter(
+        { conditions: [{ leftValue: '={{ $json.a + 1 }}', rightValue: 2, operator: { type: 'number', operation: 'equals' } }] },
+        ctx,
+      ),
+    ).toMatchObject({ ok: false });
     expect(translateFilter(filter('string', 'isSpecial'), ctx)).toMatchObject({ ok: false, reason: expect.stringContaining('isSpecial') });
   });
 });
 
 describe('translateLegacyConditions (IF 1)', () => {
   it('decides each type with its default operation and combines all/any', async () => {
-    const conditions = { number: [{ value1: '={{$json["n"]}}', operation: 'larger', value2: 5 }], string: [{ value1: '={{$json.s}}', value2: 'ok' }] };
+    const conditions = {
+      number: [{ value1: '={{$json["n"]}}', operation: 'larger', value2: 5 }],
+      string: [{ value1: '={{$json.s}}', value2: 'ok' }],
+    };
     const all = translateLegacyConditions(conditions, 'all', ctx);
     const any = translateLegacyConditions(conditions, 'any', ctx);
     if (!all.ok || !any.ok) throw new Error('untranslated');
@@ -82,6 +97,11 @@ describe('translateLegacyConditions (IF 1)', () => {
   });
 
   it('cannot read node context (the n8n 1 loop end check)', () => {
-    expect(translateLegacyConditions({ boolean: [{ value1: '={{$node["SplitInBatches"].context["noItemsLeft"]}}', value2: true }] }, 'all', { ...ctx, node: () => ({ root: 'nodes.x', adapt: (a) => a }) })).toMatchObject({ ok: false });
+    expect(
+      translateLegacyConditions({ boolean: [{ value1: '={{$node["SplitInBatches"].context["noItemsLeft"]}}', value2: true }] }, 'all', {
+        ...ctx,
+        node: () => ({ root: 'nodes.x', adapt: (a) => a }),
+      }),
+    ).toMatchObject({ ok: false });
   });
 });

@@ -1,5 +1,11 @@
 import { isPlainObject } from '../../lib/json.js';
-import { isSingleExpression, templateAsJsonata, translateJsExpression, type ExpressionContext, type Translation } from './n8n-expressions.js';
+import {
+  isSingleExpression,
+  templateAsJsonata,
+  translateJsExpression,
+  type ExpressionContext,
+  type Translation,
+} from './n8n-expressions.js';
 
 /**
  * n8n conditions (the IF node, Switch rules, the filter of IF 2+ and Switch 3+) as one JSONata
@@ -9,7 +15,8 @@ import { isSingleExpression, templateAsJsonata, translateJsExpression, type Expr
  */
 
 const not = (x: string) => `((${x}) ? false : true)`;
-const empty = (x: string) => `($exists(${x}) ? (${x} = null or ${x} = "" or ($type(${x}) = "array" and $count(${x}) = 0) or ($type(${x}) = "object" and $count($keys(${x})) = 0)) : true)`;
+const empty = (x: string) =>
+  `($exists(${x}) ? (${x} = null or ${x} = "" or ($type(${x}) = "array" and $count(${x}) = 0) or ($type(${x}) = "object" and $count($keys(${x})) = 0)) : true)`;
 
 /** An operand: `={{ x }}` becomes `x`; a template becomes a string concatenation; anything else a JSON literal. */
 export function operand(value: unknown, ctx: ExpressionContext): Translation {
@@ -50,7 +57,9 @@ function filterCondition(condition: Record<string, unknown>, caseSensitive: bool
     R = `$lowercase(${R})`;
   }
   const text = comparison(type, operation, L, R, condition.rightValue);
-  return text === null ? { ok: false, reason: `uses the ${type} operation "${operation}", which has no exact JSONata form` } : { ok: true, text };
+  return text === null
+    ? { ok: false, reason: `uses the ${type} operation "${operation}", which has no exact JSONata form` }
+    : { ok: true, text };
 }
 
 function comparison(type: string, operation: string, L: string, R: string, rawRight: unknown): string | null {
@@ -183,13 +192,22 @@ const LEGACY_OPERATIONS: Record<string, string> = {
 };
 
 /** One comparison of IF 1 and Switch 1-2 (`operation` in their vocabulary). */
-export function legacyComparison(type: string, rawOperation: unknown, value1: unknown, value2: unknown, ctx: ExpressionContext): Translation {
+export function legacyComparison(
+  type: string,
+  rawOperation: unknown,
+  value1: unknown,
+  value2: unknown,
+  ctx: ExpressionContext,
+): Translation {
   const operation = LEGACY_OPERATIONS[typeof rawOperation === 'string' ? rawOperation : (LEGACY_DEFAULT_OPERATION[type] ?? 'equal')];
-  if (operation === undefined) return { ok: false, reason: `uses the ${type} operation "${String(rawOperation)}", which has no exact JSONata form` };
+  if (operation === undefined)
+    return { ok: false, reason: `uses the ${type} operation "${String(rawOperation)}", which has no exact JSONata form` };
   const left = operand(value1, ctx);
   if (!left.ok) return left;
   const right = operand(value2 ?? (type === 'boolean' ? false : type === 'number' ? 0 : ''), ctx);
   if (!right.ok) return right;
   const text = comparison(type, operation, left.text, right.text, value2);
-  return text === null ? { ok: false, reason: `uses the ${type} operation "${String(rawOperation)}", which has no exact JSONata form` } : { ok: true, text };
+  return text === null
+    ? { ok: false, reason: `uses the ${type} operation "${String(rawOperation)}", which has no exact JSONata form` }
+    : { ok: true, text };
 }

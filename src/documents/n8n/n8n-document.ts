@@ -51,12 +51,17 @@ export function looksLikeN8nWorkflow(value: unknown): boolean {
  * (`{id, name, workflow: {nodes, connections}}`); every other shape is the workflow itself.
  * Null when there is none.
  */
-export function unwrapN8n(document: unknown, pointer: string): { workflow: Record<string, unknown>; outer: Record<string, unknown>; pointer: string; shape: N8nShape | null } | null {
+export function unwrapN8n(
+  document: unknown,
+  pointer: string,
+): { workflow: Record<string, unknown>; outer: Record<string, unknown>; pointer: string; shape: N8nShape | null } | null {
   if (!isPlainObject(document)) return null;
   if (looksLikeN8nWorkflow(document)) return { workflow: document, outer: document, pointer, shape: null };
   const inner = document.workflow;
-  if (isPlainObject(inner) && looksLikeN8nWorkflow(inner)) return { workflow: inner, outer: document, pointer: `${pointer}/workflow`, shape: 'template' };
-  if (isPlainObject(inner) && isPlainObject(inner.workflow) && looksLikeN8nWorkflow(inner.workflow)) return { workflow: inner.workflow, outer: inner, pointer: `${pointer}/workflow/workflow`, shape: 'template_api' };
+  if (isPlainObject(inner) && looksLikeN8nWorkflow(inner))
+    return { workflow: inner, outer: document, pointer: `${pointer}/workflow`, shape: 'template' };
+  if (isPlainObject(inner) && isPlainObject(inner.workflow) && looksLikeN8nWorkflow(inner.workflow))
+    return { workflow: inner.workflow, outer: inner, pointer: `${pointer}/workflow/workflow`, shape: 'template_api' };
   return null;
 }
 
@@ -77,11 +82,13 @@ export function readN8nWorkflow(document: unknown, pointer: string): N8nWorkflow
     if (!isPlainObject(raw)) return problems.add(at, 'an n8n node must be an object');
     if (typeof raw.type !== 'string' || raw.type === '') problems.add(`${at}/type`, 'an n8n node needs a "type"');
     if (typeof raw.name !== 'string' || raw.name === '') problems.add(`${at}/name`, 'an n8n node needs a "name"');
-    else if (names.has(raw.name)) problems.add(`${at}/name`, `two nodes are named "${raw.name}"; n8n connections name nodes, so names must be unique`);
+    else if (names.has(raw.name))
+      problems.add(`${at}/name`, `two nodes are named "${raw.name}"; n8n connections name nodes, so names must be unique`);
     else names.add(raw.name);
     if (raw.parameters !== undefined && !isPlainObject(raw.parameters)) problems.add(`${at}/parameters`, 'parameters must be an object');
     const position = raw.position;
-    const positioned = Array.isArray(position) && position.length === 2 && position.every((n) => typeof n === 'number' && Number.isFinite(n));
+    const positioned =
+      Array.isArray(position) && position.length === 2 && position.every((n) => typeof n === 'number' && Number.isFinite(n));
     if (position !== undefined && !positioned) problems.add(`${at}/position`, 'position must be [x, y]');
     if (typeof raw.type !== 'string' || typeof raw.name !== 'string') return;
     nodes.push({
@@ -102,7 +109,12 @@ export function readN8nWorkflow(document: unknown, pointer: string): N8nWorkflow
       webhookId: typeof raw.webhookId === 'string' ? raw.webhookId : null,
     });
   });
-  const connections = readConnections(workflow.connections as Record<string, unknown>, names, pointerJoin(found.pointer, 'connections'), problems);
+  const connections = readConnections(
+    workflow.connections as Record<string, unknown>,
+    names,
+    pointerJoin(found.pointer, 'connections'),
+    problems,
+  );
   problems.throwIfAny();
   const name = typeof workflow.name === 'string' ? workflow.name : typeof outer.name === 'string' ? outer.name : null;
   const id = workflow.id ?? outer.id;
@@ -110,7 +122,12 @@ export function readN8nWorkflow(document: unknown, pointer: string): N8nWorkflow
     shape: found.shape ?? shapeOf(workflow),
     name,
     id: typeof id === 'string' || typeof id === 'number' ? String(id) : null,
-    description: typeof workflow.description === 'string' ? workflow.description : typeof outer.description === 'string' && found.shape === 'template' ? outer.description : null,
+    description:
+      typeof workflow.description === 'string'
+        ? workflow.description
+        : typeof outer.description === 'string' && found.shape === 'template'
+          ? outer.description
+          : null,
     nodes,
     connections,
     settings: isPlainObject(workflow.settings) ? workflow.settings : {},
@@ -153,7 +170,13 @@ function readConnections(raw: Record<string, unknown>, names: Set<string>, point
             problems.add(`${tat}/node`, `connections name a node "${target.node}" that the workflow does not have`);
             return [];
           }
-          return [{ node: target.node, type: typeof target.type === 'string' ? target.type : type, index: typeof target.index === 'number' ? target.index : 0 }];
+          return [
+            {
+              node: target.node,
+              type: typeof target.type === 'string' ? target.type : type,
+              index: typeof target.index === 'number' ? target.index : 0,
+            },
+          ];
         });
       });
     }
@@ -164,7 +187,12 @@ function readConnections(raw: Record<string, unknown>, names: Set<string>, point
 /** Which export produced the object: only informational (reported in `meta.source.shape`). */
 function shapeOf(workflow: Record<string, unknown>): N8nShape {
   if (Array.isArray(workflow.tags) && workflow.tags.some((tag) => typeof tag === 'string')) return 'community';
-  if (workflow.shared !== undefined || workflow.isArchived !== undefined || (workflow.createdAt !== undefined && workflow.staticData !== undefined)) return 'public_api';
+  if (
+    workflow.shared !== undefined ||
+    workflow.isArchived !== undefined ||
+    (workflow.createdAt !== undefined && workflow.staticData !== undefined)
+  )
+    return 'public_api';
   if (workflow.createdAt !== undefined || workflow.triggerCount !== undefined) return 'cli_export';
   if (typeof workflow.name !== 'string') {
     const meta = isPlainObject(workflow.meta) ? workflow.meta : {};

@@ -16,7 +16,13 @@ interface Edge {
  * targets. Connections back into a loop from its own body close an iteration in n8n; a loop
  * step's body ends by itself, so they are dropped.
  */
-export function buildEdges(workflow: N8nWorkflow, nodes: Array<Record<string, unknown>>, indexOf: Map<string, number>, results: Map<string, MapResult>, ids: Map<string, string>): Edge[] {
+export function buildEdges(
+  workflow: N8nWorkflow,
+  nodes: Array<Record<string, unknown>>,
+  indexOf: Map<string, number>,
+  results: Map<string, MapResult>,
+  ids: Map<string, string>,
+): Edge[] {
   const edges: Edge[] = [];
   const seen = new Set<string>();
   const add = (edge: Edge) => {

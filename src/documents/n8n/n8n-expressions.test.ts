@@ -1,10 +1,21 @@
 import jsonata from 'jsonata';
 import { describe, expect, it } from 'vitest';
-import { isSingleExpression, templateAsJsonata, translateJsExpression, translateParameter, type ExpressionContext } from './n8n-expressions.js';
+import {
+  isSingleExpression,
+  templateAsJsonata,
+  translateJsExpression,
+  translateParameter,
+  type ExpressionContext,
+} from './n8n-expressions.js';
 
 const ctx: ExpressionContext = {
   input: { root: 'input', adapt: (a) => a },
-  node: (name) => (name === 'Fetch Order' ? { root: 'nodes.fetch_order', adapt: (a) => ['body', ...a] } : name === 'Set' ? { root: 'nodes.set', adapt: (a) => a } : undefined),
+  node: (name) =>
+    name === 'Fetch Order'
+      ? { root: 'nodes.fetch_order', adapt: (a) => ['body', ...a] }
+      : name === 'Set'
+        ? { root: 'nodes.set', adapt: (a) => a }
+        : undefined,
 };
 
 const js = (source: string) => translateJsExpression(source, ctx);
@@ -20,7 +31,7 @@ describe('translateJsExpression', () => {
     expect(js('$input.last().json.x')).toEqual({ ok: true, text: 'input[-1].x' });
   });
 
-  it('reads other nodes by name through $() and $node[], through the node\'s output adapter', () => {
+  it("reads other nodes by name through $() and $node[], through the node's output adapter", () => {
     expect(js("$('Set').item.json.total")).toEqual({ ok: true, text: 'nodes.set.total' });
     expect(js('$node["Set"].json.total')).toEqual({ ok: true, text: 'nodes.set.total' });
     expect(js("$('Fetch Order').first().json.id")).toEqual({ ok: true, text: 'nodes.fetch_order[0].body.id' });
@@ -47,7 +58,12 @@ describe('translateJsExpression', () => {
 
   it('gives paths JSONata reads as JavaScript did on the same item', async () => {
     const item = { body: { name: 'Ada' }, 'order id': { total: 3 }, items: ['x', 'y'] };
-    for (const [source, expected] of [['$json.body.name', 'Ada'], ['$json["order id"].total', 3], ['$json.items[1]', 'y'], ['$json.body.name.toUpperCase()', 'ADA']] as const) {
+    for (const [source, expected] of [
+      ['$json.body.name', 'Ada'],
+      ['$json["order id"].total', 3],
+      ['$json.items[1]', 'y'],
+      ['$json.body.name.toUpperCase()', 'ADA'],
+    ] as const) {
       const translated = js(source);
       if (!translated.ok) throw new Error(translated.reason);
       expect(await jsonata(translated.text).evaluate({ input: item })).toBe(expected);
@@ -59,11 +75,18 @@ describe('translateParameter', () => {
   it('keeps literals and turns templates into Switchyard templates', () => {
     expect(translateParameter('plain text', ctx)).toEqual({ ok: true, value: 'plain text' });
     expect(translateParameter('={{ $json.id }}', ctx)).toEqual({ ok: true, value: '{{ input.id }}' });
-    expect(translateParameter('=Order {{$json["id"]}} of {{ $json.name }}!', ctx)).toEqual({ ok: true, value: 'Order {{ input.id }} of {{ input.name }}!' });
+    expect(translateParameter('=Order {{$json["id"]}} of {{ $json.name }}!', ctx)).toEqual({
+      ok: true,
+      value: 'Order {{ input.id }} of {{ input.name }}!',
+    });
   });
 
   it('reports the first part it cannot translate and keeps the text', () => {
-    expect(translateParameter('=a {{ $json.x * 2 }}', ctx)).toEqual({ ok: false, reason: expect.stringContaining('$json.x * 2'), text: 'a {{ $json.x * 2 }}' });
+    expect(translateParameter('=a {{ $json.x * 2 }}', ctx)).toEqual({
+      ok: false,
+      reason: expect.stringContaining('$json.x * 2'),
+      text: 'a {{ $json.x * 2 }}',
+    });
     expect(translateParameter('={{ $json.x ', ctx)).toMatchObject({ ok: false, reason: 'has an unclosed {{' });
   });
 

@@ -46,7 +46,10 @@ export function translateJsExpression(source: string, ctx: ExpressionContext): T
  * JavaScript; any other value is literal. Returns the Switchyard value: the same literal, or a
  * template whose parts are JSONata.
  */
-export function translateParameter(value: string, ctx: ExpressionContext): { ok: true; value: string } | { ok: false; reason: string; text: string } {
+export function translateParameter(
+  value: string,
+  ctx: ExpressionContext,
+): { ok: true; value: string } | { ok: false; reason: string; text: string } {
   if (!value.startsWith('=')) return { ok: true, value };
   const template = value.slice(1);
   const parts = splitN8nTemplate(template);
@@ -69,7 +72,9 @@ export function translateParameter(value: string, ctx: ExpressionContext): { ok:
 export function isSingleExpression(value: unknown): boolean {
   if (typeof value !== 'string' || !value.startsWith('=')) return false;
   const parts = splitN8nTemplate(value.slice(1));
-  return parts !== null && parts.filter((p) => typeof p !== 'string' || p.trim() !== '').length === 1 && parts.some((p) => typeof p !== 'string');
+  return (
+    parts !== null && parts.filter((p) => typeof p !== 'string' || p.trim() !== '').length === 1 && parts.some((p) => typeof p !== 'string')
+  );
 }
 
 /**
@@ -221,7 +226,8 @@ class PathParser {
         target = this.ctx.node(name);
         if (target === undefined) return { ok: false, reason: `names a node "${name}" the workflow does not have` };
         const which = this.itemSelector();
-        if (which === null || !this.expectJson()) return { ok: false, reason: `reads $('${name}') in a way Switchyard has no equivalent for` };
+        if (which === null || !this.expectJson())
+          return { ok: false, reason: `reads $('${name}') in a way Switchyard has no equivalent for` };
         index = which;
         break;
       }
@@ -242,7 +248,8 @@ class PathParser {
       case '$workflow':
       case '$execution': {
         const member = this.memberName();
-        if (member !== 'id' || !this.done()) return { ok: false, reason: `reads ${first.value}.${member ?? '…'}, which Switchyard does not offer` };
+        if (member !== 'id' || !this.done())
+          return { ok: false, reason: `reads ${first.value}.${member ?? '…'}, which Switchyard does not offer` };
         return { ok: true, text: first.value === '$workflow' ? 'workflow.id' : 'execution.id' };
       }
       default:

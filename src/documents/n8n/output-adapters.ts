@@ -18,7 +18,9 @@ export function outputAdapter(node: N8nNode | undefined): (accessors: string[]) 
     case 'httpRequest': {
       const options = isPlainObject(node.parameters.options) ? node.parameters.options : {};
       const response = isPlainObject(options.response) && isPlainObject(options.response.response) ? options.response.response : {};
-      if (response.fullResponse === true) return (accessors) => (accessors[0] === 'statusCode' ? ['status', ...accessors.slice(1)] : accessors[0] === 'statusMessage' ? null : accessors);
+      if (response.fullResponse === true)
+        return (accessors) =>
+          accessors[0] === 'statusCode' ? ['status', ...accessors.slice(1)] : accessors[0] === 'statusMessage' ? null : accessors;
       return (accessors) => ['body', ...accessors];
     }
     case 'agent':
@@ -38,7 +40,9 @@ export function inputExpressionFor(source: N8nNode | undefined): string {
   const type = source?.type.split('.').pop();
   if (type === 'httpRequest') {
     const probe = outputAdapter(source)(['x']);
-    return probe?.[0] === 'body' ? '(input == null ? input : input.body)' : '(input == null ? input : Object.assign({}, input, { statusCode: input.status }))';
+    return probe?.[0] === 'body'
+      ? '(input == null ? input : input.body)'
+      : '(input == null ? input : Object.assign({}, input, { statusCode: input.status }))';
   }
   if (type === 'agent' || type === 'chainLlm') return '(input == null ? input : { output: input.text })';
   return 'input';

@@ -59,7 +59,9 @@ export function messageFromMime(parsed: ParsedMail, attachmentMaxBytes: number):
     message_id: parsed.messageId ?? null,
     in_reply_to: parsed.inReplyTo ?? null,
     references: parsed.references === undefined ? [] : Array.isArray(parsed.references) ? parsed.references : [parsed.references],
-    attachments: parsed.attachments.map((a) => attachmentOf(a.filename ?? null, a.contentType || 'application/octet-stream', a.content, attachmentMaxBytes)),
+    attachments: parsed.attachments.map((a) =>
+      attachmentOf(a.filename ?? null, a.contentType || 'application/octet-stream', a.content, attachmentMaxBytes),
+    ),
   };
 }
 

@@ -28,7 +28,11 @@ const MAX_RECIPIENTS = 50;
  * by Message-ID per recipient (a redelivery starts nothing), and each workflow starts once per
  * Message-ID however many of its recipients arrive, separately or together.
  */
-export async function routeEmail(ctx: PlatformContext, delivery: EmailDelivery, resolve: RecipientResolver): Promise<PlatformStartResult['outcome'][]> {
+export async function routeEmail(
+  ctx: PlatformContext,
+  delivery: EmailDelivery,
+  resolve: RecipientResolver,
+): Promise<PlatformStartResult['outcome'][]> {
   const messageKey = delivery.message.message_id ?? `sha256:${createHash('sha256').update(delivery.rawForKey).digest('hex')}`;
   const recipients = [...new Set(delivery.recipients.map(bareAddress).filter((a) => a.includes('@')))].slice(0, MAX_RECIPIENTS);
   const outcomes: PlatformStartResult['outcome'][] = [];
@@ -39,7 +43,9 @@ export async function routeEmail(ctx: PlatformContext, delivery: EmailDelivery, 
       ctx.metrics?.platformEvent(delivery.provider, 'unknown_account');
       continue;
     }
-    const triggers = (await ctx.triggers.list(installation.workspaceId, 'email')).filter((t) => matches(t, recipient, domain, delivery.message.subject));
+    const triggers = (await ctx.triggers.list(installation.workspaceId, 'email')).filter((t) =>
+      matches(t, recipient, domain, delivery.message.subject),
+    );
     const result = await startPlatformRuns(ctx, {
       provider: delivery.provider,
       workspaceId: installation.workspaceId,
@@ -65,6 +71,11 @@ function matches(trigger: LiveTrigger, recipient: string, domain: string, subjec
 }
 
 /** Installations by account id, matched lower-case: an exact address wins over its domain. */
-export async function resolveByAccount(ctx: PlatformContext, provider: AppProvider, address: string, domain: string): Promise<ResolvedInstallation | null> {
+export async function resolveByAccount(
+  ctx: PlatformContext,
+  provider: AppProvider,
+  address: string,
+  domain: string,
+): Promise<ResolvedInstallation | null> {
   return (await ctx.directory.installation(provider, address)) ?? (await ctx.directory.installation(provider, domain));
 }

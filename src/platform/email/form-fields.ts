@@ -29,13 +29,20 @@ export async function parseFormFields(contentType: string, body: Buffer): Promis
     for (const [name, value] of new URLSearchParams(body.toString('utf8'))) if (!fields.has(name)) fields.set(name, value);
     return { fields, files: [] };
   }
-  if (type !== 'multipart/form-data') throw new AppError('invalid_body', 'the body must be application/x-www-form-urlencoded or multipart/form-data', { header: 'Content-Type' });
+  if (type !== 'multipart/form-data')
+    throw new AppError('invalid_body', 'the body must be application/x-www-form-urlencoded or multipart/form-data', {
+      header: 'Content-Type',
+    });
   return new Promise((resolve, reject) => {
     const fields = new Map<string, string>();
     const files: FormFile[] = [];
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: { 'content-type': contentType }, limits: { parts: MAX_PARTS, fieldSize: body.length, fileSize: body.length }, defParamCharset: 'utf8' });
+      parser = busboy({
+        headers: { 'content-type': contentType },
+        limits: { parts: MAX_PARTS, fieldSize: body.length, fileSize: body.length },
+        defParamCharset: 'utf8',
+      });
     } catch (error) {
       reject(new AppError('invalid_body', `the multipart body cannot be read: ${(error as Error).message}`, { header: 'Content-Type' }));
       return;
@@ -46,7 +53,14 @@ export async function parseFormFields(contentType: string, body: Buffer): Promis
     parser.on('file', (field, stream, info) => {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => files.push({ field, filename: info.filename ?? null, contentType: info.mimeType || 'application/octet-stream', content: Buffer.concat(chunks) }));
+      stream.on('end', () =>
+        files.push({
+          field,
+          filename: info.filename ?? null,
+          contentType: info.mimeType || 'application/octet-stream',
+          content: Buffer.concat(chunks),
+        }),
+      );
     });
     parser.on('partsLimit', () => reject(new AppError('invalid_body', `a multipart body holds at most ${MAX_PARTS} parts`)));
     parser.on('error', (error: Error) => reject(new AppError('invalid_body', `the multipart body cannot be read: ${error.message}`)));

@@ -43,15 +43,27 @@ export function mailgunEndpoints(ctx: PlatformContext): PlatformEndpoint[] {
     openapi,
     handle: (delivery, reply) => handleMailgun(ctx, delivery, reply, prune),
   });
-  return [endpoint('/mailgun', openApiOf(FIELDS_SUMMARY, FIELDS_DESCRIPTION)), endpoint('/mailgun/mime', openApiOf(MIME_SUMMARY, MIME_DESCRIPTION))];
+  return [
+    endpoint('/mailgun', openApiOf(FIELDS_SUMMARY, FIELDS_DESCRIPTION)),
+    endpoint('/mailgun/mime', openApiOf(MIME_SUMMARY, MIME_DESCRIPTION)),
+  ];
 }
 
-async function handleMailgun(ctx: PlatformContext, delivery: PlatformDelivery, reply: FastifyReply, prune: () => Promise<void>): Promise<FastifyReply> {
+async function handleMailgun(
+  ctx: PlatformContext,
+  delivery: PlatformDelivery,
+  reply: FastifyReply,
+  prune: () => Promise<void>,
+): Promise<FastifyReply> {
   const form = await parseFormFields(String(delivery.headers['content-type'] ?? ''), delivery.body);
   const field = (name: string) => form.fields.get(name);
   const signingKey = (await ctx.directory.app('mailgun'))?.secrets.signing_key;
   const check = signingKey
-    ? checkMailgunSignature(signingKey, { timestamp: field('timestamp'), token: field('token'), signature: field('signature') }, ctx.clock.nowMs())
+    ? checkMailgunSignature(
+        signingKey,
+        { timestamp: field('timestamp'), token: field('token'), signature: field('signature') },
+        ctx.clock.nowMs(),
+      )
     : ({ ok: false, reason: 'no signing key' } as const);
   if (!check.ok) {
     delivery.log.info({ provider: 'mailgun', reason: check.reason }, 'platform delivery not authenticated');
@@ -61,16 +73,27 @@ async function handleMailgun(ctx: PlatformContext, delivery: PlatformDelivery, r
   await prune();
   if (!(await recordMailgunToken(ctx.db, field('token')!, ctx.clock.now(), (e) => ctx.dialect.isUniqueViolation(e)))) {
     delivery.log.info({ provider: 'mailgun' }, 'replayed Mailgun token refused');
-    throw new AppError('not_acceptable', 'this delivery\'s token was seen before (a replay)', { pointer: '/token' });
+    throw new AppError('not_acceptable', "this delivery's token was seen before (a replay)", { pointer: '/token' });
   }
 
   const maxBytes = ctx.emailAttachmentMaxBytes ?? DEFAULT_EMAIL_ATTACHMENT_MAX_BYTES;
   const mime = field('body-mime');
   const message = mime !== undefined ? messageFromMime(await simpleParser(mime), maxBytes) : messageFromFields(form, maxBytes);
-  const envelope = field('recipient')?.split(',').map((r) => r.trim()).filter(Boolean) ?? [];
+  const envelope =
+    field('recipient')
+      ?.split(',')
+      .map((r) => r.trim())
+      .filter(Boolean) ?? [];
   const recipients = envelope.length > 0 ? envelope : [...message.to, ...message.cc];
-  const outcomes = await routeEmail(ctx, { provider: 'mailgun', recipients, message, event: mailgunEvent(form), rawForKey: mime ?? delivery.body }, (address, domain) => resolveByAccount(ctx, 'mailgun', address, domain));
-  return reply.code(200).type('application/json').send({ ok: true, started: outcomes.filter((o) => o === 'started').length });
+  const outcomes = await routeEmail(
+    ctx,
+    { provider: 'mailgun', recipients, message, event: mailgunEvent(form), rawForKey: mime ?? delivery.body },
+    (address, domain) => resolveByAccount(ctx, 'mailgun', address, domain),
+  );
+  return reply
+    .code(200)
+    .type('application/json')
+    .send({ ok: true, started: outcomes.filter((o) => o === 'started').length });
 }
 
 /**
@@ -88,11 +111,20 @@ function mailgunEvent(form: FormFields): Record<string, unknown> {
 /** Mailgun's parsed fields (a `forward()` to a URL not asking for MIME). */
 function messageFromFields(form: FormFields, maxBytes: number): EmailMessage {
   const field = (name: string) => form.fields.get(name);
-  const list = (value: string | undefined) => (value ? value.split(',').map(bareAddress).filter((a) => a.includes('@')) : []);
+  const list = (value: string | undefined) =>
+    value
+      ? value
+          .split(',')
+          .map(bareAddress)
+          .filter((a) => a.includes('@'))
+      : [];
   const headers = new Map<string, string>();
   try {
     const parsed = JSON.parse(field('message-headers') ?? '[]') as unknown;
-    if (Array.isArray(parsed)) for (const pair of parsed) if (Array.isArray(pair) && typeof pair[0] === 'string' && typeof pair[1] === 'string' && !headers.has(pair[0].toLowerCase())) headers.set(pair[0].toLowerCase(), pair[1]);
+    if (Array.isArray(parsed))
+      for (const pair of parsed)
+        if (Array.isArray(pair) && typeof pair[0] === 'string' && typeof pair[1] === 'string' && !headers.has(pair[0].toLowerCase()))
+          headers.set(pair[0].toLowerCase(), pair[1]);
   } catch {
     // Headers that do not parse are left out; the message still routes by its fields.
   }
@@ -120,7 +152,13 @@ const FIELDS_DESCRIPTION =
 const FORM_SCHEMA = {
   type: 'object',
   required: ['timestamp', 'token', 'signature'],
-  properties: { timestamp: { type: 'string' }, token: { type: 'string' }, signature: { type: 'string' }, recipient: { type: 'string' }, 'body-mime': { type: 'string' } },
+  properties: {
+    timestamp: { type: 'string' },
+    token: { type: 'string' },
+    signature: { type: 'string' },
+    recipient: { type: 'string' },
+    'body-mime': { type: 'string' },
+  },
 } as const;
 
 function openApiOf(summary: string, description: string) {
@@ -138,7 +176,12 @@ function openApiOf(summary: string, description: string) {
         },
       },
       responses: {
-        '200': { description: 'Accepted (also for a recipient no workspace installed)', content: { 'application/json': { schema: { type: 'object', properties: { ok: { type: 'boolean' }, started: { type: 'integer' } } } } } },
+        '200': {
+          description: 'Accepted (also for a recipient no workspace installed)',
+          content: {
+            'application/json': { schema: { type: 'object', properties: { ok: { type: 'boolean' }, started: { type: 'integer' } } } },
+          },
+        },
         '400': { description: 'Not a form' },
         '401': { description: 'Signature missing, wrong or outside the 300 s window' },
         '406': { description: 'The token was seen before (a replay); Mailgun does not retry' },

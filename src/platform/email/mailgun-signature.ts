@@ -11,10 +11,16 @@ export type MailgunCheck = { ok: true } | { ok: false; reason: 'missing' | 'stal
  * `timestamp` followed by the `token`. The timestamp must be within 300 s of now in either
  * direction (a future one is as suspect as an old one); comparison is constant time.
  */
-export function checkMailgunSignature(signingKey: string, fields: { timestamp?: string; token?: string; signature?: string }, nowMs: number): MailgunCheck {
+export function checkMailgunSignature(
+  signingKey: string,
+  fields: { timestamp?: string; token?: string; signature?: string },
+  nowMs: number,
+): MailgunCheck {
   const { timestamp, token, signature } = fields;
   if (!timestamp || !token || !signature || !/^\d{1,12}$/.test(timestamp) || token.length > 256) return { ok: false, reason: 'missing' };
-  const expected = createHmac('sha256', signingKey).update(timestamp + token, 'utf8').digest();
+  const expected = createHmac('sha256', signingKey)
+    .update(timestamp + token, 'utf8')
+    .digest();
   const presented = parseSha256Hex(signature);
   const matches = presented !== null && digestsEqual(expected, presented);
   if (!matches) return { ok: false, reason: 'bad_signature' };

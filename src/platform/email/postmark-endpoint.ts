@@ -44,11 +44,19 @@ async function handlePostmark(ctx: PlatformContext, delivery: PlatformDelivery, 
   }
   if (installations.length === 0) safeEqual(NO_CREDENTIALS, given);
   if (allowed.length === 0) {
-    delivery.log.info({ provider: 'postmark', reason: presented === null ? 'no Basic credentials' : 'unknown credentials' }, 'platform delivery not authenticated');
-    throw new AppError('unauthorized', 'the delivery is not authenticated', undefined, { headers: { 'www-authenticate': 'Basic realm="switchyard"' } });
+    delivery.log.info(
+      { provider: 'postmark', reason: presented === null ? 'no Basic credentials' : 'unknown credentials' },
+      'platform delivery not authenticated',
+    );
+    throw new AppError('unauthorized', 'the delivery is not authenticated', undefined, {
+      headers: { 'www-authenticate': 'Basic realm="switchyard"' },
+    });
   }
 
-  const type = String(delivery.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = String(delivery.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
   if (type !== 'application/json') throw new AppError('invalid_body', 'the body must be application/json', { header: 'Content-Type' });
   let body: unknown;
   try {
@@ -59,10 +67,22 @@ async function handlePostmark(ctx: PlatformContext, delivery: PlatformDelivery, 
   if (!isPlainObject(body)) throw new AppError('invalid_body', 'the body must be a JSON object', { pointer: '' });
   const maxBytes = ctx.emailAttachmentMaxBytes ?? DEFAULT_EMAIL_ATTACHMENT_MAX_BYTES;
   const message = messageFromPostmark(body, maxBytes);
-  const recipients = [typeof body.OriginalRecipient === 'string' ? body.OriginalRecipient : '', ...emails(body.ToFull), ...emails(body.CcFull), ...emails(body.BccFull)].filter(Boolean);
+  const recipients = [
+    typeof body.OriginalRecipient === 'string' ? body.OriginalRecipient : '',
+    ...emails(body.ToFull),
+    ...emails(body.CcFull),
+    ...emails(body.BccFull),
+  ].filter(Boolean);
   const byAccount = new Map(allowed.map((i) => [i.accountId.toLowerCase(), i]));
-  const outcomes = await routeEmail(ctx, { provider: 'postmark', recipients, message, event: postmarkEvent(body), rawForKey: delivery.body }, async (address, domain) => byAccount.get(address) ?? byAccount.get(domain) ?? null);
-  return reply.code(200).type('application/json').send({ ok: true, started: outcomes.filter((o) => o === 'started').length });
+  const outcomes = await routeEmail(
+    ctx,
+    { provider: 'postmark', recipients, message, event: postmarkEvent(body), rawForKey: delivery.body },
+    async (address, domain) => byAccount.get(address) ?? byAccount.get(domain) ?? null,
+  );
+  return reply
+    .code(200)
+    .type('application/json')
+    .send({ ok: true, started: outcomes.filter((o) => o === 'started').length });
 }
 
 /**
@@ -90,7 +110,9 @@ function basicCredentials(header: string | string[] | undefined): { user: string
 }
 
 function emails(list: unknown): string[] {
-  return Array.isArray(list) ? list.flatMap((entry) => (isPlainObject(entry) && typeof entry.Email === 'string' ? [entry.Email.toLowerCase()] : [])) : [];
+  return Array.isArray(list)
+    ? list.flatMap((entry) => (isPlainObject(entry) && typeof entry.Email === 'string' ? [entry.Email.toLowerCase()] : []))
+    : [];
 }
 
 const str = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
@@ -99,11 +121,17 @@ const str = (value: unknown): string | null => (typeof value === 'string' && val
 export function messageFromPostmark(body: Record<string, unknown>, maxBytes: number): EmailMessage {
   const headers = new Map<string, string>();
   if (Array.isArray(body.Headers)) {
-    for (const h of body.Headers) if (isPlainObject(h) && typeof h.Name === 'string' && typeof h.Value === 'string' && !headers.has(h.Name.toLowerCase())) headers.set(h.Name.toLowerCase(), h.Value);
+    for (const h of body.Headers)
+      if (isPlainObject(h) && typeof h.Name === 'string' && typeof h.Value === 'string' && !headers.has(h.Name.toLowerCase()))
+        headers.set(h.Name.toLowerCase(), h.Value);
   }
   const from = isPlainObject(body.FromFull) && typeof body.FromFull.Email === 'string' ? body.FromFull.Email : str(body.From);
   const attachments = Array.isArray(body.Attachments)
-    ? body.Attachments.flatMap((a) => (isPlainObject(a) && typeof a.Content === 'string' ? [attachmentOf(str(a.Name), str(a.ContentType) ?? 'application/octet-stream', Buffer.from(a.Content, 'base64'), maxBytes)] : []))
+    ? body.Attachments.flatMap((a) =>
+        isPlainObject(a) && typeof a.Content === 'string'
+          ? [attachmentOf(str(a.Name), str(a.ContentType) ?? 'application/octet-stream', Buffer.from(a.Content, 'base64'), maxBytes)]
+          : [],
+      )
     : [];
   return {
     from: from === null ? null : bareAddress(from),
@@ -129,7 +157,12 @@ const OPENAPI = {
     parameters: [{ name: 'Authorization', in: 'header', required: true, schema: { type: 'string' } }],
     requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
     responses: {
-      '200': { description: 'Accepted (also for a recipient the credentials do not cover)', content: { 'application/json': { schema: { type: 'object', properties: { ok: { type: 'boolean' }, started: { type: 'integer' } } } } } },
+      '200': {
+        description: 'Accepted (also for a recipient the credentials do not cover)',
+        content: {
+          'application/json': { schema: { type: 'object', properties: { ok: { type: 'boolean' }, started: { type: 'integer' } } } },
+        },
+      },
       '400': { description: 'Not a JSON object' },
       '401': { description: 'Basic credentials missing or unknown' },
       '413': { description: 'Body over the limit' },

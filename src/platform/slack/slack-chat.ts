@@ -27,13 +27,25 @@ export class SlackChat implements ChatApi {
 
   async postMessage(request: ChatPostRequest): Promise<ChatPostResult> {
     const installations = await new AppInstallationRepository(this.db, request.workspaceId).listForProvider('slack');
-    const installation = request.teamId ? installations.find((i) => i.account_id === request.teamId) : installations.length === 1 ? installations[0] : undefined;
+    const installation = request.teamId
+      ? installations.find((i) => i.account_id === request.teamId)
+      : installations.length === 1
+        ? installations[0]
+        : undefined;
     if (!installation) {
-      const why = request.teamId ? `the Slack team ${request.teamId} is not installed in this workspace` : installations.length === 0 ? 'this workspace has no Slack installation' : 'this workspace has several Slack installations: set config.team_id';
+      const why = request.teamId
+        ? `the Slack team ${request.teamId} is not installed in this workspace`
+        : installations.length === 0
+          ? 'this workspace has no Slack installation'
+          : 'this workspace has several Slack installations: set config.team_id';
       throw new NonRetriableError(`chat_reply cannot post: ${why}`, { code: 'installation_not_found' });
     }
     const token = this.apps.openCredentials(installation).bot_token;
-    if (!token) throw new NonRetriableError(`chat_reply cannot post: the installation of team ${installation.account_id} has no bot token (install it again)`, { code: 'installation_not_found' });
+    if (!token)
+      throw new NonRetriableError(
+        `chat_reply cannot post: the installation of team ${installation.account_id} has no bot token (install it again)`,
+        { code: 'installation_not_found' },
+      );
     let answer: Record<string, unknown>;
     try {
       answer = await callSlack(this.apiUrl, 'chat.postMessage', {
@@ -47,7 +59,12 @@ export class SlackChat implements ChatApi {
     const ts = typeof answer.ts === 'string' ? answer.ts : null;
     const channel = typeof answer.channel === 'string' ? answer.channel : request.channel;
     if (!ts) throw new NonRetriableError('Slack chat.postMessage answered ok without a ts', { code: 'provider_error' });
-    await recordBotThread(this.db, { installation_id: installation.id, channel, thread_ts: request.threadTs ?? ts, created_at: this.clock.now() });
+    await recordBotThread(this.db, {
+      installation_id: installation.id,
+      channel,
+      thread_ts: request.threadTs ?? ts,
+      created_at: this.clock.now(),
+    });
     return { channel, ts, thread_ts: request.threadTs, team_id: installation.account_id };
   }
 }
@@ -55,7 +72,9 @@ export class SlackChat implements ChatApi {
 function stepErrorOf(error: unknown): Error {
   if (!(error instanceof SlackApiError)) return error as Error;
   const details = { provider: 'slack', slack_error: error.error, http_status: error.httpStatus };
-  if (error.error === 'ratelimited' || error.httpStatus === 429) return new RetryAfterError(error.message, error.retryAfterMs ?? DEFAULT_RATE_LIMIT_WAIT_MS, { code: 'rate_limited', details });
-  if (error.transient) return new StepError(error.message, { code: 'provider_unavailable', retryable: true, retryAfterMs: error.retryAfterMs, details });
+  if (error.error === 'ratelimited' || error.httpStatus === 429)
+    return new RetryAfterError(error.message, error.retryAfterMs ?? DEFAULT_RATE_LIMIT_WAIT_MS, { code: 'rate_limited', details });
+  if (error.transient)
+    return new StepError(error.message, { code: 'provider_unavailable', retryable: true, retryAfterMs: error.retryAfterMs, details });
   return new NonRetriableError(error.message, { code: 'provider_error', details });
 }

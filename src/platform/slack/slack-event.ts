@@ -86,7 +86,11 @@ export function isOwnBot(facts: SlackEventFacts, bot: { userId: string; botId: s
 }
 
 /** The config of an `app_event` node, defaults applied. */
-export function matchesAppEvent(config: Readonly<Record<string, unknown>>, facts: SlackEventFacts, payload: Pick<SlackPayload, 'mentioned' | 'bot_thread'>): boolean {
+export function matchesAppEvent(
+  config: Readonly<Record<string, unknown>>,
+  facts: SlackEventFacts,
+  payload: Pick<SlackPayload, 'mentioned' | 'bot_thread'>,
+): boolean {
   const types: readonly unknown[] = Array.isArray(config.event_types) ? (config.event_types as unknown[]) : DEFAULT_APP_EVENT_TYPES;
   if (!types.includes(facts.eventType)) return false;
   const channels = Array.isArray(config.channels) ? (config.channels as unknown[]) : [];

@@ -49,11 +49,19 @@ async function handleSlackEvent(ctx: PlatformContext, delivery: PlatformDelivery
   if (!isPlainObject(envelope)) throw new AppError('invalid_body', 'the body is not a JSON object');
   if (envelope.type === 'url_verification') {
     if (typeof envelope.challenge !== 'string') throw new AppError('invalid_body', 'url_verification carries no challenge');
-    return reply.code(200).type('application/json').send(JSON.stringify({ challenge: envelope.challenge }));
+    return reply
+      .code(200)
+      .type('application/json')
+      .send(JSON.stringify({ challenge: envelope.challenge }));
   }
   const retry = delivery.headers['x-slack-retry-num'];
   const log = delivery.log.child({ provider: 'slack', event_id: envelope.event_id, ...(retry ? { retry_num: retry } : {}) });
-  if (envelope.type !== 'event_callback' || !isPlainObject(envelope.event) || typeof envelope.team_id !== 'string' || typeof envelope.event_id !== 'string') {
+  if (
+    envelope.type !== 'event_callback' ||
+    !isPlainObject(envelope.event) ||
+    typeof envelope.team_id !== 'string' ||
+    typeof envelope.event_id !== 'string'
+  ) {
     // app_rate_limited and other envelopes: acknowledged, nothing to start.
     log.info({ type: envelope.type }, 'slack delivery without an event to route');
     ctx.metrics?.platformEvent('slack', 'ignored');
@@ -74,18 +82,32 @@ function ok(reply: FastifyReply): FastifyReply {
   return reply.code(200).type('text/plain; charset=utf-8').send(OK_BODY);
 }
 
-async function routeEvent(ctx: PlatformContext, installation: ResolvedInstallation, eventId: string, event: Record<string, unknown>, log: PlatformDelivery['log']): Promise<'started' | 'duplicate' | 'no_match' | 'ignored'> {
+async function routeEvent(
+  ctx: PlatformContext,
+  installation: ResolvedInstallation,
+  eventId: string,
+  event: Record<string, unknown>,
+  log: PlatformDelivery['log'],
+): Promise<'started' | 'duplicate' | 'no_match' | 'ignored'> {
   // Fail closed: without the bot's identity its own messages could not be told apart, and a
   // workflow answering in the channel would trigger itself forever.
   if (!installation.botUserId || !installation.botId) {
-    log.warn({ installation_id: installation.id }, 'slack installation without a bot user id and bot id: its events are dropped until it is installed again');
+    log.warn(
+      { installation_id: installation.id },
+      'slack installation without a bot user id and bot id: its events are dropped until it is installed again',
+    );
     return 'ignored';
   }
   const facts = readSlackEvent(event);
   if (isOwnBot(facts, { userId: installation.botUserId, botId: installation.botId })) {
     // The bot's own post starts nothing, but its thread is now one the bot takes part in.
     if (facts.isNewMessage && facts.channel && facts.ts) {
-      await recordBotThread(ctx.db, { installation_id: installation.id, channel: facts.channel, thread_ts: facts.threadTs ?? facts.ts, created_at: ctx.clock.now() });
+      await recordBotThread(ctx.db, {
+        installation_id: installation.id,
+        channel: facts.channel,
+        thread_ts: facts.threadTs ?? facts.ts,
+        created_at: ctx.clock.now(),
+      });
     }
     return 'ignored';
   }
@@ -97,12 +119,15 @@ async function routeEvent(ctx: PlatformContext, installation: ResolvedInstallati
     ts: facts.ts,
     thread_ts: facts.threadTs,
     mentioned: isMentioned(facts, installation.botUserId),
-    bot_thread: facts.threadTs !== null && facts.channel !== null && (await isBotThread(ctx.db, installation.id, facts.channel, facts.threadTs)),
+    bot_thread:
+      facts.threadTs !== null && facts.channel !== null && (await isBotThread(ctx.db, installation.id, facts.channel, facts.threadTs)),
     event_id: eventId,
     event_type: facts.eventType,
     team_id: installation.accountId,
   };
-  const triggers = (await ctx.triggers.list(installation.workspaceId, 'app_event')).filter((trigger) => matchesAppEvent(trigger.config, facts, payload));
+  const triggers = (await ctx.triggers.list(installation.workspaceId, 'app_event')).filter((trigger) =>
+    matchesAppEvent(trigger.config, facts, payload),
+  );
   const result = await startPlatformRuns(ctx, {
     provider: 'slack',
     workspaceId: installation.workspaceId,
@@ -112,22 +137,32 @@ async function routeEvent(ctx: PlatformContext, installation: ResolvedInstallati
     triggers,
     trigger: { payload, event },
   });
-  if (result.outcome === 'started') log.info({ workspace_id: installation.workspaceId, executions: result.executionIds.length }, 'slack event started executions');
+  if (result.outcome === 'started')
+    log.info({ workspace_id: installation.workspaceId, executions: result.executionIds.length }, 'slack event started executions');
   return result.outcome;
 }
 
-const errorResponse = (description: string) => ({ description, content: { 'application/vnd.api+json': { schema: { $ref: '#/components/schemas/WebhookError' } } } });
+const errorResponse = (description: string) => ({
+  description,
+  content: { 'application/vnd.api+json': { schema: { $ref: '#/components/schemas/WebhookError' } } },
+});
 
 const SLACK_EVENTS_PATH_ITEM = {
   post: {
     tags: ['Platform endpoints'],
-    summary: 'Slack Events API deliveries of the operator\'s Slack app',
+    summary: "Slack Events API deliveries of the operator's Slack app",
     description:
-      'The Request URL of the Slack app\'s Event Subscriptions. Verified before anything is parsed: `X-Slack-Signature` (`v0=` + hex HMAC-SHA256 of `v0:<timestamp>:<raw body>` with the app\'s signing secret) and `X-Slack-Request-Timestamp` within 300 s of now. Answers the `url_verification` challenge; routes `event_callback` by `team_id` to the installing workspace and starts every active workflow whose `app_event` trigger matches, deduplicated by `event_id`. Every verified delivery is answered 200, also for an unknown team (dropped).',
+      "The Request URL of the Slack app's Event Subscriptions. Verified before anything is parsed: `X-Slack-Signature` (`v0=` + hex HMAC-SHA256 of `v0:<timestamp>:<raw body>` with the app's signing secret) and `X-Slack-Request-Timestamp` within 300 s of now. Answers the `url_verification` challenge; routes `event_callback` by `team_id` to the installing workspace and starts every active workflow whose `app_event` trigger matches, deduplicated by `event_id`. Every verified delivery is answered 200, also for an unknown team (dropped).",
     security: [],
     requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
     responses: {
-      200: { description: 'accepted (or dropped); for url_verification `{challenge}`', content: { 'application/json': { schema: { type: 'object', properties: { challenge: { type: 'string' } } } }, 'text/plain': { schema: { type: 'string' } } } },
+      200: {
+        description: 'accepted (or dropped); for url_verification `{challenge}`',
+        content: {
+          'application/json': { schema: { type: 'object', properties: { challenge: { type: 'string' } } } },
+          'text/plain': { schema: { type: 'string' } },
+        },
+      },
       400: errorResponse('a verified body that is not a JSON object'),
       401: errorResponse('the signature or timestamp does not verify; nothing is parsed or run'),
       413: errorResponse('the body is over 1 MiB'),

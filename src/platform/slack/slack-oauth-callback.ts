@@ -20,17 +20,32 @@ export function slackOAuthCallback(oauth: SlackOAuth): PlatformEndpoint {
         parameters: ['code', 'state', 'error'].map((name) => ({ name, in: 'query', required: false, schema: { type: 'string' } })),
         responses: {
           200: { description: 'installed; a text page', content: { 'text/plain': { schema: { type: 'string' } } } },
-          400: { description: 'a forged, altered or expired state, or Slack denied the install', content: { 'application/vnd.api+json': { schema: { $ref: '#/components/schemas/WebhookError' } } } },
-          409: { description: 'the team is installed in another workspace', content: { 'application/vnd.api+json': { schema: { $ref: '#/components/schemas/WebhookError' } } } },
-          502: { description: 'Slack refused the code exchange', content: { 'application/vnd.api+json': { schema: { $ref: '#/components/schemas/WebhookError' } } } },
+          400: {
+            description: 'a forged, altered or expired state, or Slack denied the install',
+            content: { 'application/vnd.api+json': { schema: { $ref: '#/components/schemas/WebhookError' } } },
+          },
+          409: {
+            description: 'the team is installed in another workspace',
+            content: { 'application/vnd.api+json': { schema: { $ref: '#/components/schemas/WebhookError' } } },
+          },
+          502: {
+            description: 'Slack refused the code exchange',
+            content: { 'application/vnd.api+json': { schema: { $ref: '#/components/schemas/WebhookError' } } },
+          },
         },
       },
     },
     handle: async (delivery, reply) => {
       const query = new URL(delivery.url, 'http://callback.invalid').searchParams;
       const row = await oauth.complete({ code: query.get('code'), state: query.get('state'), error: query.get('error') });
-      delivery.log.info({ provider: 'slack', installation_id: row.id, workspace_id: row.workspace_id }, 'slack app installed through OAuth');
-      return reply.code(200).type('text/plain; charset=utf-8').send(`Slack team ${row.account_id} is now connected to this Switchyard workspace. You can close this page.`);
+      delivery.log.info(
+        { provider: 'slack', installation_id: row.id, workspace_id: row.workspace_id },
+        'slack app installed through OAuth',
+      );
+      return reply
+        .code(200)
+        .type('text/plain; charset=utf-8')
+        .send(`Slack team ${row.account_id} is now connected to this Switchyard workspace. You can close this page.`);
     },
   };
 }

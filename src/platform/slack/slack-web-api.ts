@@ -30,7 +30,13 @@ export class SlackApiError extends Error {
 export async function callSlack(
   apiUrl: string,
   method: string,
-  request: { token?: string; json?: Record<string, unknown>; form?: Record<string, string>; basic?: { user: string; password: string }; signal?: AbortSignal },
+  request: {
+    token?: string;
+    json?: Record<string, unknown>;
+    form?: Record<string, string>;
+    basic?: { user: string; password: string };
+    signal?: AbortSignal;
+  },
 ): Promise<Record<string, unknown>> {
   const headers: Record<string, string> = {};
   let body: string;
@@ -60,7 +66,12 @@ export async function callSlack(
   }
   const answer = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
   if (response.status !== 200 || answer.ok !== true) {
-    throw new SlackApiError(method, typeof answer.error === 'string' ? answer.error : `http_${response.status}`, response.status, retryAfterMs);
+    throw new SlackApiError(
+      method,
+      typeof answer.error === 'string' ? answer.error : `http_${response.status}`,
+      response.status,
+      retryAfterMs,
+    );
   }
   return answer;
 }

@@ -24,7 +24,8 @@ export function verifySlack(signingSecret: string | undefined, rawHeaders: reado
   if (!timestamp.ok) return rejected(timestamp.reason);
   if (!TIMESTAMP.test(timestamp.value)) return rejected(`${SLACK_TIMESTAMP_HEADER} is not unix seconds`);
   const skew = Math.abs(Math.floor(nowMs / 1000) - Number(timestamp.value));
-  if (skew > SLACK_TOLERANCE_SECONDS) return rejected(`${SLACK_TIMESTAMP_HEADER} is ${skew} s away from now (at most ${SLACK_TOLERANCE_SECONDS})`);
+  if (skew > SLACK_TOLERANCE_SECONDS)
+    return rejected(`${SLACK_TIMESTAMP_HEADER} is ${skew} s away from now (at most ${SLACK_TOLERANCE_SECONDS})`);
   const signature = singleHeader(rawHeaders, SLACK_SIGNATURE_HEADER);
   if (!signature.ok) return rejected(signature.reason);
   if (!signature.value.startsWith(VERSION_PREFIX)) return rejected(`${SLACK_SIGNATURE_HEADER} does not start with "${VERSION_PREFIX}"`);

@@ -35,15 +35,26 @@ export function twilioEndpoint(ctx: PlatformContext): PlatformEndpoint {
 }
 
 async function handleTwilio(ctx: PlatformContext, delivery: PlatformDelivery, reply: FastifyReply): Promise<FastifyReply> {
-  const type = String(delivery.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = String(delivery.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
   const params = type === 'application/x-www-form-urlencoded' ? parseFormParams(delivery.body) : new Map<string, string[]>();
   const accountSid = first(params, 'AccountSid');
   const installation = accountSid === '' ? null : await ctx.directory.installation('twilio', accountSid);
   const token = installation?.credentials.auth_token;
   const signature = delivery.headers['x-twilio-signature'];
-  const valid = verifyTwilioSignature(token ?? UNKNOWN_ACCOUNT_TOKEN, ctx.baseUrl + delivery.url, params, typeof signature === 'string' ? signature : undefined);
+  const valid = verifyTwilioSignature(
+    token ?? UNKNOWN_ACCOUNT_TOKEN,
+    ctx.baseUrl + delivery.url,
+    params,
+    typeof signature === 'string' ? signature : undefined,
+  );
   if (!valid || !token || !installation) {
-    delivery.log.info({ provider: 'twilio', reason: !token ? 'unknown account or no auth token' : 'bad signature' }, 'platform delivery not authenticated');
+    delivery.log.info(
+      { provider: 'twilio', reason: !token ? 'unknown account or no auth token' : 'bad signature' },
+      'platform delivery not authenticated',
+    );
     throw new AppError('unauthorized', 'the delivery is not authenticated');
   }
 
@@ -62,14 +73,19 @@ async function handleTwilio(ctx: PlatformContext, delivery: PlatformDelivery, re
     workspaceId: installation.workspaceId,
     eventKey: messageId,
     triggers: matching,
-    trigger: { payload: payloadOf(params, accountSid, messageId), event: Object.fromEntries([...params].map(([name, values]) => [name, values.length === 1 ? values[0] : values])) },
+    trigger: {
+      payload: payloadOf(params, accountSid, messageId),
+      event: Object.fromEntries([...params].map(([name, values]) => [name, values.length === 1 ? values[0] : values])),
+    },
     observe: waiter.observe,
   });
   ctx.metrics?.platformEvent('twilio', result.outcome);
   if (result.outcome !== 'started') return twiml(EMPTY_TWIML);
   waiter.started(result.executionIds.length);
   reply.header('x-execution-id', result.executionIds.join(','));
-  const timeoutMs = Math.max(...matching.map((t) => (typeof t.config.reply_timeout_ms === 'number' ? t.config.reply_timeout_ms : DEFAULT_SMS_REPLY_TIMEOUT_MS)));
+  const timeoutMs = Math.max(
+    ...matching.map((t) => (typeof t.config.reply_timeout_ms === 'number' ? t.config.reply_timeout_ms : DEFAULT_SMS_REPLY_TIMEOUT_MS)),
+  );
   const response = await waiter.wait(timeoutMs);
   for (const id of result.executionIds) ctx.engine.unobserve(id);
   return twiml(messageTwiml(response === null ? null : replyTextOf(response)));
@@ -87,7 +103,14 @@ function payloadOf(params: FormParams, accountId: string, messageId: string) {
     const url = first(params, `MediaUrl${i}`);
     if (url !== '') media.push({ url, content_type: first(params, `MediaContentType${i}`) || null });
   }
-  return { from: first(params, 'From'), to: first(params, 'To'), text: first(params, 'Body'), message_id: messageId, media, account_id: accountId };
+  return {
+    from: first(params, 'From'),
+    to: first(params, 'To'),
+    text: first(params, 'Body'),
+    message_id: messageId,
+    media,
+    account_id: accountId,
+  };
 }
 
 const OPENAPI = {
@@ -98,7 +121,10 @@ const OPENAPI = {
       "Twilio's \"A message comes in\" webhook for every number of an installed account. Verified with `X-Twilio-Signature` (HMAC-SHA1 over SWITCHYARD_BASE_URL + path and the sorted parameters) using the installation's auth token; routed by `AccountSid`; deduplicated by `MessageSid`. Answers TwiML: an empty `<Response/>`, or the reply a respond step gave within the trigger's timeout.",
     security: [],
     parameters: [{ name: 'X-Twilio-Signature', in: 'header', required: true, schema: { type: 'string' } }],
-    requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', additionalProperties: { type: 'string' } } } } },
+    requestBody: {
+      required: true,
+      content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', additionalProperties: { type: 'string' } } } },
+    },
     responses: {
       '200': { description: 'TwiML', content: { 'text/xml': { schema: { type: 'string' } } } },
       '401': { description: 'Signature missing or wrong, or the account is not installed' },

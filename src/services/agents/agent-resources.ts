@@ -60,9 +60,18 @@ export function createAgentResources(options: AgentResourceOptions): AgentResour
       for (const id of knowledgeBaseIds) {
         try {
           const results = await options.knowledgeBases.searchBase({ workspaceId, userId: '' }, id, { query, top_k: topK });
-          for (const r of results) hits.push({ knowledge_base_id: id, document_id: r.document_id, title: r.title, heading_path: r.heading_path, text: r.text, score: r.score });
+          for (const r of results)
+            hits.push({
+              knowledge_base_id: id,
+              document_id: r.document_id,
+              title: r.title,
+              heading_path: r.heading_path,
+              text: r.text,
+              score: r.score,
+            });
         } catch (error) {
-          if (error instanceof AppError && error.code === 'not_found') throw new Error(`knowledge base ${id} does not exist in this workspace`);
+          if (error instanceof AppError && error.code === 'not_found')
+            throw new Error(`knowledge base ${id} does not exist in this workspace`);
           throw error;
         }
       }

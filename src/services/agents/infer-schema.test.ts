@@ -4,7 +4,15 @@ import { inferSchema } from './infer-schema.js';
 
 describe('a workflow tool schema inferred from a trigger sample', () => {
   it('describes objects (every member required), arrays by their first element, and scalars', () => {
-    const schema = inferSchema({ order: 'A-1', quantity: 2, price: 9.5, gift: false, note: null, tags: ['x'], customer: { email: 'a@b.test' } });
+    const schema = inferSchema({
+      order: 'A-1',
+      quantity: 2,
+      price: 9.5,
+      gift: false,
+      note: null,
+      tags: ['x'],
+      customer: { email: 'a@b.test' },
+    });
     expect(schema).toEqual({
       type: 'object',
       required: ['order', 'quantity', 'price', 'gift', 'note', 'tags', 'customer'],

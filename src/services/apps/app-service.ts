@@ -79,8 +79,12 @@ export class AppService {
   async setApp(providerName: string, input: { settings?: Record<string, string>; secrets?: Record<string, string> }): Promise<AppSummary> {
     const provider = providerOf(providerName);
     const spec = PROVIDER_SPECS[provider];
-    for (const name of Object.keys(input.settings ?? {})) if (!spec.settings.includes(name)) throw new AppError('bad_request', `${name} is not a setting of the ${provider} app (${spec.settings.join(', ') || 'none'})`);
-    for (const name of Object.keys(input.secrets ?? {})) if (!spec.secrets.includes(name)) throw new AppError('bad_request', `${name} is not a secret of the ${provider} app (${spec.secrets.join(', ') || 'none'})`);
+    for (const name of Object.keys(input.settings ?? {}))
+      if (!spec.settings.includes(name))
+        throw new AppError('bad_request', `${name} is not a setting of the ${provider} app (${spec.settings.join(', ') || 'none'})`);
+    for (const name of Object.keys(input.secrets ?? {}))
+      if (!spec.secrets.includes(name))
+        throw new AppError('bad_request', `${name} is not a secret of the ${provider} app (${spec.secrets.join(', ') || 'none'})`);
     for (const [name, value] of Object.entries({ ...input.settings, ...input.secrets })) {
       if (typeof value !== 'string' || value.trim() === '') throw new AppError('bad_request', `${name} must not be empty`);
     }
@@ -113,7 +117,11 @@ export class AppService {
   async openApp(provider: AppProvider): Promise<OpenedApp | null> {
     const row = await findProviderApp(this.db, provider);
     if (!row) return null;
-    return { provider, settings: JSON.parse(row.settings) as Record<string, string>, secrets: row.secrets_sealed ? this.openJson(row.secrets_sealed) : {} };
+    return {
+      provider,
+      settings: JSON.parse(row.settings) as Record<string, string>,
+      secrets: row.secrets_sealed ? this.openJson(row.secrets_sealed) : {},
+    };
   }
 
   /**
@@ -124,20 +132,42 @@ export class AppService {
     const provider = providerOf(input.provider);
     const spec = PROVIDER_SPECS[provider];
     const accountId = accountIdOf(provider, input.accountId);
-    if (accountId === '' || accountId.length > 320) throw new AppError('bad_request', `the account id (${spec.accountIdMeaning}) must be 1 to 320 characters`);
+    if (accountId === '' || accountId.length > 320)
+      throw new AppError('bad_request', `the account id (${spec.accountIdMeaning}) must be 1 to 320 characters`);
     const workspaceId = await this.workspaceIdOf(input.workspace);
     const credentials = trimmed(input.credentials ?? {});
-    for (const name of Object.keys(credentials)) if (!spec.credentials.includes(name)) throw new AppError('bad_request', `${name} is not a credential of a ${provider} installation (${spec.credentials.join(', ') || 'none'})`);
-    for (const name of spec.requiredCredentials) if (!credentials[name]) throw new AppError('bad_request', `a ${provider} installation needs ${name}`);
+    for (const name of Object.keys(credentials))
+      if (!spec.credentials.includes(name))
+        throw new AppError(
+          'bad_request',
+          `${name} is not a credential of a ${provider} installation (${spec.credentials.join(', ') || 'none'})`,
+        );
+    for (const name of spec.requiredCredentials)
+      if (!credentials[name]) throw new AppError('bad_request', `a ${provider} installation needs ${name}`);
     const botUserId = input.botUserId?.trim() || null;
     const botId = input.botId?.trim() || null;
-    if (spec.botIdentity && !input.botIdentityMayBeUnknown && (!botUserId || !botId)) throw new AppError('bad_request', `a ${provider} installation needs the bot user id and the bot id (the loop guard drops the bot's own events)`);
+    if (spec.botIdentity && !input.botIdentityMayBeUnknown && (!botUserId || !botId))
+      throw new AppError(
+        'bad_request',
+        `a ${provider} installation needs the bot user id and the bot id (the loop guard drops the bot's own events)`,
+      );
     const sealed = Object.keys(credentials).length > 0 ? sealSecret(this.secretKey, JSON.stringify(credentials)) : null;
     const now = this.clock.now();
 
     const existing = await findInstallationByAccount(this.db, provider, accountId);
-    if (existing) return this.reinstall(existing, workspaceId, { bot_user_id: botUserId, bot_id: botId, credentials_sealed: sealed, updated_at: now });
-    const row: AppInstallationRow = { id: newId(), workspace_id: workspaceId, provider, account_id: accountId, bot_user_id: botUserId, bot_id: botId, credentials_sealed: sealed, created_at: now, updated_at: now };
+    if (existing)
+      return this.reinstall(existing, workspaceId, { bot_user_id: botUserId, bot_id: botId, credentials_sealed: sealed, updated_at: now });
+    const row: AppInstallationRow = {
+      id: newId(),
+      workspace_id: workspaceId,
+      provider,
+      account_id: accountId,
+      bot_user_id: botUserId,
+      bot_id: botId,
+      credentials_sealed: sealed,
+      created_at: now,
+      updated_at: now,
+    };
     try {
       await insertInstallation(this.db, row);
       return row;
@@ -150,9 +180,16 @@ export class AppService {
     }
   }
 
-  private async reinstall(existing: AppInstallationRow, workspaceId: string, changes: Pick<AppInstallationRow, 'bot_user_id' | 'bot_id' | 'credentials_sealed' | 'updated_at'>): Promise<AppInstallationRow> {
+  private async reinstall(
+    existing: AppInstallationRow,
+    workspaceId: string,
+    changes: Pick<AppInstallationRow, 'bot_user_id' | 'bot_id' | 'credentials_sealed' | 'updated_at'>,
+  ): Promise<AppInstallationRow> {
     if (existing.workspace_id !== workspaceId) {
-      throw new AppError('conflict', `the ${existing.provider} account ${existing.account_id} is installed in another workspace; uninstall it there first (an account belongs to at most one workspace)`);
+      throw new AppError(
+        'conflict',
+        `the ${existing.provider} account ${existing.account_id} is installed in another workspace; uninstall it there first (an account belongs to at most one workspace)`,
+      );
     }
     await updateInstallation(this.db, existing.id, changes);
     return { ...existing, ...changes };
@@ -160,7 +197,12 @@ export class AppService {
 
   /** Operator removal, by installation id or by provider and account id. */
   async uninstall(target: { id: string } | { provider: string; accountId: string }): Promise<AppInstallationRow> {
-    const row = 'id' in target ? (isUuid(target.id) ? await this.db.selectFrom('app_installations').selectAll().where('id', '=', target.id).executeTakeFirst() : undefined) : await findInstallationByAccount(this.db, providerOf(target.provider), accountIdOf(providerOf(target.provider), target.accountId));
+    const row =
+      'id' in target
+        ? isUuid(target.id)
+          ? await this.db.selectFrom('app_installations').selectAll().where('id', '=', target.id).executeTakeFirst()
+          : undefined
+        : await findInstallationByAccount(this.db, providerOf(target.provider), accountIdOf(providerOf(target.provider), target.accountId));
     if (!row) throw notFound('installation');
     await deleteInstallationById(this.db, row.id);
     return row;

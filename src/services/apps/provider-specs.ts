@@ -18,8 +18,36 @@ export interface ProviderSpec {
 }
 
 export const PROVIDER_SPECS: Readonly<Record<AppProvider, ProviderSpec>> = Object.freeze({
-  slack: { settings: ['client_id'], secrets: ['signing_secret', 'client_secret'], credentials: ['bot_token'], requiredCredentials: ['bot_token'], botIdentity: true, accountIdMeaning: 'the Slack team id (T…)' },
-  twilio: { settings: [], secrets: [], credentials: ['auth_token'], requiredCredentials: ['auth_token'], botIdentity: false, accountIdMeaning: 'the Twilio AccountSid (AC…)' },
-  mailgun: { settings: [], secrets: ['signing_key'], credentials: [], requiredCredentials: [], botIdentity: false, accountIdMeaning: 'the recipient domain or address' },
-  postmark: { settings: [], secrets: [], credentials: ['basic_user', 'basic_password'], requiredCredentials: ['basic_user', 'basic_password'], botIdentity: false, accountIdMeaning: 'the recipient domain or address' },
+  slack: {
+    settings: ['client_id'],
+    secrets: ['signing_secret', 'client_secret'],
+    credentials: ['bot_token'],
+    requiredCredentials: ['bot_token'],
+    botIdentity: true,
+    accountIdMeaning: 'the Slack team id (T…)',
+  },
+  twilio: {
+    settings: [],
+    secrets: [],
+    credentials: ['auth_token'],
+    requiredCredentials: ['auth_token'],
+    botIdentity: false,
+    accountIdMeaning: 'the Twilio AccountSid (AC…)',
+  },
+  mailgun: {
+    settings: [],
+    secrets: ['signing_key'],
+    credentials: [],
+    requiredCredentials: [],
+    botIdentity: false,
+    accountIdMeaning: 'the recipient domain or address',
+  },
+  postmark: {
+    settings: [],
+    secrets: [],
+    credentials: ['basic_user', 'basic_password'],
+    requiredCredentials: ['basic_user', 'basic_password'],
+    botIdentity: false,
+    accountIdMeaning: 'the recipient domain or address',
+  },
 });

@@ -6,7 +6,14 @@ import type { AppInstallationRow } from '../../store/app-installation-repository
 import type { AppService } from './app-service.js';
 
 /** Bot scopes the app asks for: read the messages and mentions that trigger, post the replies. */
-export const SLACK_BOT_SCOPES = ['app_mentions:read', 'channels:history', 'groups:history', 'im:history', 'mpim:history', 'chat:write'] as const;
+export const SLACK_BOT_SCOPES = [
+  'app_mentions:read',
+  'channels:history',
+  'groups:history',
+  'im:history',
+  'mpim:history',
+  'chat:write',
+] as const;
 /** How long an install link stays good: enough to click through Slack's consent screen. */
 export const STATE_TTL_MS = 10 * 60 * 1000;
 export const SLACK_OAUTH_CALLBACK_PATH = '/webhooks/inbound/slack/oauth';
@@ -39,7 +46,11 @@ export class SlackOAuth {
   async authorizeUrl(workspaceId: string): Promise<string> {
     const app = await this.apps.openApp('slack');
     const clientId = app?.settings.client_id;
-    if (!clientId || !app?.secrets.client_secret) throw new AppError('invalid_state', 'the operator has not set the Slack app\'s client id and client secret (switchyard app set slack --client-id … --client-secret …)');
+    if (!clientId || !app?.secrets.client_secret)
+      throw new AppError(
+        'invalid_state',
+        "the operator has not set the Slack app's client id and client secret (switchyard app set slack --client-id … --client-secret …)",
+      );
     const url = new URL('/oauth/v2/authorize', new URL(this.options.slackApiUrl).origin);
     url.searchParams.set('client_id', clientId);
     url.searchParams.set('scope', SLACK_BOT_SCOPES.join(','));
@@ -49,7 +60,9 @@ export class SlackOAuth {
   }
 
   signState(workspaceId: string): string {
-    const body = Buffer.from(JSON.stringify({ w: workspaceId, e: this.clock.nowMs() + STATE_TTL_MS, n: randomBytes(12).toString('base64url') })).toString('base64url');
+    const body = Buffer.from(
+      JSON.stringify({ w: workspaceId, e: this.clock.nowMs() + STATE_TTL_MS, n: randomBytes(12).toString('base64url') }),
+    ).toString('base64url');
     return `${body}.${this.mac(body).toString('base64url')}`;
   }
 
@@ -59,9 +72,11 @@ export class SlackOAuth {
     if (!body || !mac) throw new AppError('bad_request', 'the install link is not valid; start the install again', { parameter: 'state' });
     const presented = Buffer.from(mac, 'base64url');
     const expected = this.mac(body);
-    if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) throw new AppError('bad_request', 'the install link is not valid; start the install again', { parameter: 'state' });
+    if (presented.length !== expected.length || !timingSafeEqual(presented, expected))
+      throw new AppError('bad_request', 'the install link is not valid; start the install again', { parameter: 'state' });
     const claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { w: string; e: number };
-    if (typeof claims.e !== 'number' || claims.e < this.clock.nowMs()) throw new AppError('bad_request', 'the install link has expired; start the install again', { parameter: 'state' });
+    if (typeof claims.e !== 'number' || claims.e < this.clock.nowMs())
+      throw new AppError('bad_request', 'the install link has expired; start the install again', { parameter: 'state' });
     return claims.w;
   }
 
@@ -74,16 +89,30 @@ export class SlackOAuth {
     const app = await this.apps.openApp('slack');
     const clientId = app?.settings.client_id;
     const clientSecret = app?.secrets.client_secret;
-    if (!clientId || !clientSecret) throw new AppError('invalid_state', 'the operator has not set the Slack app\'s client id and client secret');
+    if (!clientId || !clientSecret)
+      throw new AppError('invalid_state', "the operator has not set the Slack app's client id and client secret");
     try {
-      const access = await callSlack(this.options.slackApiUrl, 'oauth.v2.access', { form: { code: query.code, redirect_uri: this.redirectUri }, basic: { user: clientId, password: clientSecret } });
+      const access = await callSlack(this.options.slackApiUrl, 'oauth.v2.access', {
+        form: { code: query.code, redirect_uri: this.redirectUri },
+        basic: { user: clientId, password: clientSecret },
+      });
       const token = typeof access.access_token === 'string' ? access.access_token : null;
       const team = typeof access.team === 'object' && access.team !== null ? (access.team as Record<string, unknown>) : {};
-      if (!token || typeof team.id !== 'string') throw new AppError('provider_error', 'Slack\'s oauth.v2.access answer has no bot token or team id');
+      if (!token || typeof team.id !== 'string')
+        throw new AppError('provider_error', "Slack's oauth.v2.access answer has no bot token or team id");
       const identity = await callSlack(this.options.slackApiUrl, 'auth.test', { token });
-      const botUserId = typeof access.bot_user_id === 'string' ? access.bot_user_id : typeof identity.user_id === 'string' ? identity.user_id : null;
+      const botUserId =
+        typeof access.bot_user_id === 'string' ? access.bot_user_id : typeof identity.user_id === 'string' ? identity.user_id : null;
       const botId = typeof identity.bot_id === 'string' ? identity.bot_id : null;
-      return await this.apps.install({ provider: 'slack', workspace: { id: workspaceId }, accountId: team.id, botUserId, botId, credentials: { bot_token: token }, botIdentityMayBeUnknown: true });
+      return await this.apps.install({
+        provider: 'slack',
+        workspace: { id: workspaceId },
+        accountId: team.id,
+        botUserId,
+        botId,
+        credentials: { bot_token: token },
+        botIdentityMayBeUnknown: true,
+      });
     } catch (error) {
       if (error instanceof SlackApiError) throw new AppError('provider_error', `Slack refused the install: ${error.error}`);
       throw error;

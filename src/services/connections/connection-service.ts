@@ -55,7 +55,10 @@ export class ConnectionService {
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const allow = createAllowList(this.options.httpAllow);
     if (isForbiddenAddress(host) && /^[\d.]+$|:/.test(host) && !allow.allowsHost(host)) {
-      violations.add(input.pointer('base_url'), `${host} is a private, loopback or reserved address; list it in SWITCHYARD_HTTP_ALLOW to use a local model server`);
+      violations.add(
+        input.pointer('base_url'),
+        `${host} is a private, loopback or reserved address; list it in SWITCHYARD_HTTP_ALLOW to use a local model server`,
+      );
       return undefined;
     }
     return raw.replace(/\/+$/, '');
@@ -76,12 +79,20 @@ export class ConnectionService {
     rejectUnknown(input, ATTRIBUTES, violations, (name) => `${name} is not a connection attribute (${ATTRIBUTES.join(', ')})`);
     const provider = input.values.provider;
     if (provider === undefined) violations.add(input.pointer('provider'), 'provider is required');
-    else if (!CONNECTION_PROVIDERS.includes(provider as ConnectionProvider)) violations.add(input.pointer('provider'), `provider must be one of ${CONNECTION_PROVIDERS.join(', ')}`);
+    else if (!CONNECTION_PROVIDERS.includes(provider as ConnectionProvider))
+      violations.add(input.pointer('provider'), `provider must be one of ${CONNECTION_PROVIDERS.join(', ')}`);
     const name = readString(input, 'name', violations, { required: true, max: 200 });
     const baseUrl = this.readBaseUrl(input, violations);
     const apiKey = this.readApiKey(input, violations);
-    if (provider === 'openai_compatible' && !baseUrl && !violations.items.some((item) => item.source && 'pointer' in item.source && item.source.pointer === input.pointer('base_url'))) {
-      violations.add(input.pointer('base_url'), 'base_url is required for openai_compatible connections (the server\'s API root, e.g. http://127.0.0.1:11434/v1)');
+    if (
+      provider === 'openai_compatible' &&
+      !baseUrl &&
+      !violations.items.some((item) => item.source && 'pointer' in item.source && item.source.pointer === input.pointer('base_url'))
+    ) {
+      violations.add(
+        input.pointer('base_url'),
+        "base_url is required for openai_compatible connections (the server's API root, e.g. http://127.0.0.1:11434/v1)",
+      );
     }
     violations.throwIfAny();
     const now = this.clock.now();
@@ -105,13 +116,16 @@ export class ConnectionService {
     const current = await this.get(actor, id);
     const violations = new Violations();
     rejectUnknown(input, ['name', 'base_url', 'api_key'], violations, (name) =>
-      name === 'provider' ? 'provider cannot change: create another connection' : `${name} is not a connection attribute (name, base_url, api_key)`,
+      name === 'provider'
+        ? 'provider cannot change: create another connection'
+        : `${name} is not a connection attribute (name, base_url, api_key)`,
     );
     const name = readString(input, 'name', violations, { max: 200 });
     if (name === '') violations.add(input.pointer('name'), 'name must not be empty');
     const baseUrl = this.readBaseUrl(input, violations);
     const apiKey = this.readApiKey(input, violations);
-    if (current.provider === 'openai_compatible' && input.values.base_url !== undefined && !baseUrl) violations.add(input.pointer('base_url'), 'base_url is required for openai_compatible connections');
+    if (current.provider === 'openai_compatible' && input.values.base_url !== undefined && !baseUrl)
+      violations.add(input.pointer('base_url'), 'base_url is required for openai_compatible connections');
     violations.throwIfAny();
     const changes: Partial<ConnectionRow> = { updated_at: this.clock.now() };
     if (name) changes.name = name;
@@ -128,7 +142,8 @@ export class ConnectionService {
   async remove(actor: Actor, id: string): Promise<void> {
     await this.get(actor, id);
     const users = await this.connections(actor).users(id);
-    if (users.length > 0) throw new AppError('invalid_state', `the connection is in use by ${users.join(', ')}; point them elsewhere first`);
+    if (users.length > 0)
+      throw new AppError('invalid_state', `the connection is in use by ${users.join(', ')}; point them elsewhere first`);
     await this.connections(actor).delete(id);
   }
 }

@@ -41,9 +41,13 @@ export class ExecutionService {
     const workflow = isUuid(workflowId) ? await repo.find(workflowId) : undefined;
     if (!workflow) throw notFound('workflow');
     for (const key of Object.keys(data)) {
-      if (key !== 'draft' && key !== 'input') throw new AppError('validation_failed', `unknown member "${key}": run takes draft and input`, { pointer: `/data/${escapePointerToken(key)}` });
+      if (key !== 'draft' && key !== 'input')
+        throw new AppError('validation_failed', `unknown member "${key}": run takes draft and input`, {
+          pointer: `/data/${escapePointerToken(key)}`,
+        });
     }
-    if (data.draft !== undefined && typeof data.draft !== 'boolean') throw new AppError('validation_failed', 'draft must be a boolean', { pointer: '/data/draft' });
+    if (data.draft !== undefined && typeof data.draft !== 'boolean')
+      throw new AppError('validation_failed', 'draft must be a boolean', { pointer: '/data/draft' });
     const trigger = { method: 'RUN', headers: {}, query: {}, body: data.input === undefined ? null : data.input };
 
     let snapshotId: string;
@@ -52,15 +56,25 @@ export class ExecutionService {
       ({ snapshotId, graph } = await this.draftSnapshot(actor, repo, workflow.id, workflow.graph));
     } else {
       if (workflow.status !== 'active' || !workflow.active_snapshot_id) {
-        throw new AppError('validation_failed', 'the workflow is inactive: activate it, or run the live canvas with {"data": {"draft": true}}', { pointer: '/data/draft' });
+        throw new AppError(
+          'validation_failed',
+          'the workflow is inactive: activate it, or run the live canvas with {"data": {"draft": true}}',
+          { pointer: '/data/draft' },
+        );
       }
       // The engine reads the snapshot's graph only when it has not planned it yet.
       snapshotId = workflow.active_snapshot_id;
     }
     try {
-      return await this.engine.run({ workspaceId: actor.workspaceId, workflowId: workflow.id, snapshotId, ...(graph ? { graph } : {}), userId: actor.userId, trigger }, RUN_ADMISSION_TIMEOUT_MS);
+      return await this.engine.run(
+        { workspaceId: actor.workspaceId, workflowId: workflow.id, snapshotId, ...(graph ? { graph } : {}), userId: actor.userId, trigger },
+        RUN_ADMISSION_TIMEOUT_MS,
+      );
     } catch (error) {
-      if (error instanceof EngineBusyError) throw new AppError('service_unavailable', 'the workflow engine is at capacity; retry later', undefined, { headers: { 'retry-after': '1' } });
+      if (error instanceof EngineBusyError)
+        throw new AppError('service_unavailable', 'the workflow engine is at capacity; retry later', undefined, {
+          headers: { 'retry-after': '1' },
+        });
       throw error;
     }
   }
@@ -72,20 +86,31 @@ export class ExecutionService {
    * step's (not retryable): an unknown workflow (or one of another workspace), an inactive one,
    * a canvas that cannot run.
    */
-  async resolveCallTarget(request: { workspaceId: string; workflowId: string; parentSnapshotId: string }): Promise<{ snapshotId: string; graph?: Graph }> {
+  async resolveCallTarget(request: {
+    workspaceId: string;
+    workflowId: string;
+    parentSnapshotId: string;
+  }): Promise<{ snapshotId: string; graph?: Graph }> {
     const repo = new WorkflowRepository(this.db, request.workspaceId);
     const workflow = isUuid(request.workflowId) ? await this.findTarget(repo, request.workflowId) : null;
-    if (!workflow) throw new NonRetriableError(`workflow ${request.workflowId} does not exist in this workspace`, { code: 'workflow_not_found' });
+    if (!workflow)
+      throw new NonRetriableError(`workflow ${request.workflowId} does not exist in this workspace`, { code: 'workflow_not_found' });
     if (await this.isDraftSnapshot(request.parentSnapshotId)) {
       try {
         return await this.draftSnapshot({ workspaceId: request.workspaceId, userId: null }, repo, workflow.id, workflow.graph);
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
-        throw new NonRetriableError(`the live canvas of workflow "${workflow.name}" (${workflow.id}) cannot run: ${error.items.map((item) => item.detail).join('; ')}`, { code: 'invalid_graph' });
+        throw new NonRetriableError(
+          `the live canvas of workflow "${workflow.name}" (${workflow.id}) cannot run: ${error.items.map((item) => item.detail).join('; ')}`,
+          { code: 'invalid_graph' },
+        );
       }
     }
     if (workflow.status !== 'active' || !workflow.active_snapshot_id) {
-      throw new NonRetriableError(`workflow "${workflow.name}" (${workflow.id}) is not active: activate it, or run the caller as a draft to call live canvases`, { code: 'workflow_inactive' });
+      throw new NonRetriableError(
+        `workflow "${workflow.name}" (${workflow.id}) is not active: activate it, or run the caller as a draft to call live canvases`,
+        { code: 'workflow_inactive' },
+      );
     }
     return { snapshotId: workflow.active_snapshot_id };
   }
@@ -114,13 +139,26 @@ export class ExecutionService {
     return draft;
   }
 
-  private async draftSnapshot(actor: { workspaceId: string; userId: string | null }, repo: WorkflowRepository, workflowId: string, canvas: string): Promise<{ snapshotId: string; graph: Graph }> {
+  private async draftSnapshot(
+    actor: { workspaceId: string; userId: string | null },
+    repo: WorkflowRepository,
+    workflowId: string,
+    canvas: string,
+  ): Promise<{ snapshotId: string; graph: Graph }> {
     const graph = runnableGraph(canvas);
     const text = JSON.stringify(graph);
     const latest = await repo.latestDraftSnapshot(workflowId);
     if (latest && latest.graph === text) return { snapshotId: latest.id, graph };
     const id = newId();
-    await repo.insertSnapshot({ id, workspace_id: actor.workspaceId, workflow_id: workflowId, graph: text, created_by: actor.userId, created_at: this.clock.now(), draft: true });
+    await repo.insertSnapshot({
+      id,
+      workspace_id: actor.workspaceId,
+      workflow_id: workflowId,
+      graph: text,
+      created_by: actor.userId,
+      created_at: this.clock.now(),
+      draft: true,
+    });
     return { snapshotId: id, graph };
   }
 
@@ -128,7 +166,8 @@ export class ExecutionService {
   async retry(actor: Actor, id: string): Promise<{ execution_id: string; status: string }> {
     const execution = isUuid(id) ? await findExecutionInWorkspace(this.db, actor.workspaceId, id) : undefined;
     if (!execution) throw notFound('execution');
-    if (execution.status !== 'failed') throw new AppError('invalid_state', `only a failed execution can be retried; this one is ${execution.status}`);
+    if (execution.status !== 'failed')
+      throw new AppError('invalid_state', `only a failed execution can be retried; this one is ${execution.status}`);
     return this.engine.retry(execution, actor.userId);
   }
 
@@ -137,7 +176,11 @@ export class ExecutionService {
     const execution = isUuid(id) ? await findExecutionInWorkspace(this.db, actor.workspaceId, id) : undefined;
     if (!execution) throw notFound('execution');
     const result = await this.engine.cancel(execution);
-    if (!result.cancelled) throw new AppError('invalid_state', `the execution is already ${result.status}; only pending, running or waiting executions can be cancelled`);
+    if (!result.cancelled)
+      throw new AppError(
+        'invalid_state',
+        `the execution is already ${result.status}; only pending, running or waiting executions can be cancelled`,
+      );
     const updated = await findExecutionInWorkspace(this.db, actor.workspaceId, id);
     return updated!;
   }

@@ -39,7 +39,14 @@ export class FolderDocuments {
     if (!folder) throw notFound('folder');
     const children = await folders.selectBase().selectAll().where('parent_id', '=', folder.id).orderBy('position').orderBy('id').execute();
     const documentsIn = async (folderId: string) => {
-      const rows = await this.db.selectFrom('workflows').selectAll().where('workspace_id', '=', actor.workspaceId).where('folder_id', '=', folderId).orderBy('position').orderBy('id').execute();
+      const rows = await this.db
+        .selectFrom('workflows')
+        .selectAll()
+        .where('workspace_id', '=', actor.workspaceId)
+        .where('folder_id', '=', folderId)
+        .orderBy('position')
+        .orderBy('id')
+        .execute();
       const documents = [];
       for (const row of rows) documents.push(await this.exports.documentOf(actor.workspaceId, row));
       return documents;
@@ -59,10 +66,14 @@ export class FolderDocuments {
 
   async importFolder(actor: Actor, data: Record<string, unknown>): Promise<{ folder: FolderRow; meta: FolderImportMeta }> {
     for (const key of Object.keys(data)) {
-      if (!['document', 'parent_id', 'name'].includes(key)) throw new AppError('validation_failed', `unknown member "${key}": a folder import takes document, parent_id and name`, { pointer: `/data/${escapePointerToken(key)}` });
+      if (!['document', 'parent_id', 'name'].includes(key))
+        throw new AppError('validation_failed', `unknown member "${key}": a folder import takes document, parent_id and name`, {
+          pointer: `/data/${escapePointerToken(key)}`,
+        });
     }
     const parentId = data.parent_id ?? null;
-    if (parentId !== null && !isUuid(parentId)) throw new AppError('validation_failed', 'parent_id must be a folder id or null', { pointer: '/data/parent_id' });
+    if (parentId !== null && !isUuid(parentId))
+      throw new AppError('validation_failed', 'parent_id must be a folder id or null', { pointer: '/data/parent_id' });
     if (data.name !== undefined && (typeof data.name !== 'string' || data.name.trim() === '' || data.name.length > 200)) {
       throw new AppError('validation_failed', 'name must be a non-empty string of at most 200 characters', { pointer: '/data/name' });
     }
@@ -72,8 +83,16 @@ export class FolderDocuments {
     if (typeof parentId === 'string') {
       const parent = await folders.find(parentId);
       if (!parent) throw new AppError('validation_failed', 'parent_id names no folder of this workspace', { pointer: '/data/parent_id' });
-      if (parent.parent_id !== null) throw new AppError('validation_failed', 'folders are one level deep: the parent is itself inside a folder', { pointer: '/data/parent_id' });
-      if (checked.folders.length > 0) throw new AppError('validation_failed', 'folders are one level deep: a document with sub-folders can only be imported at the root', { pointer: '/data/parent_id' });
+      if (parent.parent_id !== null)
+        throw new AppError('validation_failed', 'folders are one level deep: the parent is itself inside a folder', {
+          pointer: '/data/parent_id',
+        });
+      if (checked.folders.length > 0)
+        throw new AppError(
+          'validation_failed',
+          'folders are one level deep: a document with sub-folders can only be imported at the root',
+          { pointer: '/data/parent_id' },
+        );
     }
     const now = this.clock.now();
     let tries = 0;
@@ -85,12 +104,23 @@ export class FolderDocuments {
         const created: FolderRow[] = [];
         const makeFolder = async (name: string, parent: string | null) => {
           const siblings = await repo.listSiblingPositions(parent);
-          const row: FolderRow = { id: newId(), workspace_id: actor.workspaceId, parent_id: parent, name, position: (siblings.at(-1)?.position ?? 0) + POSITION_STEP, created_at: now, updated_at: now };
+          const row: FolderRow = {
+            id: newId(),
+            workspace_id: actor.workspaceId,
+            parent_id: parent,
+            name,
+            position: (siblings.at(-1)?.position ?? 0) + POSITION_STEP,
+            created_at: now,
+            updated_at: now,
+          };
           await repo.insert(row);
           created.push(row);
           return row;
         };
-        const root = await makeFolder(typeof data.name === 'string' ? data.name.trim() : (draft.name ?? 'Imported workflows'), parentId as string | null);
+        const root = await makeFolder(
+          typeof data.name === 'string' ? data.name.trim() : (draft.name ?? 'Imported workflows'),
+          parentId as string | null,
+        );
         const subFolders = [];
         for (const name of draft.folders) subFolders.push(await makeFolder(name, root.id));
 
@@ -110,8 +140,20 @@ export class FolderDocuments {
         const workflows: FolderImportMeta['workflows'] = [];
         for (const [i, { folder, draft: workflow }] of draft.workflows.entries()) {
           const folderId = folder === null ? root.id : subFolders[folder]!.id;
-          const result = await this.imports.createFromDraft(trx, actor, workflow, { name: null, description: null, folderId, reserved: reserved[i]!, siblings });
-          workflows.push({ id: result.workflow.id, name: result.workflow.name, export_key: result.workflow.export_key, folder_id: folderId, ...result.meta });
+          const result = await this.imports.createFromDraft(trx, actor, workflow, {
+            name: null,
+            description: null,
+            folderId,
+            reserved: reserved[i]!,
+            siblings,
+          });
+          workflows.push({
+            id: result.workflow.id,
+            name: result.workflow.name,
+            export_key: result.workflow.export_key,
+            folder_id: folderId,
+            ...result.meta,
+          });
         }
         return { folder: root, meta: { folders: created.map((f) => ({ id: f.id, name: f.name, parent_id: f.parent_id })), workflows } };
       });

@@ -12,7 +12,10 @@ import type { Actor } from '../workflows/workflow-service.js';
 
 /** Folders are one level deep: a folder's parent must itself be at the root. */
 export class FolderService {
-  constructor(private readonly db: Kysely<Database>, private readonly clock: Clock) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {}
 
   private folders(actor: Actor): FolderRepository {
     return new FolderRepository(this.db, actor.workspaceId);
@@ -31,9 +34,14 @@ export class FolderService {
     if (self && parentId === self.id) throw new AppError('validation_failed', 'a folder cannot be its own parent', { pointer });
     const parent = await this.folders(actor).find(parentId);
     if (!parent) throw new AppError('validation_failed', 'parent_id names no folder of this workspace', { pointer });
-    if (parent.parent_id !== null) throw new AppError('validation_failed', 'folders are one level deep: the parent is itself inside a folder', { pointer });
+    if (parent.parent_id !== null)
+      throw new AppError('validation_failed', 'folders are one level deep: the parent is itself inside a folder', { pointer });
     if (self && (await this.folders(actor).countChildren(self.id)) > 0) {
-      throw new AppError('validation_failed', 'folders are one level deep: this folder has subfolders, so it cannot move into another folder', { pointer });
+      throw new AppError(
+        'validation_failed',
+        'folders are one level deep: this folder has subfolders, so it cannot move into another folder',
+        { pointer },
+      );
     }
     return parentId;
   }
@@ -62,7 +70,12 @@ export class FolderService {
   async rename(actor: Actor, id: string, input: AttributeInput): Promise<FolderRow> {
     const current = await this.get(actor, id);
     const violations = new Violations();
-    rejectUnknown(input, ['name'], violations, (name) => `${name} cannot be changed here: PATCH renames; reorder moves (PATCH /folders/:id/reorder)`);
+    rejectUnknown(
+      input,
+      ['name'],
+      violations,
+      (name) => `${name} cannot be changed here: PATCH renames; reorder moves (PATCH /folders/:id/reorder)`,
+    );
     const name = readString(input, 'name', violations, { required: false, max: 200 });
     if (name === '') violations.add(input.pointer('name'), 'name must not be empty');
     violations.throwIfAny();
@@ -86,18 +99,29 @@ export class FolderService {
   async reorder(actor: Actor, id: string, input: AttributeInput): Promise<FolderRow> {
     const current = await this.get(actor, id);
     const violations = new Violations();
-    rejectUnknown(input, ['before_id', 'after_id', 'position', 'parent_id'], violations, (name) => `${name} is not a reorder attribute (before_id, after_id, position, parent_id)`);
+    rejectUnknown(
+      input,
+      ['before_id', 'after_id', 'position', 'parent_id'],
+      violations,
+      (name) => `${name} is not a reorder attribute (before_id, after_id, position, parent_id)`,
+    );
     for (const field of ['before_id', 'after_id'] as const) {
       const value = input.values[field];
-      if (value !== undefined && value !== null && !isUuid(value)) violations.add(input.pointer(field), `${field} must be a folder id or null`);
+      if (value !== undefined && value !== null && !isUuid(value))
+        violations.add(input.pointer(field), `${field} must be a folder id or null`);
     }
     const rawPosition = input.values.position;
-    if (rawPosition !== undefined && (typeof rawPosition !== 'number' || !Number.isFinite(rawPosition))) violations.add(input.pointer('position'), 'position must be a finite number');
-    if (rawPosition !== undefined && (input.values.before_id || input.values.after_id)) violations.add(input.pointer('position'), 'give position or before_id/after_id, not both');
+    if (rawPosition !== undefined && (typeof rawPosition !== 'number' || !Number.isFinite(rawPosition)))
+      violations.add(input.pointer('position'), 'position must be a finite number');
+    if (rawPosition !== undefined && (input.values.before_id || input.values.after_id))
+      violations.add(input.pointer('position'), 'give position or before_id/after_id, not both');
     if (input.values.before_id && input.values.after_id) violations.add(input.pointer('after_id'), 'give before_id or after_id, not both');
     violations.throwIfAny();
 
-    const parentId = input.values.parent_id === undefined ? current.parent_id : await this.checkParent(actor, input.values.parent_id, input.pointer('parent_id'), current);
+    const parentId =
+      input.values.parent_id === undefined
+        ? current.parent_id
+        : await this.checkParent(actor, input.values.parent_id, input.pointer('parent_id'), current);
     const now = this.clock.now();
     return this.db.transaction().execute(async (trx) => {
       const folders = this.folders(actor).withTransaction(trx);
@@ -106,7 +130,12 @@ export class FolderService {
         position = rawPosition;
       } else {
         const siblings = await folders.listSiblingPositions(parentId);
-        const placement = placeAmong(siblings, id, { beforeId: input.values.before_id as string | null, afterId: input.values.after_id as string | null }, input.pointer);
+        const placement = placeAmong(
+          siblings,
+          id,
+          { beforeId: input.values.before_id as string | null, afterId: input.values.after_id as string | null },
+          input.pointer,
+        );
         for (const item of placement.renumbered ?? []) if (item.id !== id) await folders.update(item.id, { position: item.position });
         position = placement.position;
       }

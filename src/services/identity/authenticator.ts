@@ -75,7 +75,9 @@ export class Authenticator {
     }
     const candidates = await this.tokens.findIdentitiesByPrefix(token.slice(0, TOKEN_PREFIX_LENGTH));
     const identity = candidates.find((candidate) => safeEqual(candidate.token_hash, hash));
-    const found = identity ? { identity, expiresAtMs: identity.expires_at === null ? null : Math.floor(parseTimestampMicros(identity.expires_at)! / 1000) } : null;
+    const found = identity
+      ? { identity, expiresAtMs: identity.expires_at === null ? null : Math.floor(parseTimestampMicros(identity.expires_at)! / 1000) }
+      : null;
     if (stamp !== null) this.cache.set(hash, stamp, found);
     return found;
   }

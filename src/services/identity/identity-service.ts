@@ -30,13 +30,17 @@ export function scopesOf(scope: TokenScope): TokenScope[] {
 export function parseLifetime(value: string): number | null {
   if (value === 'never') return null;
   const match = /^(\d+)([dhm])$/.exec(value);
-  if (!match || Number(match[1]) === 0) throw new AppError('validation_failed', `expiry "${value}" is not a duration like 90d, 12h, 30m or "never"`);
+  if (!match || Number(match[1]) === 0)
+    throw new AppError('validation_failed', `expiry "${value}" is not a duration like 90d, 12h, 30m or "never"`);
   const unit = { d: 86_400_000, h: 3_600_000, m: 60_000 }[match[2] as 'd' | 'h' | 'm'];
   return Number(match[1]) * unit;
 }
 
 export class IdentityService {
-  constructor(private readonly db: Kysely<Database>, private readonly clock: Clock) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {}
 
   async ensureUser(email: string, name: string): Promise<UserRow> {
     const existing = await findUserByEmail(this.db, email);
@@ -50,13 +54,23 @@ export class IdentityService {
   async createWorkspace(input: { name: string; slug: string; plan?: WorkspacePlan; ownerEmail?: string }): Promise<WorkspaceRow> {
     const name = input.name.trim();
     if (name.length === 0 || name.length > 200) throw new AppError('validation_failed', 'workspace name must be 1 to 200 characters');
-    if (!SLUG.test(input.slug)) throw new AppError('validation_failed', `slug "${input.slug}" must be lower-case letters, digits and dashes (at most 64)`);
+    if (!SLUG.test(input.slug))
+      throw new AppError('validation_failed', `slug "${input.slug}" must be lower-case letters, digits and dashes (at most 64)`);
     const plan = input.plan ?? 'free';
     if (!WORKSPACE_PLANS.includes(plan)) throw new AppError('validation_failed', `plan must be one of ${WORKSPACE_PLANS.join(', ')}`);
-    if (await findWorkspaceBySlug(this.db, input.slug)) throw new AppError('slug_taken', `a workspace with slug "${input.slug}" already exists`);
+    if (await findWorkspaceBySlug(this.db, input.slug))
+      throw new AppError('slug_taken', `a workspace with slug "${input.slug}" already exists`);
     const owner = await this.ensureUser(input.ownerEmail ?? DEFAULT_USER_EMAIL, 'Owner');
     const now = this.clock.now();
-    const workspace: WorkspaceRow = { id: newId(), name, slug: input.slug, plan, owner_user_id: owner.id, created_at: now, updated_at: now };
+    const workspace: WorkspaceRow = {
+      id: newId(),
+      name,
+      slug: input.slug,
+      plan,
+      owner_user_id: owner.id,
+      created_at: now,
+      updated_at: now,
+    };
     await insertWorkspace(this.db, workspace);
     return workspace;
   }
@@ -68,7 +82,8 @@ export class IdentityService {
   async createToken(input: { workspaceSlug: string; scope: string; expiresIn?: string; name?: string }): Promise<CreatedToken> {
     const workspace = await findWorkspaceBySlug(this.db, input.workspaceSlug);
     if (!workspace) throw new AppError('not_found', `workspace "${input.workspaceSlug}" not found`);
-    if (!TOKEN_SCOPES.includes(input.scope as TokenScope)) throw new AppError('validation_failed', `scope must be one of ${TOKEN_SCOPES.join(', ')}`);
+    if (!TOKEN_SCOPES.includes(input.scope as TokenScope))
+      throw new AppError('validation_failed', `scope must be one of ${TOKEN_SCOPES.join(', ')}`);
     const scope = input.scope as TokenScope;
     const lifetime = parseLifetime(input.expiresIn ?? `${DEFAULT_TOKEN_LIFETIME_DAYS}d`);
     const expiresAt = lifetime === null ? null : formatMicros((this.clock.nowMs() + lifetime) * 1000);

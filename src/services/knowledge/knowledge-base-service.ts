@@ -53,18 +53,24 @@ export class KnowledgeBaseService {
       violations.add(pointer, 'embedder must be {"kind": "builtin"} or {"connection_id": <connection id>, "model": <embedding model>}');
       return undefined;
     }
-    if (typeof value.model !== 'string' || value.model.trim() === '' || value.model.length > 200) violations.add(`${pointer}/model`, 'embedder.model must be the name of an embedding model (at most 200 characters)');
+    if (typeof value.model !== 'string' || value.model.trim() === '' || value.model.length > 200)
+      violations.add(`${pointer}/model`, 'embedder.model must be the name of an embedding model (at most 200 characters)');
     if (!isUuid(value.connection_id)) {
       violations.add(`${pointer}/connection_id`, 'embedder.connection_id must be a connection id');
       return undefined;
     }
     const connection = await new ConnectionRepository(this.db, actor.workspaceId).find(value.connection_id);
     if (!connection) violations.add(`${pointer}/connection_id`, 'embedder.connection_id names no connection of this workspace');
-    else if (connection.provider === 'anthropic') violations.add(`${pointer}/connection_id`, 'anthropic has no embeddings endpoint: use an openai or openai_compatible connection');
+    else if (connection.provider === 'anthropic')
+      violations.add(`${pointer}/connection_id`, 'anthropic has no embeddings endpoint: use an openai or openai_compatible connection');
     return typeof value.model === 'string' ? { connection_id: value.connection_id, model: value.model.trim() } : undefined;
   }
 
-  private readChunking(input: AttributeInput, violations: Violations, current: { size: number; overlap: number }): { size: number; overlap: number } {
+  private readChunking(
+    input: AttributeInput,
+    violations: Violations,
+    current: { size: number; overlap: number },
+  ): { size: number; overlap: number } {
     const read = (name: 'chunk_size' | 'chunk_overlap', min: number, max: number, fallback: number) => {
       const value = input.values[name];
       if (value === undefined) return fallback;
@@ -76,7 +82,11 @@ export class KnowledgeBaseService {
     };
     const size = read('chunk_size', 32, 8192, current.size);
     const overlap = read('chunk_overlap', 0, 4096, current.overlap);
-    if (overlap * 2 > size) violations.add(input.pointer(input.values.chunk_overlap !== undefined ? 'chunk_overlap' : 'chunk_size'), 'chunk_overlap must be at most half of chunk_size');
+    if (overlap * 2 > size)
+      violations.add(
+        input.pointer(input.values.chunk_overlap !== undefined ? 'chunk_overlap' : 'chunk_size'),
+        'chunk_overlap must be at most half of chunk_size',
+      );
     return { size, overlap };
   }
 
@@ -137,7 +147,8 @@ export class KnowledgeBaseService {
       changes.embedder_error = null;
       changes.attempts = 0;
       changes.next_attempt_at = null;
-      const live = current.index_embedder_key !== null && (await new KnowledgeChunkRepository(this.db, actor.workspaceId).liveOfBase(id)).length > 0;
+      const live =
+        current.index_embedder_key !== null && (await new KnowledgeChunkRepository(this.db, actor.workspaceId).liveOfBase(id)).length > 0;
       if (!live || changes.embedder_key === current.index_embedder_key) {
         // Nothing to re-embed (or back to the embedder of the live vectors): no background work.
         changes.embedder_status = 'ready';
@@ -160,7 +171,11 @@ export class KnowledgeBaseService {
       await this.search.indexes.remove(trx, id, base.index_dimensions, live);
       await this.search.indexes.dropBase(trx, id);
       await trx.deleteFrom('knowledge_chunks').where('workspace_id', '=', actor.workspaceId).where('knowledge_base_id', '=', id).execute();
-      await trx.deleteFrom('knowledge_documents').where('workspace_id', '=', actor.workspaceId).where('knowledge_base_id', '=', id).execute();
+      await trx
+        .deleteFrom('knowledge_documents')
+        .where('workspace_id', '=', actor.workspaceId)
+        .where('knowledge_base_id', '=', id)
+        .execute();
       await this.bases(actor).withTransaction(trx).delete(id);
     });
   }
@@ -169,17 +184,26 @@ export class KnowledgeBaseService {
   async searchBase(actor: Actor, id: string, data: Record<string, unknown>): Promise<SearchResult[]> {
     const base = await this.get(actor, id);
     const violations = new Violations();
-    for (const key of Object.keys(data)) if (!['query', 'top_k', 'mode', 'filter'].includes(key)) violations.add(`/data/${escapePointerToken(key)}`, `${key} is not a search argument (query, top_k, mode, filter)`);
+    for (const key of Object.keys(data))
+      if (!['query', 'top_k', 'mode', 'filter'].includes(key))
+        violations.add(`/data/${escapePointerToken(key)}`, `${key} is not a search argument (query, top_k, mode, filter)`);
     const query = data.query;
-    if (typeof query !== 'string' || query.trim() === '' || query.length > 4000) violations.add('/data/query', 'query must be a non-empty string of at most 4000 characters');
+    if (typeof query !== 'string' || query.trim() === '' || query.length > 4000)
+      violations.add('/data/query', 'query must be a non-empty string of at most 4000 characters');
     const topK = data.top_k ?? 5;
-    if (typeof topK !== 'number' || !Number.isInteger(topK) || topK < 1 || topK > MAX_TOP_K) violations.add('/data/top_k', `top_k must be a whole number from 1 to ${MAX_TOP_K}`);
+    if (typeof topK !== 'number' || !Number.isInteger(topK) || topK < 1 || topK > MAX_TOP_K)
+      violations.add('/data/top_k', `top_k must be a whole number from 1 to ${MAX_TOP_K}`);
     const mode = data.mode ?? 'hybrid';
     if (!SEARCH_MODES.includes(mode as SearchMode)) violations.add('/data/mode', `mode must be one of ${SEARCH_MODES.join(', ')}`);
     const filter = readFilter(data.filter, violations);
     violations.throwIfAny();
     try {
-      return await searchKnowledge({ db: this.db, ...this.search }, base, { query: query as string, topK: topK as number, mode: mode as SearchMode, filter });
+      return await searchKnowledge({ db: this.db, ...this.search }, base, {
+        query: query as string,
+        topK: topK as number,
+        mode: mode as SearchMode,
+        filter,
+      });
     } catch (error) {
       throw providerFailure(error);
     }
@@ -194,11 +218,12 @@ function readFilter(value: unknown, violations: Violations): MetadataFilter | nu
   }
   const filter: MetadataFilter = {};
   for (const [key, item] of Object.entries(value)) {
-    if (!METADATA_KEY.test(key)) violations.add(`/data/filter/${escapePointerToken(key)}`, 'filter keys are metadata keys: letters, digits, _ . - (at most 64)');
-    else if (item !== null && !['string', 'number', 'boolean'].includes(typeof item)) violations.add(`/data/filter/${escapePointerToken(key)}`, 'a filter value must be a string, number, boolean or null (equality)');
+    if (!METADATA_KEY.test(key))
+      violations.add(`/data/filter/${escapePointerToken(key)}`, 'filter keys are metadata keys: letters, digits, _ . - (at most 64)');
+    else if (item !== null && !['string', 'number', 'boolean'].includes(typeof item))
+      violations.add(`/data/filter/${escapePointerToken(key)}`, 'a filter value must be a string, number, boolean or null (equality)');
     else filter[key] = item as string | number | boolean | null;
   }
   if (Object.keys(filter).length > 16) violations.add('/data/filter', 'filter takes at most 16 keys');
   return Object.keys(filter).length > 0 ? filter : null;
 }
-

@@ -55,22 +55,37 @@ export class KnowledgeDocumentService {
   async ingest(actor: Actor, baseId: string, input: AttributeInput): Promise<{ document: KnowledgeDocumentRow; outcome: IngestOutcome }> {
     const base = await this.bases.get(actor, baseId);
     const violations = new Violations();
-    rejectUnknown(input, ['title', 'content', 'content_type', 'external_key', 'metadata'], violations, (name) => `${name} is not a document attribute (title, content, content_type, external_key, metadata)`);
+    rejectUnknown(
+      input,
+      ['title', 'content', 'content_type', 'external_key', 'metadata'],
+      violations,
+      (name) => `${name} is not a document attribute (title, content, content_type, external_key, metadata)`,
+    );
     const title = readString(input, 'title', violations, { required: true, max: 500 });
     const externalKey = readString(input, 'external_key', violations, { max: 500, nullable: true });
     const content = input.values.content;
-    if (typeof content !== 'string') violations.add(input.pointer('content'), 'content is required: the document\'s text');
-    else if (Buffer.byteLength(content) > MAX_DOCUMENT_BYTES) violations.add(input.pointer('content'), `content must be at most ${MAX_DOCUMENT_BYTES} bytes`);
+    if (typeof content !== 'string') violations.add(input.pointer('content'), "content is required: the document's text");
+    else if (Buffer.byteLength(content) > MAX_DOCUMENT_BYTES)
+      violations.add(input.pointer('content'), `content must be at most ${MAX_DOCUMENT_BYTES} bytes`);
     // A raw body (or the title and key of its query) is not JSON the media-type parser checked.
-    for (const [name, value] of [['content', content], ['title', title], ['external_key', externalKey]] as const) {
+    for (const [name, value] of [
+      ['content', content],
+      ['title', title],
+      ['external_key', externalKey],
+    ] as const) {
       const problem = typeof value === 'string' ? unstorable(value) : null;
       if (problem) violations.add(input.pointer(name), `${name} ${problem}`);
     }
-    const contentType = String(input.values.content_type ?? 'text/markdown').split(';')[0]!.trim().toLowerCase();
-    if (!DOCUMENT_CONTENT_TYPES.includes(contentType as DocumentContentType)) violations.add(input.pointer('content_type'), `content_type must be one of ${DOCUMENT_CONTENT_TYPES.join(', ')}`);
+    const contentType = String(input.values.content_type ?? 'text/markdown')
+      .split(';')[0]!
+      .trim()
+      .toLowerCase();
+    if (!DOCUMENT_CONTENT_TYPES.includes(contentType as DocumentContentType))
+      violations.add(input.pointer('content_type'), `content_type must be one of ${DOCUMENT_CONTENT_TYPES.join(', ')}`);
     const metadata = input.values.metadata ?? {};
     if (!isPlainObject(metadata)) violations.add(input.pointer('metadata'), 'metadata must be an object');
-    else if (Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) violations.add(input.pointer('metadata'), `metadata must be at most ${MAX_METADATA_BYTES} bytes as JSON`);
+    else if (Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES)
+      violations.add(input.pointer('metadata'), `metadata must be at most ${MAX_METADATA_BYTES} bytes as JSON`);
     violations.throwIfAny();
 
     const text = content as string;
@@ -82,7 +97,8 @@ export class KnowledgeDocumentService {
     const common = { title: title!, external_key: externalKey ?? null, content_type: contentType, metadata: JSON.stringify(metadata) };
 
     if (existing && existing.sha256 === sha256 && existing.status !== 'failed') {
-      const changed = existing.title !== common.title || existing.content_type !== common.content_type || existing.metadata !== common.metadata;
+      const changed =
+        existing.title !== common.title || existing.content_type !== common.content_type || existing.metadata !== common.metadata;
       if (!changed) return { document: existing, outcome: 'unchanged' };
       await docs.update(existing.id, { ...common, updated_at: now });
       return { document: { ...existing, ...common, updated_at: now }, outcome: 'unchanged' };
@@ -92,7 +108,18 @@ export class KnowledgeDocumentService {
     const result = await this.db.transaction().execute(async (trx) => {
       const scopedDocs = docs.withTransaction(trx);
       const chunks = new KnowledgeChunkRepository(trx, actor.workspaceId);
-      const pending = { ...common, status: 'pending' as const, error: null, bytes: Buffer.byteLength(text), sha256, attempts: 0, next_attempt_at: null, lease_owner: null, lease_expires_at: null, updated_at: now };
+      const pending = {
+        ...common,
+        status: 'pending' as const,
+        error: null,
+        bytes: Buffer.byteLength(text),
+        sha256,
+        attempts: 0,
+        next_attempt_at: null,
+        lease_owner: null,
+        lease_expires_at: null,
+        updated_at: now,
+      };
       let document: KnowledgeDocumentRow;
       if (existing) {
         // A newer version: staged chunks of an earlier pending version are dropped, and the lease
@@ -101,7 +128,16 @@ export class KnowledgeDocumentService {
         await scopedDocs.update(existing.id, { ...pending, version: document.version });
         await chunks.deleteStaged(existing.id);
       } else {
-        document = { id: newId(), workspace_id: actor.workspaceId, knowledge_base_id: base.id, identity, chunk_count: 0, version: 1, created_at: now, ...pending };
+        document = {
+          id: newId(),
+          workspace_id: actor.workspaceId,
+          knowledge_base_id: base.id,
+          identity,
+          chunk_count: 0,
+          version: 1,
+          created_at: now,
+          ...pending,
+        };
         await scopedDocs.insert(document);
         await new KnowledgeBaseRepository(trx, actor.workspaceId).addCounts(base.id, 1, 0, now);
       }
@@ -121,7 +157,11 @@ export class KnowledgeDocumentService {
       const chunks = new KnowledgeChunkRepository(trx, actor.workspaceId);
       const live = (await chunks.live(document.id)).map((row) => Number(row.seq));
       await this.indexes.remove(trx, base.id, base.index_dimensions, live);
-      await trx.deleteFrom('knowledge_chunks').where('workspace_id', '=', actor.workspaceId).where('document_id', '=', document.id).execute();
+      await trx
+        .deleteFrom('knowledge_chunks')
+        .where('workspace_id', '=', actor.workspaceId)
+        .where('document_id', '=', document.id)
+        .execute();
       await new KnowledgeDocumentRepository(trx, actor.workspaceId).delete(document.id);
       await new KnowledgeBaseRepository(trx, actor.workspaceId).addCounts(base.id, -1, -live.length, this.clock.now());
     });
@@ -129,7 +169,12 @@ export class KnowledgeDocumentService {
   }
 }
 
-function stagedChunks(base: KnowledgeBaseRow, document: KnowledgeDocumentRow, pieces: ReturnType<typeof chunkDocument>, now: string): NewChunk[] {
+function stagedChunks(
+  base: KnowledgeBaseRow,
+  document: KnowledgeDocumentRow,
+  pieces: ReturnType<typeof chunkDocument>,
+  now: string,
+): NewChunk[] {
   return pieces.map((piece, position) => ({
     id: newId(),
     workspace_id: base.workspace_id,

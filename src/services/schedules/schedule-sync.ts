@@ -4,7 +4,13 @@ import type { Graph } from '../../graph/graph-types.js';
 import { formatMicros, parseTimestampMicros } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { DEFAULT_TIMEZONE, nextFireAfter, type ScheduleCatchUp, type ScheduleTiming } from '../../steps/schedule/schedule-times.js';
-import { deleteWorkflowSchedules, insertSchedule, listWorkflowSchedules, updateSchedule, type ScheduleRow } from '../../store/schedule-repository.js';
+import {
+  deleteWorkflowSchedules,
+  insertSchedule,
+  listWorkflowSchedules,
+  updateSchedule,
+  type ScheduleRow,
+} from '../../store/schedule-repository.js';
 
 export interface ScheduleSyncContext {
   trx: Transaction<Database>;
@@ -19,7 +25,12 @@ type TimingColumns = Pick<ScheduleRow, 'cron' | 'timezone' | 'catch_up'> & { int
 function timingColumns(config: Record<string, unknown>): TimingColumns {
   const catchUp = (config.catch_up === 'run_once' ? 'run_once' : 'skip') satisfies ScheduleCatchUp;
   if (typeof config.cron === 'string') {
-    return { cron: config.cron, timezone: typeof config.timezone === 'string' ? config.timezone : DEFAULT_TIMEZONE, interval_ms: null, catch_up: catchUp };
+    return {
+      cron: config.cron,
+      timezone: typeof config.timezone === 'string' ? config.timezone : DEFAULT_TIMEZONE,
+      interval_ms: null,
+      catch_up: catchUp,
+    };
   }
   return { cron: null, timezone: null, interval_ms: Number(config.interval_ms), catch_up: catchUp };
 }
@@ -56,7 +67,8 @@ export async function activateSchedules(ctx: ScheduleSyncContext, snapshotId: st
     if (node.type !== 'schedule' || node.disabled) continue;
     const timing = timingColumns(node.config);
     const current = existing.get(node.id);
-    const same = current && current.cron === timing.cron && current.timezone === timing.timezone && rowIntervalMs(current) === timing.interval_ms;
+    const same =
+      current && current.cron === timing.cron && current.timezone === timing.timezone && rowIntervalMs(current) === timing.interval_ms;
     if (current && same) {
       kept.push(current.id);
       await updateSchedule(ctx.trx, current.id, { snapshot_id: snapshotId, catch_up: timing.catch_up, updated_at: ctx.now });
@@ -65,14 +77,28 @@ export async function activateSchedules(ctx: ScheduleSyncContext, snapshotId: st
     const next = nextFireAfter(rowTiming(timing), nowMs, nowMs);
     // A pattern with no future date was refused on save; one whose dates have all passed fires never.
     if (next === null) continue;
-    const fields = { ...timing, snapshot_id: snapshotId, anchor_at: ctx.now, next_fire_at: msTimestamp(next), last_fired_at: null, updated_at: ctx.now };
+    const fields = {
+      ...timing,
+      snapshot_id: snapshotId,
+      anchor_at: ctx.now,
+      next_fire_at: msTimestamp(next),
+      last_fired_at: null,
+      updated_at: ctx.now,
+    };
     if (current) {
       kept.push(current.id);
       await updateSchedule(ctx.trx, current.id, fields);
     } else {
       const id = newId();
       kept.push(id);
-      await insertSchedule(ctx.trx, { id, workspace_id: ctx.workspaceId, workflow_id: ctx.workflowId, node_id: node.id, created_at: ctx.now, ...fields });
+      await insertSchedule(ctx.trx, {
+        id,
+        workspace_id: ctx.workspaceId,
+        workflow_id: ctx.workflowId,
+        node_id: node.id,
+        created_at: ctx.now,
+        ...fields,
+      });
     }
   }
   await deleteWorkflowSchedules(ctx.trx, ctx.workspaceId, ctx.workflowId, kept);

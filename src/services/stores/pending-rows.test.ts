@@ -2,13 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { PendingRows } from './pending-rows.js';
 
 const AT = '2026-01-01T00:00:00.000000Z';
-const pending = (line: number, key: string, row: unknown, updatedAt = AT) => ({ line, key, row: JSON.stringify(row), created_at: AT, updated_at: updatedAt });
+const pending = (line: number, key: string, row: unknown, updatedAt = AT) => ({
+  line,
+  key,
+  row: JSON.stringify(row),
+  created_at: AT,
+  updated_at: updatedAt,
+});
 
 /** The live entries, in order, read back as strings. */
 function entries(rows: PendingRows) {
   const out = [];
   for (let i = 0; i < rows.count; i++) {
-    if (rows.isLive(i)) out.push({ line: rows.line(i), key: rows.key(i), row: rows.row(i), created_at: rows.createdAt(i), updated_at: rows.updatedAt(i) });
+    if (rows.isLive(i))
+      out.push({ line: rows.line(i), key: rows.key(i), row: rows.row(i), created_at: rows.createdAt(i), updated_at: rows.updatedAt(i) });
   }
   return out;
 }
@@ -47,7 +54,11 @@ describe('PendingRows', () => {
     rows.add(pending(1003, 'last', { n: 1 }));
     expect(rows.size).toBe(3);
     expect(rows.count).toBeLessThanOrEqual(8);
-    expect(entries(rows).map((entry) => [entry.line, entry.key])).toEqual([[2, 'first'], [1002, 'again'], [1003, 'last']]);
+    expect(entries(rows).map((entry) => [entry.line, entry.key])).toEqual([
+      [2, 'first'],
+      [1002, 'again'],
+      [1003, 'last'],
+    ]);
     // The hash slots were rebuilt with the entries: a repeat still finds its key.
     expect(rows.add(pending(1004, 'first', { n: 2 }))).toBe(2);
   });

@@ -39,7 +39,10 @@ export class PendingRows {
    * `maxRows` live entries at most (the caller imports the batch when it is full); twice as many
    * entries fit before replaced ones are compacted away.
    */
-  constructor(readonly maxRows: number, readonly maxBytes: number) {
+  constructor(
+    readonly maxRows: number,
+    readonly maxBytes: number,
+  ) {
     const capacity = 2 * maxRows;
     this.bytes = Buffer.allocUnsafeSlow(Math.min(maxBytes, 1024 * 1024));
     this.bounds = new Uint32Array(capacity * BOUNDS);
@@ -62,7 +65,8 @@ export class PendingRows {
     const length = keyBytes + Buffer.byteLength(row.row) + row.created_at.length + row.updated_at.length;
     if (this.count === this.lines.length) {
       this.compact();
-      if (this.count === this.lines.length) throw new Error(`the batch holds ${this.count} rows, over its ${this.maxRows}: import it when it is full`);
+      if (this.count === this.lines.length)
+        throw new Error(`the batch holds ${this.count} rows, over its ${this.maxRows}: import it when it is full`);
     }
     if (this.used + length > this.bytes.length) this.makeRoom(length);
     const index = this.count;
@@ -140,7 +144,10 @@ export class PendingRows {
 
   private sameKey(entry: number, at: number, keyBytes: number): boolean {
     const start = this.bounds[entry * BOUNDS]!;
-    return this.bounds[entry * BOUNDS + 1]! - start === keyBytes && this.bytes.compare(this.bytes, start, start + keyBytes, at, at + keyBytes) === 0;
+    return (
+      this.bounds[entry * BOUNDS + 1]! - start === keyBytes &&
+      this.bytes.compare(this.bytes, start, start + keyBytes, at, at + keyBytes) === 0
+    );
   }
 
   /** Compacts away replaced entries, then grows the buffer if `length` more bytes still do not fit. */

@@ -24,13 +24,24 @@ const INSERT_ROWS = 500;
  * are distinct, so looking them up a chunk at a time finds what one look-up of the whole batch
  * would.
  */
-export async function importBatch(db: Kysely<Database>, dialect: SqlDialect, storeId: string, rows: PendingRows, leaseUntil: string | null, report: RestoreReport): Promise<StoreRow> {
+export async function importBatch(
+  db: Kysely<Database>,
+  dialect: SqlDialect,
+  storeId: string,
+  rows: PendingRows,
+  leaseUntil: string | null,
+  report: RestoreReport,
+): Promise<StoreRow> {
   return db.transaction().execute(async (trx) => {
     const store = await lockRestoringStore(trx, dialect, storeId);
-    if (!store) throw new AppError('request_timeout', 'the restore was abandoned: its body stopped coming for longer than the restore lease, and the partial store was discarded; send the dump again');
+    if (!store)
+      throw new AppError(
+        'request_timeout',
+        'the restore was abandoned: its body stopped coming for longer than the restore lease, and the partial store was discarded; send the dump again',
+      );
     let fresh = 0;
     let last = store.last_write_at;
-    for (let next = 0; next < rows.count; ) {
+    for (let next = 0; next < rows.count;) {
       const chunk: number[] = [];
       for (; next < rows.count && chunk.length < INSERT_ROWS; next++) if (rows.isLive(next)) chunk.push(next);
       const keys = chunk.map((index) => rows.key(index));
@@ -42,10 +53,19 @@ export async function importBatch(db: Kysely<Database>, dialect: SqlDialect, sto
         const key = keys[i]!;
         const updatedAt = rows.updatedAt(index);
         if (existing.has(key)) {
-          await trx.updateTable('store_rows').set({ row: rows.row(index), created_at: rows.createdAt(index), updated_at: updatedAt }).where('store_id', '=', storeId).where('key', '=', key).execute();
+          await trx
+            .updateTable('store_rows')
+            .set({ row: rows.row(index), created_at: rows.createdAt(index), updated_at: updatedAt })
+            .where('store_id', '=', storeId)
+            .where('key', '=', key)
+            .execute();
           report.replaced(key, rows.line(index));
         } else if (store.row_count + fresh >= store.row_cap) {
-          report.fail({ line: rows.line(index), key, errors: [{ pointer: '', detail: `the store's row_cap (${store.row_cap}) is reached` }] });
+          report.fail({
+            line: rows.line(index),
+            key,
+            errors: [{ pointer: '', detail: `the store's row_cap (${store.row_cap}) is reached` }],
+          });
           continue;
         } else {
           values.push(storeId, key, rows.row(index), rows.createdAt(index), updatedAt);

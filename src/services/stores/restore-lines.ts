@@ -30,12 +30,21 @@ export function parseHeader(text: string, line: number): DumpHeader {
   try {
     header = JSON.parse(text);
   } catch {
-    throw new AppError('invalid_body', `line ${line}: the header is not JSON; a dump starts with {"format":"${DUMP_FORMAT_TAG}", name, slug, description, schema, row_cap}`);
+    throw new AppError(
+      'invalid_body',
+      `line ${line}: the header is not JSON; a dump starts with {"format":"${DUMP_FORMAT_TAG}", name, slug, description, schema, row_cap}`,
+    );
   }
   if (!isPlainObject(header)) throw new AppError('invalid_body', `line ${line}: the header must be a JSON object`);
-  if (header.format !== DUMP_FORMAT_TAG) throw new AppError('invalid_body', `line ${line}: the header's format must be "${DUMP_FORMAT_TAG}", got ${JSON.stringify(header.format ?? null)}`);
-  if (typeof header.name !== 'string' || header.name.trim() === '') throw new AppError('invalid_body', `line ${line}: the header needs the store's name (a non-empty string)`);
-  if (!isPlainObject(header.schema)) throw new AppError('invalid_body', `line ${line}: the header needs the store's schema (a JSON Schema object)`);
+  if (header.format !== DUMP_FORMAT_TAG)
+    throw new AppError(
+      'invalid_body',
+      `line ${line}: the header's format must be "${DUMP_FORMAT_TAG}", got ${JSON.stringify(header.format ?? null)}`,
+    );
+  if (typeof header.name !== 'string' || header.name.trim() === '')
+    throw new AppError('invalid_body', `line ${line}: the header needs the store's name (a non-empty string)`);
+  if (!isPlainObject(header.schema))
+    throw new AppError('invalid_body', `line ${line}: the header needs the store's schema (a JSON Schema object)`);
   return header as unknown as DumpHeader;
 }
 
@@ -43,7 +52,12 @@ export function parseHeader(text: string, line: number): DumpHeader {
  * One row line, checked as an API write is (key, row object, row text, the schema); the
  * timestamps are kept (now when absent). A bad line gives its failure, pointing into the line.
  */
-export function parseRowLine(text: string, line: number, now: string, validate: Parameters<typeof rowViolations>[0]): PendingRow | { failure: RestoreFailure } {
+export function parseRowLine(
+  text: string,
+  line: number,
+  now: string,
+  validate: Parameters<typeof rowViolations>[0],
+): PendingRow | { failure: RestoreFailure } {
   const fail = (key: string | null, errors: RestoreFailure['errors']) => ({ failure: { line, key, errors } });
   let value: unknown;
   try {
@@ -51,7 +65,8 @@ export function parseRowLine(text: string, line: number, now: string, validate: 
   } catch (error) {
     return fail(null, [{ pointer: '', detail: `the line is not JSON: ${(error as Error).message}` }]);
   }
-  if (!isPlainObject(value)) return fail(null, [{ pointer: '', detail: 'a row line must be an object {key, row, created_at, updated_at}' }]);
+  if (!isPlainObject(value))
+    return fail(null, [{ pointer: '', detail: 'a row line must be an object {key, row, created_at, updated_at}' }]);
   const key = typeof value.key === 'string' ? value.key : null;
   const problem = key === null ? 'key must be a string' : keyProblem(key);
   if (problem !== null) return fail(key, [{ pointer: '/key', detail: problem }]);
@@ -67,6 +82,10 @@ export function parseRowLine(text: string, line: number, now: string, validate: 
   const textIssue = checkRowText(value.row, rowText);
   if (textIssue) return fail(key, [{ pointer: `/row${textIssue.pointer}`, detail: textIssue.detail }]);
   const violations = rowViolations(validate, value.row);
-  if (violations.length > 0) return fail(key, violations.map((v) => ({ pointer: `/row${v.pointer}`, detail: v.detail })));
+  if (violations.length > 0)
+    return fail(
+      key,
+      violations.map((v) => ({ pointer: `/row${v.pointer}`, detail: v.detail })),
+    );
   return { line, key: key!, row: rowText, created_at: times[0]!, updated_at: times[1]! };
 }

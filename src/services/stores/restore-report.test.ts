@@ -4,14 +4,15 @@ import { hash53, KeyLines, MAX_REPORTED, RestoreReport } from './restore-report.
 describe('RestoreReport', () => {
   it('lists the first 1,000 failures and counts them all', () => {
     const report = new RestoreReport();
-    for (let line = 2; line < 2 + MAX_REPORTED + 5; line++) report.fail({ line, key: `k${line}`, errors: [{ pointer: '/row/a', detail: 'row.a must be integer' }] });
+    for (let line = 2; line < 2 + MAX_REPORTED + 5; line++)
+      report.fail({ line, key: `k${line}`, errors: [{ pointer: '/row/a', detail: 'row.a must be integer' }] });
     const meta = report.meta();
     expect(meta.rows_failed).toBe(MAX_REPORTED + 5);
     expect(meta.failures).toHaveLength(MAX_REPORTED);
     expect(meta.failures.at(-1)!.line).toBe(MAX_REPORTED + 1);
   });
 
-  it('names every line of a repeated key, the earlier batches\' line included', () => {
+  it("names every line of a repeated key, the earlier batches' line included", () => {
     const report = new RestoreReport();
     // Batch one: a (line 2) and b (line 3) imported; a again in the same batch (line 4).
     report.read('a', 2, undefined);
@@ -24,7 +25,15 @@ describe('RestoreReport', () => {
     report.read('a', 10, undefined);
     report.replaced('b', 9);
     report.replaced('a', 10);
-    expect(report.meta()).toEqual({ rows_imported: 2, rows_failed: 0, failures: [], duplicates: [{ key: 'a', lines: [2, 4, 10] }, { key: 'b', lines: [3, 9] }] });
+    expect(report.meta()).toEqual({
+      rows_imported: 2,
+      rows_failed: 0,
+      failures: [],
+      duplicates: [
+        { key: 'a', lines: [2, 4, 10] },
+        { key: 'b', lines: [3, 9] },
+      ],
+    });
   });
 
   it('lists the first 1,000 repeated keys', () => {

@@ -65,7 +65,12 @@ export async function scanRows(db: Kysely<Database>, store: StoreRow, validate: 
  * store's lock. Violators past the tracked ones cannot be told apart, so they all still count:
  * the answer may overstate a refusal by rows fixed during the scan, never let a violator in.
  */
-export async function remainingViolations(trx: Transaction<Database>, store: StoreRow, validate: ValidateFunction, scan: RowScan): Promise<SchemaViolations> {
+export async function remainingViolations(
+  trx: Transaction<Database>,
+  store: StoreRow,
+  validate: ValidateFunction,
+  scan: RowScan,
+): Promise<SchemaViolations> {
   const rows = new StoreRowRepository(trx, store);
   const changed = new Set(await rows.deletedAfter(scan.notAfter));
   const fresh: string[] = [];

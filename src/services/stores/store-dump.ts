@@ -53,7 +53,14 @@ async function* pages(db: Kysely<Database>, storeId: string): AsyncGenerator<Dum
 
 /** The NDJSON header: everything a restore needs to make the store again. */
 export function dumpHeader(store: StoreRow): Record<string, unknown> {
-  return { format: DUMP_FORMAT_TAG, name: store.name, slug: store.slug, description: store.description, schema: JSON.parse(store.schema), row_cap: store.row_cap };
+  return {
+    format: DUMP_FORMAT_TAG,
+    name: store.name,
+    slug: store.slug,
+    description: store.description,
+    schema: JSON.parse(store.schema),
+    row_cap: store.row_cap,
+  };
 }
 
 /**
@@ -84,7 +91,10 @@ async function* chunks(db: Kysely<Database>, store: StoreRow, format: DumpFormat
   const fields = topLevelFields(store.schema);
   yield stringify([['key', 'updated_at', ...fields]], CSV_OPTIONS);
   for await (const rows of pages(db, store.id)) {
-    yield stringify(rows.map((r) => csvRecord(r, fields)), CSV_OPTIONS);
+    yield stringify(
+      rows.map((r) => csvRecord(r, fields)),
+      CSV_OPTIONS,
+    );
   }
 }
 

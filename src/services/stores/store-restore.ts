@@ -85,7 +85,11 @@ export async function restoreStore(deps: RestoreDeps, actor: Actor, request: Res
   if (header.description !== undefined && header.description !== null) values.description = header.description;
   if (header.row_cap !== undefined) values.row_cap = header.row_cap;
   const lease = () => addMs(deps.clock.now(), RESTORE_LEASE_MS);
-  const created = await deps.stores.create(actor, { values, pointer: (name) => (name === 'slug' ? '' : `/header/${name}`) }, { restoringUntil: lease() });
+  const created = await deps.stores.create(
+    actor,
+    { values, pointer: (name) => (name === 'slug' ? '' : `/header/${name}`) },
+    { restoringUntil: lease() },
+  );
 
   const report = new RestoreReport();
   let store: StoreRow;

@@ -25,13 +25,19 @@ export class StoreRowService {
   /** `PUT /stores/:store_id/rows/:key` with `{data: {row, mode?}}`. */
   async put(actor: Actor, storeId: string, key: string, body: unknown): Promise<StoreRowWriteResult> {
     checkKey(key);
-    if (!isPlainObject(body) || !isPlainObject(body.data)) throw new AppError('invalid_document', 'the body must be {"data": {"row": {...}}}', { pointer: isPlainObject(body) ? '/data' : '' });
+    if (!isPlainObject(body) || !isPlainObject(body.data))
+      throw new AppError('invalid_document', 'the body must be {"data": {"row": {...}}}', { pointer: isPlainObject(body) ? '/data' : '' });
     const data = body.data;
     const unknown = Object.keys(data).find((name) => name !== 'row' && name !== 'mode');
-    if (unknown !== undefined) throw new AppError('validation_failed', `unknown member "${unknown}": the body takes row (and optionally mode)`, { pointer: `/data/${unknown}` });
+    if (unknown !== undefined)
+      throw new AppError('validation_failed', `unknown member "${unknown}": the body takes row (and optionally mode)`, {
+        pointer: `/data/${unknown}`,
+      });
     if (data.row === undefined) throw new AppError('validation_failed', 'row is required', { pointer: '/data/row' });
     if (data.mode !== undefined && (typeof data.mode !== 'string' || !PUT_MODES.includes(data.mode))) {
-      throw new AppError('validation_failed', `mode must be one of ${PUT_MODES.join(', ')} (DELETE removes a row)`, { pointer: '/data/mode' });
+      throw new AppError('validation_failed', `mode must be one of ${PUT_MODES.join(', ')} (DELETE removes a row)`, {
+        pointer: '/data/mode',
+      });
     }
     // The store's existence is checked inside the write, under its lock.
     return this.db.transaction().execute((trx) =>
@@ -60,7 +66,16 @@ export class StoreRowService {
   async remove(actor: Actor, storeId: string, key: string): Promise<void> {
     checkKey(key);
     await this.db.transaction().execute((trx) =>
-      writeStoreRow(trx, this.dialect, { workspaceId: actor.workspaceId, storeId, key, mode: 'delete', workflowId: null, executionId: null, now: this.clock.now(), rowPointer: '/data/row' }),
+      writeStoreRow(trx, this.dialect, {
+        workspaceId: actor.workspaceId,
+        storeId,
+        key,
+        mode: 'delete',
+        workflowId: null,
+        executionId: null,
+        now: this.clock.now(),
+        rowPointer: '/data/row',
+      }),
     );
   }
 }

@@ -107,15 +107,22 @@ export class StoreService {
         const store = await repo.lock(this.dialect, id);
         if (!store) throw notFound('store');
         if (changes.row_cap !== undefined && changes.row_cap < store.row_count) {
-          throw new AppError('validation_failed', `row_cap cannot be lower than the store's ${store.row_count} rows; delete rows first`, { pointer: input.pointer('row_cap') });
+          throw new AppError('validation_failed', `row_cap cannot be lower than the store's ${store.row_count} rows; delete rows first`, {
+            pointer: input.pointer('row_cap'),
+          });
         }
         if (validate && scan) {
           const left = await remainingViolations(trx, store, validate, scan);
           if (left.count > 0) {
             const example = left.example ? ` (key "${left.example.key}": ${left.example.detail})` : '';
-            throw new AppError('schema_violated_by_rows', `${left.count} ${left.count === 1 ? 'row violates' : 'rows violate'} the new schema${example}; change or delete them first`, { pointer: input.pointer('schema') }, {
-              meta: { violating_rows: left.count, first_keys: left.firstKeys },
-            });
+            throw new AppError(
+              'schema_violated_by_rows',
+              `${left.count} ${left.count === 1 ? 'row violates' : 'rows violate'} the new schema${example}; change or delete them first`,
+              { pointer: input.pointer('schema') },
+              {
+                meta: { violating_rows: left.count, first_keys: left.firstKeys },
+              },
+            );
           }
         }
         const updated: StoreRow = {
@@ -136,7 +143,8 @@ export class StoreService {
       if (validate) rememberRowValidator(updated.id, updated.schema_version, validate);
       return updated;
     } catch (error) {
-      if (changes.slug !== undefined && this.dialect.isUniqueViolation(error)) throw slugTaken(changes.slug, input.pointer('slug'), await this.stores(actor).restoringSlug(changes.slug));
+      if (changes.slug !== undefined && this.dialect.isUniqueViolation(error))
+        throw slugTaken(changes.slug, input.pointer('slug'), await this.stores(actor).restoringSlug(changes.slug));
       throw error;
     }
   }
@@ -161,7 +169,10 @@ export class StoreService {
     const description = readString(input, 'description', violations, { max: 10_000, nullable: true });
     const slug = input.values.slug;
     if (slug !== undefined && (typeof slug !== 'string' || !STORE_SLUG.test(slug))) {
-      violations.add(input.pointer('slug'), 'slug must be 1 to 64 lower-case letters, digits and dashes, starting and ending with a letter or digit');
+      violations.add(
+        input.pointer('slug'),
+        'slug must be 1 to 64 lower-case letters, digits and dashes, starting and ending with a letter or digit',
+      );
     }
     const rowCap = input.values.row_cap;
     if (rowCap !== undefined && (!Number.isSafeInteger(rowCap) || (rowCap as number) < 1 || (rowCap as number) > this.limits.maxRowCap)) {

@@ -37,7 +37,10 @@ export class StoreSweeper {
   private halted = false;
   private started = false;
 
-  constructor(private readonly db: Kysely<Database>, private readonly options: StoreSweeperOptions = {}) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly options: StoreSweeperOptions = {},
+  ) {}
 
   private get batchSize(): number {
     return this.options.batchSize ?? 1000;
@@ -48,7 +51,13 @@ export class StoreSweeper {
     let deleted = 0;
     await abandonExpiredRestores(this.db, (this.options.clock ?? systemClock).now());
     while (!this.halted) {
-      const stores = await this.db.selectFrom('stores').select('id').where('deleted_at', 'is not', null).orderBy('deleted_at').limit(10).execute();
+      const stores = await this.db
+        .selectFrom('stores')
+        .select('id')
+        .where('deleted_at', 'is not', null)
+        .orderBy('deleted_at')
+        .limit(10)
+        .execute();
       if (stores.length === 0) break;
       for (const store of stores) {
         if (this.halted) break;

@@ -28,7 +28,11 @@ export class WebhookService {
   async rotate(actor: Actor, workflowId: string, nodeId: string): Promise<{ token: string; webhook_id: string; webhook_url: string }> {
     const endpoint = await this.endpoint(actor, workflowId, nodeId);
     if (endpoint.verification !== 'bearer') {
-      throw new AppError('validation_failed', `webhook node "${nodeId}" verifies with ${endpoint.verification}, not a bearer token: there is no token to rotate`, { parameter: 'node_id' });
+      throw new AppError(
+        'validation_failed',
+        `webhook node "${nodeId}" verifies with ${endpoint.verification}, not a bearer token: there is no token to rotate`,
+        { parameter: 'node_id' },
+      );
     }
     const minted = mintWebhookToken();
     await new WebhookRepository(this.db, actor.workspaceId).update(endpoint.id, { token_hash: minted.hash, updated_at: this.clock.now() });

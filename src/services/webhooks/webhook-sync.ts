@@ -107,13 +107,30 @@ export async function syncWebhooks(ctx: SyncContext, graph: Graph, pointerBase: 
       updated_at: ctx.now,
     };
     if (current) await repo.update(id, fields);
-    else await repo.insert({ id, workspace_id: ctx.workspaceId, workflow_id: ctx.workflowId, capturing: false, capture_payload: null, capture_shape: null, captured_at: null, created_at: ctx.now, ...fields });
+    else
+      await repo.insert({
+        id,
+        workspace_id: ctx.workspaceId,
+        workflow_id: ctx.workflowId,
+        capturing: false,
+        capture_payload: null,
+        capture_shape: null,
+        captured_at: null,
+        created_at: ctx.now,
+        ...fields,
+      });
 
     const { secret: _secret, ...publicVerification } = verification;
     const { webhook_unauthenticated: _marked, ...rest } = config;
     nodes.push({
       ...node,
-      config: { ...rest, verification: publicVerification, webhook_id: id, webhook_url: `${ctx.baseUrl}/webhooks/${id}`, ...(method === 'none' ? { webhook_unauthenticated: true } : {}) },
+      config: {
+        ...rest,
+        verification: publicVerification,
+        webhook_id: id,
+        webhook_url: `${ctx.baseUrl}/webhooks/${id}`,
+        ...(method === 'none' ? { webhook_unauthenticated: true } : {}),
+      },
     });
   }
   await repo.delete([...existing.values()].filter((row) => !kept.has(row.id)).map((row) => row.id));

@@ -28,14 +28,18 @@ export class CallGraphService {
     const workflow = isUuid(id) ? await new WorkflowRepository(this.db, actor.workspaceId).find(id) : undefined;
     if (!workflow) throw notFound('workflow');
     const calls = new WorkflowCallRepository(this.db, actor.workspaceId);
-    const [callers, callees] = await Promise.all([calls.callersOf(workflow.id), calls.calleesOf(workflow.id, workflow.status === 'active')]);
+    const [callers, callees] = await Promise.all([
+      calls.callersOf(workflow.id),
+      calls.calleesOf(workflow.id, workflow.status === 'active'),
+    ]);
     return { callers: callers.map(entry), callees: callees.map(entry) };
   }
 
   async map(actor: Actor, query: { search?: unknown; status?: unknown }): Promise<WorkspaceMap> {
     const search = query.search;
     const status = query.status;
-    if (search !== undefined && (typeof search !== 'string' || search.length > 200)) throw new AppError('invalid_query_parameter', 'search must be a string of at most 200 characters', { parameter: 'search' });
+    if (search !== undefined && (typeof search !== 'string' || search.length > 200))
+      throw new AppError('invalid_query_parameter', 'search must be a string of at most 200 characters', { parameter: 'search' });
     if (status !== undefined && (typeof status !== 'string' || !(WORKFLOW_STATUSES as readonly string[]).includes(status))) {
       throw new AppError('invalid_query_parameter', `status must be one of ${WORKFLOW_STATUSES.join(', ')}`, { parameter: 'status' });
     }

@@ -10,7 +10,10 @@ const GRAPH_POINTER = '/data/attributes/graph';
 
 /** Graph violations as one 422 `invalid_graph`, each with its rule's code and pointer. */
 export function invalidGraph(violations: GraphViolation[]): AppError {
-  return AppError.many('invalid_graph', violations.map((v) => ({ code: v.code, detail: v.detail, source: { pointer: v.pointer } })));
+  return AppError.many(
+    'invalid_graph',
+    violations.map((v) => ({ code: v.code, detail: v.detail, source: { pointer: v.pointer } })),
+  );
 }
 
 /**
@@ -22,13 +25,17 @@ export function runnableGraph(canvas: string): Graph {
   const result = validateGraph(JSON.parse(canvas), GRAPH_POINTER);
   if (!result.ok) throw invalidGraph(result.violations);
   if (result.graph.nodes.length === 0) {
-    throw new AppError('invalid_graph', 'the canvas is empty: push a graph with PUT /workflows/:id/graph first', { pointer: `${GRAPH_POINTER}/nodes` });
+    throw new AppError('invalid_graph', 'the canvas is empty: push a graph with PUT /workflows/:id/graph first', {
+      pointer: `${GRAPH_POINTER}/nodes`,
+    });
   }
   const unfinished = unfinishedImport(result.graph);
   if (unfinished.length > 0) throw AppError.many('invalid_graph', unfinished);
   const cycle = findCycle(result.graph);
   if (cycle) {
-    throw new AppError('invalid_graph', `the graph has a cycle through nodes ${cycle.join(' -> ')}; loops are built with the loop step`, { pointer: `${GRAPH_POINTER}/edges` });
+    throw new AppError('invalid_graph', `the graph has a cycle through nodes ${cycle.join(' -> ')}; loops are built with the loop step`, {
+      pointer: `${GRAPH_POINTER}/edges`,
+    });
   }
   const loops = findLoopBodies(result.graph, GRAPH_POINTER);
   if (loops.violations.length > 0) throw invalidGraph(loops.violations);
@@ -70,6 +77,7 @@ function unfinishedImport(graph: Graph): ErrorItem[] {
 function unboundPaths(value: unknown, pointer: string): string[] {
   if (value === UNBOUND_ID) return [pointer];
   if (Array.isArray(value)) return value.flatMap((item, i) => unboundPaths(item, `${pointer}/${i}`));
-  if (isPlainObject(value)) return Object.entries(value).flatMap(([key, item]) => unboundPaths(item, `${pointer}/${escapePointerToken(key)}`));
+  if (isPlainObject(value))
+    return Object.entries(value).flatMap(([key, item]) => unboundPaths(item, `${pointer}/${escapePointerToken(key)}`));
   return [];
 }

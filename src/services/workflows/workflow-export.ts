@@ -27,10 +27,20 @@ export class WorkflowExports {
     const graph = JSON.parse(row.graph) as Record<string, unknown>;
     const fields = referenceFieldsOf(graph).filter((field) => typeof field.value === 'string' && isUuid(field.value));
     const lookups = new ReferenceLookups(this.db, workspaceId);
-    const workflows = await lookups.workflowsByIds([...new Set(fields.filter((f) => f.resource === 'workflow').map((f) => f.value as string))]);
+    const workflows = await lookups.workflowsByIds([
+      ...new Set(fields.filter((f) => f.resource === 'workflow').map((f) => f.value as string)),
+    ]);
     const stores = await lookups.storesByIds([...new Set(fields.filter((f) => f.resource === 'store').map((f) => f.value as string))]);
     return buildServiceDocument(
-      { export_key: row.export_key, name: row.name, description: row.description, build_mode: row.build_mode, build_prompt: row.build_prompt, ai_auto_probe: Boolean(row.ai_auto_probe), graph },
+      {
+        export_key: row.export_key,
+        name: row.name,
+        description: row.description,
+        build_mode: row.build_mode,
+        build_prompt: row.build_prompt,
+        ai_auto_probe: Boolean(row.ai_auto_probe),
+        graph,
+      },
       { workflow: (id) => workflows.get(id), store: (id) => stores.get(id) },
       this.clock.now(),
     );

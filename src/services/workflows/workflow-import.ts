@@ -82,12 +82,18 @@ export class WorkflowImports {
 
   async importWorkflow(actor: Actor, input: AttributeInput): Promise<{ workflow: WorkflowRow; meta: ImportMeta }> {
     const violations = new Violations();
-    rejectUnknown(input, IMPORT_ATTRIBUTES, violations, (name) => `${name} cannot be set on an import (it takes name, description, document and folder_id)`);
+    rejectUnknown(
+      input,
+      IMPORT_ATTRIBUTES,
+      violations,
+      (name) => `${name} cannot be set on an import (it takes name, description, document and folder_id)`,
+    );
     const name = readString(input, 'name', violations, { max: 200 });
     if (name === '') violations.add(input.pointer('name'), 'name must not be empty');
     const description = readString(input, 'description', violations, { max: 10_000, nullable: true });
     const folderId = input.values.folder_id;
-    if (folderId !== undefined && folderId !== null && !isUuid(folderId)) violations.add(input.pointer('folder_id'), 'folder_id must be a folder id or null');
+    if (folderId !== undefined && folderId !== null && !isUuid(folderId))
+      violations.add(input.pointer('folder_id'), 'folder_id must be a folder id or null');
     violations.throwIfAny();
     if (typeof folderId === 'string' && !(await new FolderRepository(this.db, actor.workspaceId).find(folderId))) {
       throw new AppError('validation_failed', 'folder_id names no folder of this workspace', { pointer: input.pointer('folder_id') });
@@ -100,7 +106,12 @@ export class WorkflowImports {
   }
 
   /** Creates one workflow from a draft inside `trx` (folder imports call it once per workflow). */
-  async createFromDraft(trx: Transaction<Database>, actor: Actor, draft: ImportDraft, options: ImportOptions): Promise<{ workflow: WorkflowRow; meta: ImportMeta }> {
+  async createFromDraft(
+    trx: Transaction<Database>,
+    actor: Actor,
+    draft: ImportDraft,
+    options: ImportOptions,
+  ): Promise<{ workflow: WorkflowRow; meta: ImportMeta }> {
     const report = draft.report;
     const graph = draft.graph;
     const id = options.reserved?.id ?? newId();
@@ -110,10 +121,21 @@ export class WorkflowImports {
     const exportKey = options.reserved?.exportKey ?? (await this.freeExportKey(lookups, draft.exportKey));
 
     for (const binding of draft.bindings) {
-      const bound = await this.bind(lookups, installations, binding.by, binding.resource, { id, requestedKey: draft.exportKey, siblings: options.siblings });
+      const bound = await this.bind(lookups, installations, binding.by, binding.resource, {
+        id,
+        requestedKey: draft.exportKey,
+        siblings: options.siblings,
+      });
       // An installation's pointer is the node that needs it: nothing in the graph holds its id.
       if (binding.resource !== 'installation') writePointer(graph, binding.pointer, bound ?? UNBOUND_ID);
-      if (bound === null) report.require('bindings', { pointer: binding.pointer, detail: binding.detail, resource: binding.resource, ...(binding.by ?? {}), ...(binding.facts ?? {}) });
+      if (bound === null)
+        report.require('bindings', {
+          pointer: binding.pointer,
+          detail: binding.detail,
+          resource: binding.resource,
+          ...(binding.by ?? {}),
+          ...(binding.facts ?? {}),
+        });
     }
     for (const pointer of clearConnections(graph)) {
       report.require('credentials', { pointer, detail: 'connections are never imported: choose a connection of this workspace' });
@@ -143,7 +165,11 @@ export class WorkflowImports {
       updated_at: now,
     };
     await repo.insert(row);
-    const synced = await syncWebhooks({ trx, workspaceId: actor.workspaceId, workflowId: id, ...this.webhooks, now, allowUnsetSecrets: true }, laidOut, draft.graphPointer);
+    const synced = await syncWebhooks(
+      { trx, workspaceId: actor.workspaceId, workflowId: id, ...this.webhooks, now, allowUnsetSecrets: true },
+      laidOut,
+      draft.graphPointer,
+    );
     if (synced.violations.length > 0) throw invalidGraph(synced.violations);
     for (const index of synced.unsetSecrets) {
       const node = synced.graph.nodes[index]!;
@@ -192,7 +218,10 @@ export class WorkflowImports {
 }
 
 /** The id of an installation of the workspace that serves a node (any of the providers, the pinned account if any), or null. */
-async function installationOf(repo: AppInstallationRepository, by: { providers: AppProvider[]; account_id?: string }): Promise<string | null> {
+async function installationOf(
+  repo: AppInstallationRepository,
+  by: { providers: AppProvider[]; account_id?: string },
+): Promise<string | null> {
   for (const provider of by.providers) {
     const found = (await repo.listForProvider(provider)).find((row) => by.account_id === undefined || row.account_id === by.account_id);
     if (found) return found.id;

@@ -53,16 +53,24 @@ export class WorkflowService {
 
   async create(actor: Actor, input: AttributeInput): Promise<WorkflowRow> {
     const violations = new Violations();
-    rejectUnknown(input, CREATE_ATTRIBUTES, violations, (name) => `${name} cannot be set on create (the graph is set with PUT /workflows/:id/graph, status by activate/deactivate)`);
+    rejectUnknown(
+      input,
+      CREATE_ATTRIBUTES,
+      violations,
+      (name) => `${name} cannot be set on create (the graph is set with PUT /workflows/:id/graph, status by activate/deactivate)`,
+    );
     const name = readString(input, 'name', violations, { required: true, max: 200 });
     const description = readString(input, 'description', violations, { max: 10_000, nullable: true });
     const buildPrompt = readString(input, 'build_prompt', violations, { max: 20_000, nullable: true });
     const autoProbe = input.values.ai_auto_probe;
-    if (autoProbe !== undefined && typeof autoProbe !== 'boolean') violations.add(input.pointer('ai_auto_probe'), 'ai_auto_probe must be a boolean');
+    if (autoProbe !== undefined && typeof autoProbe !== 'boolean')
+      violations.add(input.pointer('ai_auto_probe'), 'ai_auto_probe must be a boolean');
     const buildMode = input.values.build_mode;
-    if (buildMode !== undefined && !BUILD_MODES.includes(buildMode as BuildMode)) violations.add(input.pointer('build_mode'), `build_mode must be one of ${BUILD_MODES.join(', ')}`);
+    if (buildMode !== undefined && !BUILD_MODES.includes(buildMode as BuildMode))
+      violations.add(input.pointer('build_mode'), `build_mode must be one of ${BUILD_MODES.join(', ')}`);
     const folderId = input.values.folder_id;
-    if (folderId !== undefined && folderId !== null && !isUuid(folderId)) violations.add(input.pointer('folder_id'), 'folder_id must be a folder id or null');
+    if (folderId !== undefined && folderId !== null && !isUuid(folderId))
+      violations.add(input.pointer('folder_id'), 'folder_id must be a folder id or null');
     violations.throwIfAny();
     if (typeof folderId === 'string' && !(await new FolderRepository(this.db, actor.workspaceId).find(folderId))) {
       throw new AppError('validation_failed', 'folder_id names no folder of this workspace', { pointer: input.pointer('folder_id') });
@@ -126,7 +134,15 @@ export class WorkflowService {
     const snapshotId = newId();
     await this.db.transaction().execute(async (trx) => {
       const repo = this.workflows(actor).withTransaction(trx);
-      await repo.insertSnapshot({ id: snapshotId, workspace_id: actor.workspaceId, workflow_id: id, graph: JSON.stringify(graph), created_by: actor.userId, created_at: now, draft: false });
+      await repo.insertSnapshot({
+        id: snapshotId,
+        workspace_id: actor.workspaceId,
+        workflow_id: id,
+        graph: JSON.stringify(graph),
+        created_by: actor.userId,
+        created_at: now,
+        draft: false,
+      });
       await repo.update(id, { status: 'active', active_snapshot_id: snapshotId, updated_at: now });
       await recordCalls(trx, actor.workspaceId, id, 'snapshot', graph);
       await activateSchedules({ trx, workspaceId: actor.workspaceId, workflowId: id, now }, snapshotId, graph);
@@ -140,12 +156,21 @@ export class WorkflowService {
    * document) would refuse every delivery; activation says so with the pointer to set it.
    */
   private async requireSecrets(actor: Actor, id: string, graph: Graph): Promise<void> {
-    const missing = (await new WebhookRepository(this.db, actor.workspaceId).listForWorkflow(id)).filter((row) => row.verification === 'hmac' && row.secret_encrypted === null);
+    const missing = (await new WebhookRepository(this.db, actor.workspaceId).listForWorkflow(id)).filter(
+      (row) => row.verification === 'hmac' && row.secret_encrypted === null,
+    );
     const items = missing.flatMap((row) => {
       const index = graph.nodes.findIndex((node) => node.id === row.node_id && node.type === 'webhook');
       if (index === -1) return [];
       const pointer = `/nodes/${index}/config/verification/secret`;
-      return [{ code: 'missing_secret', detail: `webhook node "${row.node_id}" verifies HMAC signatures but has no secret yet: set verification.secret with PUT /workflows/:id/graph`, source: { pointer: `/data/attributes/graph${pointer}` }, meta: { node_id: row.node_id, pointer } }];
+      return [
+        {
+          code: 'missing_secret',
+          detail: `webhook node "${row.node_id}" verifies HMAC signatures but has no secret yet: set verification.secret with PUT /workflows/:id/graph`,
+          source: { pointer: `/data/attributes/graph${pointer}` },
+          meta: { node_id: row.node_id, pointer },
+        },
+      ];
     });
     if (items.length > 0) throw AppError.many('invalid_graph', items);
   }
@@ -171,7 +196,9 @@ export class WorkflowService {
     const repo = this.workflows(actor);
     const copyId = newId();
     return this.db.transaction().execute(async (trx) => {
-      const sourceEndpoints = new Map((await new WebhookRepository(trx, actor.workspaceId).listForWorkflow(source.id)).map((row) => [row.node_id, row]));
+      const sourceEndpoints = new Map(
+        (await new WebhookRepository(trx, actor.workspaceId).listForWorkflow(source.id)).map((row) => [row.node_id, row]),
+      );
       const copy: WorkflowRow = {
         ...source,
         id: copyId,
@@ -188,7 +215,11 @@ export class WorkflowService {
       // Connection bindings reset (DESIGN.md): the copy names no connection until one is chosen.
       const graph = JSON.parse(source.graph) as Graph;
       clearConnections(graph);
-      const synced = await syncWebhooks({ trx, workspaceId: actor.workspaceId, workflowId: copyId, ...this.webhooks, now, copyOf: sourceEndpoints }, graph, '/data/attributes/graph');
+      const synced = await syncWebhooks(
+        { trx, workspaceId: actor.workspaceId, workflowId: copyId, ...this.webhooks, now, copyOf: sourceEndpoints },
+        graph,
+        '/data/attributes/graph',
+      );
       copy.graph = JSON.stringify(synced.graph);
       await repo.withTransaction(trx).update(copyId, { graph: copy.graph });
       await recordCalls(trx, actor.workspaceId, copyId, 'canvas', synced.graph);
@@ -199,7 +230,12 @@ export class WorkflowService {
   async move(actor: Actor, id: string, input: AttributeInput): Promise<WorkflowRow> {
     const current = await this.get(actor, id);
     const violations = new Violations();
-    rejectUnknown(input, ['folder_id', 'before_id', 'after_id'], violations, (name) => `${name} is not a move attribute (folder_id, before_id, after_id)`);
+    rejectUnknown(
+      input,
+      ['folder_id', 'before_id', 'after_id'],
+      violations,
+      (name) => `${name} is not a move attribute (folder_id, before_id, after_id)`,
+    );
     for (const field of ['folder_id', 'before_id', 'after_id'] as const) {
       const value = input.values[field];
       if (value !== undefined && value !== null && !isUuid(value)) violations.add(input.pointer(field), `${field} must be an id or null`);
@@ -215,7 +251,12 @@ export class WorkflowService {
     return this.db.transaction().execute(async (trx) => {
       const repo = this.workflows(actor).withTransaction(trx);
       const siblings = await repo.listSiblingPositions(folderId);
-      const placement = placeAmong(siblings, id, { beforeId: input.values.before_id as string | null, afterId: input.values.after_id as string | null }, input.pointer);
+      const placement = placeAmong(
+        siblings,
+        id,
+        { beforeId: input.values.before_id as string | null, afterId: input.values.after_id as string | null },
+        input.pointer,
+      );
       for (const item of placement.renumbered ?? []) if (item.id !== id) await repo.update(item.id, { position: item.position });
       await repo.update(id, { folder_id: folderId, position: placement.position, updated_at: now });
       return { ...current, folder_id: folderId, position: placement.position, updated_at: now };
@@ -227,12 +268,21 @@ export class WorkflowService {
    * one transaction. Returns the stored (normalised, laid out) graph and the bearer tokens
    * minted for new webhook nodes, which are shown only here.
    */
-  async putGraph(actor: Actor, id: string, data: unknown): Promise<{ workflow: WorkflowRow; graph: Graph; layout: boolean; webhookTokens: Record<string, string> }> {
+  async putGraph(
+    actor: Actor,
+    id: string,
+    data: unknown,
+  ): Promise<{ workflow: WorkflowRow; graph: Graph; layout: boolean; webhookTokens: Record<string, string> }> {
     const current = await this.get(actor, id);
-    if (!isPlainObject(data)) throw new AppError('invalid_document', 'the body must be {"data": {"graph": {...}, "layout": true|false}}', { pointer: '/data' });
+    if (!isPlainObject(data))
+      throw new AppError('invalid_document', 'the body must be {"data": {"graph": {...}, "layout": true|false}}', { pointer: '/data' });
     const unknown = Object.keys(data).filter((key) => key !== 'graph' && key !== 'layout');
-    if (unknown.length > 0) throw new AppError('validation_failed', `unknown member "${unknown[0]}": the body takes graph and layout`, { pointer: `/data/${escapePointerToken(unknown[0]!)}` });
-    if (data.layout !== undefined && typeof data.layout !== 'boolean') throw new AppError('validation_failed', 'layout must be a boolean', { pointer: '/data/layout' });
+    if (unknown.length > 0)
+      throw new AppError('validation_failed', `unknown member "${unknown[0]}": the body takes graph and layout`, {
+        pointer: `/data/${escapePointerToken(unknown[0]!)}`,
+      });
+    if (data.layout !== undefined && typeof data.layout !== 'boolean')
+      throw new AppError('validation_failed', 'layout must be a boolean', { pointer: '/data/layout' });
     if (data.graph === undefined) throw new AppError('validation_failed', 'graph is required', { pointer: '/data/graph' });
     const result = validateGraph(data.graph, '/data/graph');
     if (!result.ok) {
@@ -242,7 +292,11 @@ export class WorkflowService {
     const laidOut = layout ? layoutGraph(result.graph) : result.graph;
     const now = this.clock.now();
     return this.db.transaction().execute(async (trx) => {
-      const synced = await syncWebhooks({ trx, workspaceId: actor.workspaceId, workflowId: id, ...this.webhooks, now }, laidOut, '/data/graph');
+      const synced = await syncWebhooks(
+        { trx, workspaceId: actor.workspaceId, workflowId: id, ...this.webhooks, now },
+        laidOut,
+        '/data/graph',
+      );
       if (synced.violations.length > 0) throw invalidGraph(synced.violations);
       const text = JSON.stringify(synced.graph);
       await this.workflows(actor).withTransaction(trx).update(id, { graph: text, updated_at: now });

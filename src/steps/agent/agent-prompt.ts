@@ -7,11 +7,17 @@ import type { AgentMemoryContext } from './agent-resources.js';
  * prompt. Only user and assistant messages of the window become turns; both providers require
  * a conversation of those two roles.
  */
-export function openingMessages(system: string | undefined, memory: AgentMemoryContext | null, prompt: string): { system: string | undefined; messages: ChatMessage[] } {
+export function openingMessages(
+  system: string | undefined,
+  memory: AgentMemoryContext | null,
+  prompt: string,
+): { system: string | undefined; messages: ChatMessage[] } {
   const parts: string[] = system ? [system] : [];
   if (memory?.summary) parts.push(`Summary of the earlier conversation:\n${memory.summary}`);
   if (memory && memory.recalled.length > 0) {
-    parts.push(`Earlier messages of this conversation that may be relevant:\n${memory.recalled.map((m) => `- ${m.role}: ${m.content}`).join('\n')}`);
+    parts.push(
+      `Earlier messages of this conversation that may be relevant:\n${memory.recalled.map((m) => `- ${m.role}: ${m.content}`).join('\n')}`,
+    );
   }
   const messages: ChatMessage[] = [];
   for (const message of memory?.messages ?? []) {

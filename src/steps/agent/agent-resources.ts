@@ -34,7 +34,12 @@ export interface KnowledgeHit {
  */
 export interface AgentResources {
   /** One model turn through a connection; `provider` is the connection's. */
-  chat(workspaceId: string, connectionId: string, request: ChatRequest, signal: AbortSignal | undefined): Promise<ChatResponse & { provider: string }>;
+  chat(
+    workspaceId: string,
+    connectionId: string,
+    request: ChatRequest,
+    signal: AbortSignal | undefined,
+  ): Promise<ChatResponse & { provider: string }>;
   /** Hybrid search over the bases, best first across them. */
   searchKnowledge(workspaceId: string, knowledgeBaseIds: string[], query: string, topK: number): Promise<KnowledgeHit[]>;
   /** One row by key (null when absent), or the first `limit` rows (newest changes last). */
@@ -42,7 +47,13 @@ export interface AgentResources {
   /** The session's window, summary and recalled messages; an unknown memory is an Error. */
   memoryContext(workspaceId: string, memoryId: string, sessionKey: string, query: string): Promise<AgentMemoryContext>;
   /** Appends messages to the session inside the transaction that completes the step. */
-  appendMemory(trx: Transaction<Database>, workspaceId: string, memoryId: string, sessionKey: string, messages: { role: 'user' | 'assistant'; content: string }[]): Promise<void>;
+  appendMemory(
+    trx: Transaction<Database>,
+    workspaceId: string,
+    memoryId: string,
+    sessionKey: string,
+    messages: { role: 'user' | 'assistant'; content: string }[],
+  ): Promise<void>;
   /** The JSON Schema of a workflow's input, inferred from its trigger's captured sample; null without one. */
   workflowInputSchema(workspaceId: string, workflowId: string): Promise<Record<string, unknown> | null>;
 }

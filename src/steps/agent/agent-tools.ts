@@ -63,7 +63,11 @@ export async function buildTools(config: Record<string, unknown>, resources: Age
   for (const tool of (config.tools ?? []) as ConfiguredTool[]) {
     let schema = tool.input_schema;
     if (!schema && tool.type === 'workflow') schema = (await resources.workflowInputSchema(workspaceId, tool.workflow_id)) ?? ANY_OBJECT;
-    tools.push({ spec: { name: tool.name, description: tool.description, inputSchema: schema ?? ANY_OBJECT }, type: tool.type, configured: tool });
+    tools.push({
+      spec: { name: tool.name, description: tool.description, inputSchema: schema ?? ANY_OBJECT },
+      type: tool.type,
+      configured: tool,
+    });
   }
   const bases = (config.knowledge_base_ids ?? []) as string[];
   if (bases.length > 0) {
@@ -72,8 +76,14 @@ export async function buildTools(config: Record<string, unknown>, resources: Age
       configured: null,
       spec: {
         name: 'knowledge_search',
-        description: 'Searches the knowledge bases for passages relevant to a query; answers the best passages with their document titles and headings.',
-        inputSchema: { type: 'object', additionalProperties: false, required: ['query'], properties: { query: { type: 'string', minLength: 1 }, top_k: { type: 'integer', minimum: 1, maximum: 20 } } },
+        description:
+          'Searches the knowledge bases for passages relevant to a query; answers the best passages with their document titles and headings.',
+        inputSchema: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['query'],
+          properties: { query: { type: 'string', minLength: 1 }, top_k: { type: 'integer', minimum: 1, maximum: 20 } },
+        },
       },
     });
   }
@@ -89,7 +99,11 @@ export async function buildTools(config: Record<string, unknown>, resources: Age
           type: 'object',
           additionalProperties: false,
           required: ['store_id'],
-          properties: { store_id: { enum: stores }, key: { type: 'string', minLength: 1 }, limit: { type: 'integer', minimum: 1, maximum: 100 } },
+          properties: {
+            store_id: { enum: stores },
+            key: { type: 'string', minLength: 1 },
+            limit: { type: 'integer', minimum: 1, maximum: 100 },
+          },
         },
       },
     });
@@ -109,31 +123,58 @@ function failureMessage(error: unknown): { code: string; message: string } {
  */
 export async function checkCall(tools: AgentTool[], call: ToolCall): Promise<{ tool: AgentTool } | ToolOutcome> {
   const tool = tools.find((t) => t.spec.name === call.name);
-  if (!tool) return { isError: true, result: { code: 'unknown_tool', message: `there is no tool named "${call.name}"; the tools are: ${tools.map((t) => t.spec.name).join(', ') || 'none'}` } };
-  if (call.argumentsError) return { isError: true, result: { code: 'invalid_arguments', message: `the arguments of ${call.name}: ${call.argumentsError}` } };
+  if (!tool)
+    return {
+      isError: true,
+      result: {
+        code: 'unknown_tool',
+        message: `there is no tool named "${call.name}"; the tools are: ${tools.map((t) => t.spec.name).join(', ') || 'none'}`,
+      },
+    };
+  if (call.argumentsError)
+    return { isError: true, result: { code: 'invalid_arguments', message: `the arguments of ${call.name}: ${call.argumentsError}` } };
   const problem = checkAgainst(tool.spec.inputSchema, call.arguments);
-  if (problem !== null) return { isError: true, result: { code: 'invalid_arguments', message: `the arguments of ${call.name} do not match its input schema: ${problem}` } };
+  if (problem !== null)
+    return {
+      isError: true,
+      result: { code: 'invalid_arguments', message: `the arguments of ${call.name} do not match its input schema: ${problem}` },
+    };
   return { tool };
 }
 
 /** Runs an http, knowledge_search or read_store call whose arguments passed the schema. */
-export async function runDirectTool(tool: AgentTool, call: ToolCall, context: StepRunContext, resources: AgentResources): Promise<ToolOutcome> {
+export async function runDirectTool(
+  tool: AgentTool,
+  call: ToolCall,
+  context: StepRunContext,
+  resources: AgentResources,
+): Promise<ToolOutcome> {
   const { workspaceId } = context.execution;
   try {
     if (tool.type === 'knowledge_search') {
       const topK = typeof call.arguments.top_k === 'number' ? call.arguments.top_k : KNOWLEDGE_TOP_K;
-      const hits = await resources.searchKnowledge(workspaceId, (context.config.knowledge_base_ids ?? []) as string[], String(call.arguments.query), topK);
+      const hits = await resources.searchKnowledge(
+        workspaceId,
+        (context.config.knowledge_base_ids ?? []) as string[],
+        String(call.arguments.query),
+        topK,
+      );
       return { isError: false, result: { results: hits } };
     }
     if (tool.type === 'read_store') {
       const key = typeof call.arguments.key === 'string' ? call.arguments.key : undefined;
       const limit = typeof call.arguments.limit === 'number' ? call.arguments.limit : STORE_LIST_LIMIT;
-      return { isError: false, result: await resources.readStore(workspaceId, String(call.arguments.store_id), key === undefined ? { limit } : { key }) };
+      return {
+        isError: false,
+        result: await resources.readStore(workspaceId, String(call.arguments.store_id), key === undefined ? { limit } : { key }),
+      };
     }
     const configured = tool.configured as Extract<ConfiguredTool, { type: 'http' }>;
     const method = configured.method.toUpperCase();
     const sendsBody = method !== 'GET' && method !== 'DELETE';
-    const query = sendsBody ? undefined : Object.fromEntries(Object.entries(call.arguments).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+    const query = sendsBody
+      ? undefined
+      : Object.fromEntries(Object.entries(call.arguments).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
     const request: Record<string, unknown> = { method, url: configured.url };
     if (query) request.query = query;
     if (sendsBody) request.body = call.arguments;

@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { mergeStepConfig, validateStepConfig } from '../validate-step-config.js';
 import { agentStep } from './index.js';
 
-const check = (config: Record<string, unknown>) => validateStepConfig(agentStep, mergeStepConfig(agentStep, config)).concat(agentStep.checkConfig?.(mergeStepConfig(agentStep, config)) ?? []);
+const check = (config: Record<string, unknown>) =>
+  validateStepConfig(agentStep, mergeStepConfig(agentStep, config)).concat(
+    agentStep.checkConfig?.(mergeStepConfig(agentStep, config)) ?? [],
+  );
 const ID = '0190f5a2-7c1e-7a3b-9d2e-4f5a6b7c8d9e';
 
 describe('agent step', () => {
@@ -24,7 +27,14 @@ describe('agent step', () => {
         prompt: '{{ trigger.body.text }}',
         tools: [
           { type: 'workflow', name: 'lookup_order', description: 'Finds an order', workflow_id: ID },
-          { type: 'http', name: 'weather', description: 'Weather by city', method: 'GET', url: 'https://api.example.test/weather', input_schema: { type: 'object' } },
+          {
+            type: 'http',
+            name: 'weather',
+            description: 'Weather by city',
+            method: 'GET',
+            url: 'https://api.example.test/weather',
+            input_schema: { type: 'object' },
+          },
         ],
         knowledge_base_ids: [ID],
         store_ids: [ID],
@@ -49,7 +59,14 @@ describe('agent step', () => {
         { type: 'workflow', name: 'knowledge_search', description: 'Mine', workflow_id: ID },
       ],
     });
-    expect(issues.map((issue) => issue.pointer)).toEqual(['/provider', '/tools/0/method', '/tools/0/input_schema', '/knowledge_base_ids/1', '/memory_id', '/tools/1/name']);
+    expect(issues.map((issue) => issue.pointer)).toEqual([
+      '/provider',
+      '/tools/0/method',
+      '/tools/0/input_schema',
+      '/knowledge_base_ids/1',
+      '/memory_id',
+      '/tools/1/name',
+    ]);
     expect(issues.at(-1)!.detail).toBe('config.tools[1].name "knowledge_search" is reserved for the built-in tool.');
   });
 });

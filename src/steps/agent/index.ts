@@ -92,14 +92,35 @@ a completed one twice.
       response_format: { oneOf: [{ const: 'text' }, { type: 'object' }] },
     },
   },
-  defaultConfig: { connection_id: null, tools: [], knowledge_base_ids: [], store_ids: [], memory_id: null, max_turns: AGENT_DEFAULT_MAX_TURNS, response_format: 'text' },
+  defaultConfig: {
+    connection_id: null,
+    tools: [],
+    knowledge_base_ids: [],
+    store_ids: [],
+    memory_id: null,
+    max_turns: AGENT_DEFAULT_MAX_TURNS,
+    response_format: 'text',
+  },
   outputSchema: {
     type: 'object',
     required: ['text', 'json', 'tool_calls', 'usage', 'model', 'stop_reason'],
     properties: {
       text: { type: 'string' },
       json: {},
-      tool_calls: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, arguments: { type: 'object' }, result: {}, is_error: { type: 'boolean' }, turn: { type: 'integer' } } } },
+      tool_calls: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            id: { type: 'string' },
+            name: { type: 'string' },
+            arguments: { type: 'object' },
+            result: {},
+            is_error: { type: 'boolean' },
+            turn: { type: 'integer' },
+          },
+        },
+      },
       usage: { type: 'object', properties: { input_tokens: { type: 'integer' }, output_tokens: { type: 'integer' } } },
       model: { type: 'string' },
       stop_reason: { type: 'string' },
@@ -114,8 +135,10 @@ a completed one twice.
     const tools = Array.isArray(config.tools) ? (config.tools as { name?: unknown }[]) : [];
     for (const [i, tool] of tools.entries()) {
       const name = String(tool.name);
-      if (name === 'knowledge_search' || name === 'read_store') issues.push({ pointer: `/tools/${i}/name`, detail: `config.tools[${i}].name "${name}" is reserved for the built-in tool.` });
-      else if (names.has(name)) issues.push({ pointer: `/tools/${i}/name`, detail: `config.tools[${i}].name "${name}" is used by another tool.` });
+      if (name === 'knowledge_search' || name === 'read_store')
+        issues.push({ pointer: `/tools/${i}/name`, detail: `config.tools[${i}].name "${name}" is reserved for the built-in tool.` });
+      else if (names.has(name))
+        issues.push({ pointer: `/tools/${i}/name`, detail: `config.tools[${i}].name "${name}" is used by another tool.` });
       names.add(name);
     }
     return issues;

@@ -44,13 +44,20 @@ export const runAgent: StepRuntime = async (context) => {
   const { config, execution } = context;
   const resources = context.agent;
   if (!resources) throw new NonRetriableError('the agent step needs the engine of a running service', { code: 'not_available' });
-  const connectionId = required(config.connection_id, 'connection_id', 'choose a connection (OpenAI, Anthropic or an OpenAI-compatible server)');
+  const connectionId = required(
+    config.connection_id,
+    'connection_id',
+    'choose a connection (OpenAI, Anthropic or an OpenAI-compatible server)',
+  );
   const model = required(config.model, 'model', 'name the model that answers');
   const prompt = required(config.prompt, 'prompt', 'write the message for the model');
   const maxTurns = typeof config.max_turns === 'number' ? config.max_turns : AGENT_DEFAULT_MAX_TURNS;
   const schema = isPlainObject(config.response_format) ? (config.response_format as Record<string, unknown>) : null;
   const memoryId = typeof config.memory_id === 'string' ? config.memory_id : null;
-  const sessionKey = memoryId === null ? null : required(config.session_key, 'session_key', 'name the conversation of the memory, e.g. {{ trigger.body.chat_id }}');
+  const sessionKey =
+    memoryId === null
+      ? null
+      : required(config.session_key, 'session_key', 'name the conversation of the memory, e.g. {{ trigger.body.chat_id }}');
 
   const journal = context.journal ?? transientJournal();
   const entries = await journal.load();
@@ -87,7 +94,13 @@ export const runAgent: StepRuntime = async (context) => {
       for (const call of answer.toolCalls) {
         const outcome = await toolCall(context, resources, journal, tools, toolRuns.get(`${turn}/${call.id}`), turn, call);
         calls.push({ id: call.id, name: call.name, arguments: call.arguments, result: outcome.result, is_error: outcome.isError, turn });
-        messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: JSON.stringify(outcome.result ?? null), ...(outcome.isError ? { isError: true } : {}) });
+        messages.push({
+          role: 'tool',
+          toolCallId: call.id,
+          name: call.name,
+          content: JSON.stringify(outcome.result ?? null),
+          ...(outcome.isError ? { isError: true } : {}),
+        });
       }
       continue;
     }
@@ -102,12 +115,18 @@ export const runAgent: StepRuntime = async (context) => {
           messages.push({ role: 'assistant', content: answer.text }, { role: 'user', content: fixRequest(problem) });
           continue;
         }
-        throw new NonRetriableError(`the model's answer does not match response_format after one request to fix it: ${problem}`, { code: 'invalid_response', details: { text: answer.text.slice(0, 2000) } });
+        throw new NonRetriableError(`the model's answer does not match response_format after one request to fix it: ${problem}`, {
+          code: 'invalid_response',
+          details: { text: answer.text.slice(0, 2000) },
+        });
       }
       json = (parsed as { value: unknown }).value;
     }
     const output = { text: answer.text, json, tool_calls: calls, usage, model: answer.model, stop_reason: answer.stopReason };
-    const exchange = [{ role: 'user' as const, content: prompt }, { role: 'assistant' as const, content: answer.text }];
+    const exchange = [
+      { role: 'user' as const, content: prompt },
+      { role: 'assistant' as const, content: answer.text },
+    ];
     return {
       output,
       metrics: { kind: 'agent', provider: answer.provider },
@@ -122,16 +141,40 @@ export const runAgent: StepRuntime = async (context) => {
         : {}),
     };
   }
-  throw new NonRetriableError(`the model was still calling tools after max_turns (${maxTurns}) turns`, { code: 'max_turns_exceeded', details: { max_turns: maxTurns, tool_calls: calls.length } });
+  throw new NonRetriableError(`the model was still calling tools after max_turns (${maxTurns}) turns`, {
+    code: 'max_turns_exceeded',
+    details: { max_turns: maxTurns, tool_calls: calls.length },
+  });
 };
 
 type Answer = ChatResponse & { provider: string };
 
 /** A model turn: replayed from the journal, or asked and journaled as soon as it answers. */
-async function modelTurn(context: StepRunContext, resources: AgentResources, journal: StepJournal, done: JournalEntry | undefined, turn: number, connectionId: string, request: Parameters<AgentResources['chat']>[2]): Promise<Answer> {
+async function modelTurn(
+  context: StepRunContext,
+  resources: AgentResources,
+  journal: StepJournal,
+  done: JournalEntry | undefined,
+  turn: number,
+  connectionId: string,
+  request: Parameters<AgentResources['chat']>[2],
+): Promise<Answer> {
   if (done) {
-    const d = done.data as { text: string; tool_calls: ToolCall[]; usage: Answer['usage']; model: string; stop_reason: Answer['stopReason'] };
-    return { text: d.text, toolCalls: d.tool_calls, usage: d.usage, model: d.model, stopReason: d.stop_reason, provider: done.provider ?? '' };
+    const d = done.data as {
+      text: string;
+      tool_calls: ToolCall[];
+      usage: Answer['usage'];
+      model: string;
+      stop_reason: Answer['stopReason'];
+    };
+    return {
+      text: d.text,
+      toolCalls: d.tool_calls,
+      usage: d.usage,
+      model: d.model,
+      stopReason: d.stop_reason,
+      provider: done.provider ?? '',
+    };
   }
   const startedAt = context.clock.now();
   const startedMs = context.clock.nowMs();
@@ -157,18 +200,42 @@ async function modelTurn(context: StepRunContext, resources: AgentResources, jou
 }
 
 /** A tool call: replayed from the journal, or run and journaled (a workflow tool also before its child starts). */
-async function toolCall(context: StepRunContext, resources: AgentResources, journal: StepJournal, tools: AgentTool[], done: JournalEntry | undefined, turn: number, call: ToolCall): Promise<ToolOutcome> {
+async function toolCall(
+  context: StepRunContext,
+  resources: AgentResources,
+  journal: StepJournal,
+  tools: AgentTool[],
+  done: JournalEntry | undefined,
+  turn: number,
+  call: ToolCall,
+): Promise<ToolOutcome> {
   if (done?.status === 'completed') return { result: done.data.result, isError: done.data.is_error === true };
   const checked = await checkCall(tools, call);
   const tool = 'tool' in checked ? checked.tool : null;
   const startedAt = done?.startedAt ?? context.clock.now();
   const startedMs = context.clock.nowMs();
-  const entry: JournalEntry = { id: done?.id ?? newId(), kind: 'tool_call', turn, status: 'running', provider: tool?.type ?? null, startedAt, durationMs: null, childExecutionId: done?.childExecutionId ?? null, data: { call_id: call.id, name: call.name, arguments: call.arguments } };
+  const entry: JournalEntry = {
+    id: done?.id ?? newId(),
+    kind: 'tool_call',
+    turn,
+    status: 'running',
+    provider: tool?.type ?? null,
+    startedAt,
+    durationMs: null,
+    childExecutionId: done?.childExecutionId ?? null,
+    data: { call_id: call.id, name: call.name, arguments: call.arguments },
+  };
   let outcome: ToolOutcome;
   if (!tool) outcome = checked as ToolOutcome;
   else if (tool.type === 'workflow') outcome = await workflowTool(context, journal, entry, tool, call, done !== undefined);
   else outcome = await runDirectTool(tool, call, context, resources);
-  await journal.record(Object.assign(entry, { status: 'completed' as const, durationMs: Math.max(0, context.clock.nowMs() - startedMs), data: Object.assign({}, entry.data, { result: outcome.result, is_error: outcome.isError }) }));
+  await journal.record(
+    Object.assign(entry, {
+      status: 'completed' as const,
+      durationMs: Math.max(0, context.clock.nowMs() - startedMs),
+      data: Object.assign({}, entry.data, { result: outcome.result, is_error: outcome.isError }),
+    }),
+  );
   return outcome;
 }
 
@@ -177,7 +244,14 @@ async function toolCall(context: StepRunContext, resources: AgentResources, jour
  * starts: a resumed attempt finds the entry `running` and waits for the same child (starting
  * it only if it was never committed), so a crash never runs the callee twice.
  */
-async function workflowTool(context: StepRunContext, journal: StepJournal, entry: JournalEntry, tool: AgentTool, call: ToolCall, resumed: boolean): Promise<ToolOutcome> {
+async function workflowTool(
+  context: StepRunContext,
+  journal: StepJournal,
+  entry: JournalEntry,
+  tool: AgentTool,
+  call: ToolCall,
+  resumed: boolean,
+): Promise<ToolOutcome> {
   const calls = context.calls;
   if (!calls) return { isError: true, result: { code: 'not_available', message: 'workflow tools need the engine of a running service' } };
   const workflowId = (tool.configured as { workflow_id: string }).workflow_id;
@@ -186,7 +260,13 @@ async function workflowTool(context: StepRunContext, journal: StepJournal, entry
       await calls.start({ childId: entry.childExecutionId!, workflowId, input: call.arguments, stepRowId: entry.id });
       return null;
     } catch (error) {
-      return { isError: true, result: { code: (error as { code?: string }).code ?? 'tool_failed', message: error instanceof Error ? error.message : String(error) } };
+      return {
+        isError: true,
+        result: {
+          code: (error as { code?: string }).code ?? 'tool_failed',
+          message: error instanceof Error ? error.message : String(error),
+        },
+      };
     }
   };
   if (!resumed || entry.childExecutionId === null) {
@@ -203,5 +283,12 @@ async function workflowTool(context: StepRunContext, journal: StepJournal, entry
   }
   if (ended.status === 'completed') return { isError: false, result: ended.output };
   const cause = ended.error as { message?: unknown } | null;
-  return { isError: true, result: { code: ended.status === 'cancelled' ? 'child_cancelled' : 'child_failed', message: `the workflow ${ended.status === 'cancelled' ? 'was cancelled' : `failed: ${typeof cause?.message === 'string' ? cause.message : 'unknown error'}`}`, execution_id: entry.childExecutionId } };
+  return {
+    isError: true,
+    result: {
+      code: ended.status === 'cancelled' ? 'child_cancelled' : 'child_failed',
+      message: `the workflow ${ended.status === 'cancelled' ? 'was cancelled' : `failed: ${typeof cause?.message === 'string' ? cause.message : 'unknown error'}`}`,
+      execution_id: entry.childExecutionId,
+    },
+  };
 }

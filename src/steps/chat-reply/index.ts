@@ -6,7 +6,7 @@ export const MAX_CHAT_TEXT = 40_000;
 export const chatReplyStep = defineStep({
   slug: 'chat_reply',
   name: 'Chat reply',
-  description: 'Posts a message to a Slack channel or thread as the workspace\'s installed bot.',
+  description: "Posts a message to a Slack channel or thread as the workspace's installed bot.",
   docs: `Posts a message with Slack's \`chat.postMessage\`, using the bot token of the workspace's
 Slack installation (docs/triggers.md). The posted message's thread is recorded, so replies in it
 reach \`app_event\` triggers with \`bot_thread: true\`; the bot's own messages never start a run.
@@ -50,7 +50,12 @@ error code in the step error's details.`,
   outputSchema: {
     type: 'object',
     required: ['channel', 'ts', 'thread_ts', 'team_id'],
-    properties: { channel: { type: 'string' }, ts: { type: 'string' }, thread_ts: { type: ['string', 'null'] }, team_id: { type: 'string' } },
+    properties: {
+      channel: { type: 'string' },
+      ts: { type: 'string' },
+      thread_ts: { type: ['string', 'null'] },
+      team_id: { type: 'string' },
+    },
   },
   sortOrder: 140,
   canvasVisible: true,

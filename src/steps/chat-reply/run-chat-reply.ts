@@ -10,10 +10,18 @@ export const runChatReply: StepRuntime = async (context) => {
   const chat = context.settings.chat;
   if (!chat) throw new NonRetriableError('chat_reply is not available in this engine (no chat API configured)', { code: 'not_available' });
   const channel = text(context.config.channel);
-  const message = typeof context.config.text === 'string' ? context.config.text : context.config.text === undefined || context.config.text === null ? null : JSON.stringify(context.config.text);
+  const message =
+    typeof context.config.text === 'string'
+      ? context.config.text
+      : context.config.text === undefined || context.config.text === null
+        ? null
+        : JSON.stringify(context.config.text);
   if (!channel) throw new NonRetriableError('chat_reply needs a channel (config.channel resolved to nothing)', { code: 'invalid_config' });
   if (!message) throw new NonRetriableError('chat_reply needs a text (config.text resolved to nothing)', { code: 'invalid_config' });
-  if (message.length > MAX_CHAT_TEXT) throw new NonRetriableError(`chat_reply text is ${message.length} characters; Slack takes at most ${MAX_CHAT_TEXT}`, { code: 'invalid_config' });
+  if (message.length > MAX_CHAT_TEXT)
+    throw new NonRetriableError(`chat_reply text is ${message.length} characters; Slack takes at most ${MAX_CHAT_TEXT}`, {
+      code: 'invalid_config',
+    });
   const trigger = isPlainObject(context.trigger) && isPlainObject(context.trigger.payload) ? context.trigger.payload : {};
   const posted = await chat.postMessage({
     workspaceId: context.execution.workspaceId,

@@ -36,8 +36,6 @@ describe('code step', () => {
   });
 
   it('rejects fields it does not know', () => {
-    expect(check({ language: 'python' })).toEqual([
-      { pointer: '/language', detail: 'config.language is not a known field.' },
-    ]);
+    expect(check({ language: 'python' })).toEqual([{ pointer: '/language', detail: 'config.language is not a known field.' }]);
   });
 });

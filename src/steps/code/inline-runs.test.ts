@@ -10,7 +10,10 @@ const poolDefaults = tuneSandboxPool({});
 let keys = 0;
 
 /** A run of its own step (a new reuse key each call unless given), with its console lines. */
-async function run(code: string, { timeoutMs = 5_000, memoryBytes = 64 * MIB, reuseKey = `step-${++keys}`, input = { id: 42 } as unknown } = {}): Promise<{ outcome: SandboxOutcome; logs: string[] }> {
+async function run(
+  code: string,
+  { timeoutMs = 5_000, memoryBytes = 64 * MIB, reuseKey = `step-${++keys}`, input = { id: 42 } as unknown } = {},
+): Promise<{ outcome: SandboxOutcome; logs: string[] }> {
   const logs: string[] = [];
   const outcome = await runSandboxed({
     code,
@@ -66,7 +69,10 @@ describe('code runs on the calling thread first', () => {
   it('runs a small run here, with its console lines, starting no worker thread', async () => {
     const threads = sandboxThreadsStarted();
     let result: Awaited<ReturnType<typeof run>> | undefined;
-    expect(await counted(async () => (result = await run("console.log('here'); return { id: 42, ok: true };")))).toEqual({ inline: 1, handedOver: 0 });
+    expect(await counted(async () => (result = await run("console.log('here'); return { id: 42, ok: true };")))).toEqual({
+      inline: 1,
+      handedOver: 0,
+    });
     expect(json(result!)).toEqual({ id: 42, ok: true });
     expect(result!.logs).toEqual(['here']);
     expect(sandboxThreadsStarted()).toBe(threads);
@@ -76,11 +82,17 @@ describe('code runs on the calling thread first', () => {
     let result: Awaited<ReturnType<typeof run>> | undefined;
     // Slow for some input only, as real steps are.
     const code = `console.log('start'); const t = Date.now(); while (input.slow && Date.now() - t < ${SLICE_MS * 2}) {} console.log('end'); return input.slow ? 'slow' : 'quick';`;
-    expect(await counted(async () => (result = await run(code, { reuseKey: 'slow-step', input: { slow: true } })))).toEqual({ inline: 0, handedOver: 1 });
+    expect(await counted(async () => (result = await run(code, { reuseKey: 'slow-step', input: { slow: true } })))).toEqual({
+      inline: 0,
+      handedOver: 1,
+    });
     expect(json(result!)).toBe('slow');
     expect(result!.logs).toEqual(['start', 'end']);
     // Once may be the machine's doing: the step's next run is tried here again.
-    expect(await counted(async () => (result = await run(code, { reuseKey: 'slow-step', input: { slow: false } })))).toEqual({ inline: 1, handedOver: 0 });
+    expect(await counted(async () => (result = await run(code, { reuseKey: 'slow-step', input: { slow: false } })))).toEqual({
+      inline: 1,
+      handedOver: 0,
+    });
     expect(json(result!)).toBe('quick');
     // And the success cleared the stop: one more slow run is tried here first as well.
     expect(await counted(() => run(code, { reuseKey: 'slow-step', input: { slow: true } }))).toEqual({ inline: 0, handedOver: 1 });
@@ -119,10 +131,16 @@ describe('code runs on the calling thread first', () => {
   it('gives a run that needs more memory than the slice allows the step own limit on the pool; the step own limit is final here', async () => {
     let result: Awaited<ReturnType<typeof run>> | undefined;
     const code = "return 'x'.repeat(12 * 1024 * 1024).length;";
-    expect(await counted(async () => (result = await run(code, { memoryBytes: 64 * MIB, reuseKey: 'big-step' })))).toEqual({ inline: 0, handedOver: 1 });
+    expect(await counted(async () => (result = await run(code, { memoryBytes: 64 * MIB, reuseKey: 'big-step' })))).toEqual({
+      inline: 0,
+      handedOver: 1,
+    });
     expect(json(result!)).toBe(12 * MIB);
     // One stop by memory is enough: the step's next run goes to the pool at once.
-    expect(await counted(async () => (result = await run(code, { memoryBytes: 64 * MIB, reuseKey: 'big-step' })))).toEqual({ inline: 0, handedOver: 0 });
+    expect(await counted(async () => (result = await run(code, { memoryBytes: 64 * MIB, reuseKey: 'big-step' })))).toEqual({
+      inline: 0,
+      handedOver: 0,
+    });
     expect(json(result!)).toBe(12 * MIB);
     expect(await counted(async () => (result = await run(code, { memoryBytes: 1 * MIB })))).toEqual({ inline: 1, handedOver: 0 });
     expect(json(result!)).toEqual({ kind: 'memory' });

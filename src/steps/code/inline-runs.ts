@@ -109,7 +109,12 @@ export async function runSandboxed(options: PooledSandboxOptions): Promise<Sandb
   }
   if (outcome === null) return runInSandboxPool(options);
   if (overran(outcome, options)) {
-    if (outcome.ok || outcome.failure.kind !== 'timeout' || strike(key, outcome.interrupts >= (settings.sliceMs * settings.interruptsPerMs) / 2)) markSlow(key);
+    if (
+      outcome.ok ||
+      outcome.failure.kind !== 'timeout' ||
+      strike(key, outcome.interrupts >= (settings.sliceMs * settings.interruptsPerMs) / 2)
+    )
+      markSlow(key);
     counts.handedOver++;
     return runInSandboxPool(options);
   }

@@ -7,7 +7,14 @@ import { LOGS_TRUNCATED, runCode } from './run-code.js';
 import { sandboxModulesLoaded } from './sandbox-pool.js';
 import { stepContext } from '../../../test/support/step-context.js';
 
-const order = { id: 42, items: [{ sku: 'a-1', qty: 2 }, { sku: 'b-2', qty: 1 }], note: 'héllo ✓' };
+const order = {
+  id: 42,
+  items: [
+    { sku: 'a-1', qty: 2 },
+    { sku: 'b-2', qty: 1 },
+  ],
+  note: 'héllo ✓',
+};
 
 function contextFor(code: string, config: Record<string, unknown> = {}, overrides: Partial<StepRunContext> = {}): StepRunContext {
   return stepContext({
@@ -24,7 +31,11 @@ function contextFor(code: string, config: Record<string, unknown> = {}, override
 const run = (code: string, config: Record<string, unknown> = {}, overrides: Partial<StepRunContext> = {}) =>
   runCode(contextFor(code, config, overrides));
 
-async function failure(code: string, config: Record<string, unknown> = {}, overrides: Partial<StepRunContext> = {}): Promise<SerializedStepError> {
+async function failure(
+  code: string,
+  config: Record<string, unknown> = {},
+  overrides: Partial<StepRunContext> = {},
+): Promise<SerializedStepError> {
   try {
     await run(code, config, overrides);
   } catch (error) {
@@ -113,7 +124,10 @@ describe('runCode: failures in the vocabulary of the engine', () => {
       details: { line: 2 },
     });
     // Unfinished code is reported on its last line, not on the wrapper's closing line.
-    expect(await failure('return 1 +')).toMatchObject({ code: 'code_syntax_error', message: "unexpected token in expression: '}' (line 1)" });
+    expect(await failure('return 1 +')).toMatchObject({
+      code: 'code_syntax_error',
+      message: "unexpected token in expression: '}' (line 1)",
+    });
   });
 
   it('fails with a retryable code_error carrying the thrown message and the sandbox stack', async () => {
@@ -126,9 +140,18 @@ describe('runCode: failures in the vocabulary of the engine', () => {
       retry_after_ms: null,
       details: { name: 'Error', stack: expect.stringContaining('(code.js:2:'), logs: ['before'] },
     });
-    expect(await failure('return input.missing.field;')).toMatchObject({ code: 'code_error', message: "cannot read property 'field' of undefined" });
+    expect(await failure('return input.missing.field;')).toMatchObject({
+      code: 'code_error',
+      message: "cannot read property 'field' of undefined",
+    });
     expect(await failure("throw new Error('first line');")).toMatchObject({ details: { stack: '    at <anonymous> (code.js:1:16)' } });
-    expect(await failure("throw 'plain string';")).toEqual({ name: 'StepError', code: 'code_error', message: 'plain string', retryable: true, retry_after_ms: null });
+    expect(await failure("throw 'plain string';")).toEqual({
+      name: 'StepError',
+      code: 'code_error',
+      message: 'plain string',
+      retryable: true,
+      retry_after_ms: null,
+    });
   });
 
   it('maps NonRetriableError and RetryAfterError thrown by the code to the engine classes', async () => {
@@ -146,7 +169,10 @@ describe('runCode: failures in the vocabulary of the engine', () => {
       retryable: true,
       retry_after_ms: 1500,
     });
-    expect(await failure("class Gone extends NonRetriableError {}\nthrow new Gone('gone');")).toMatchObject({ code: 'non_retriable', message: 'gone' });
+    expect(await failure("class Gone extends NonRetriableError {}\nthrow new Gone('gone');")).toMatchObject({
+      code: 'non_retriable',
+      message: 'gone',
+    });
     expect(await failure("throw new RetryAfterError('soon', 'later');")).toMatchObject({
       code: 'code_error',
       message: 'RetryAfterError(message, ms): ms must be a delay in milliseconds, 0 or more',
@@ -186,11 +212,20 @@ describe('runCode: failures in the vocabulary of the engine', () => {
       retryable: false,
       retry_after_ms: null,
     });
-    expect(await failure("return 'x'.repeat(2 * 1024 * 1024);", { memory_mb: 1 })).toMatchObject({ code: 'memory_limit', message: 'the code ran out of memory (limit: 1 MiB)' });
+    expect(await failure("return 'x'.repeat(2 * 1024 * 1024);", { memory_mb: 1 })).toMatchObject({
+      code: 'memory_limit',
+      message: 'the code ran out of memory (limit: 1 MiB)',
+    });
   });
 
   it('stops deep recursion and deep nesting with stack_overflow', async () => {
-    const overflow = { name: 'NonRetriableError', code: 'stack_overflow', message: 'the code overflowed the stack (recursion or nesting too deep)', retryable: false, retry_after_ms: null };
+    const overflow = {
+      name: 'NonRetriableError',
+      code: 'stack_overflow',
+      message: 'the code overflowed the stack (recursion or nesting too deep)',
+      retryable: false,
+      retry_after_ms: null,
+    };
     expect(await failure('const down = (n) => down(n + 1) + 1; return down(0);')).toEqual(overflow);
     expect(await failure("return JSON.parse('['.repeat(100000));")).toEqual(overflow);
     // Nesting deep enough to exhaust V8's own stack inside the parser costs the WASM module, never the process.
@@ -201,7 +236,13 @@ describe('runCode: failures in the vocabulary of the engine', () => {
   });
 
   it('refuses a result that is not JSON', async () => {
-    const notJson = (message: string) => ({ name: 'NonRetriableError', code: 'output_not_json', message: `the code's result is not JSON: ${message}`, retryable: false, retry_after_ms: null });
+    const notJson = (message: string) => ({
+      name: 'NonRetriableError',
+      code: 'output_not_json',
+      message: `the code's result is not JSON: ${message}`,
+      retryable: false,
+      retry_after_ms: null,
+    });
     expect(await failure('return () => 1;')).toEqual(notJson('a function is not a JSON value'));
     expect(await failure('return 10n;')).toEqual(notJson('a bigint is not a JSON value'));
     expect(await failure("return Symbol('s');")).toEqual(notJson('a symbol is not a JSON value'));
@@ -218,14 +259,29 @@ describe('runCode: failures in the vocabulary of the engine', () => {
       retry_after_ms: null,
     });
     // Characters are counted first; the exact UTF-8 size decides for text that is not ASCII.
-    expect(await failure("return '✓'.repeat(4 * 1024 * 1024);")).toMatchObject({ code: 'output_too_large', message: "the code's result is 12582914 bytes of JSON, over the 10 MiB limit" });
+    expect(await failure("return '✓'.repeat(4 * 1024 * 1024);")).toMatchObject({
+      code: 'output_too_large',
+      message: "the code's result is 12582914 bytes of JSON, over the 10 MiB limit",
+    });
   });
 
   it('rejects a config it cannot run and input that is not JSON', async () => {
-    expect(await failure('return 1;', { timeout_ms: 0 })).toMatchObject({ code: 'invalid_config', message: 'config.timeout_ms must be a whole number from 1 to 60000.' });
-    expect(await failure('return 1;', { memory_mb: 512 })).toMatchObject({ code: 'invalid_config', message: 'config.memory_mb must be a whole number from 1 to 256.' });
-    expect(await failure('return 1;', { reuse_context: 'yes' })).toMatchObject({ code: 'invalid_config', message: 'config.reuse_context must be true or false.' });
-    expect(await failure('return 1;', {}, { input: { big: 1n } })).toMatchObject({ code: 'input_not_json', message: "the code step's input is not JSON: Do not know how to serialize a BigInt" });
+    expect(await failure('return 1;', { timeout_ms: 0 })).toMatchObject({
+      code: 'invalid_config',
+      message: 'config.timeout_ms must be a whole number from 1 to 60000.',
+    });
+    expect(await failure('return 1;', { memory_mb: 512 })).toMatchObject({
+      code: 'invalid_config',
+      message: 'config.memory_mb must be a whole number from 1 to 256.',
+    });
+    expect(await failure('return 1;', { reuse_context: 'yes' })).toMatchObject({
+      code: 'invalid_config',
+      message: 'config.reuse_context must be true or false.',
+    });
+    expect(await failure('return 1;', {}, { input: { big: 1n } })).toMatchObject({
+      code: 'input_not_json',
+      message: "the code step's input is not JSON: Do not know how to serialize a BigInt",
+    });
   });
 
   it('stays healthy: after every kind of failure the next run works, in the same WASM module', async () => {
@@ -268,20 +324,48 @@ describe('runCode: isolation', () => {
       Buffer: 'undefined',
       WebAssembly: 'undefined',
       viaConstructor: 'undefined',
-      globalNames: ['console', 'decodeURI', 'decodeURIComponent', 'encodeURI', 'encodeURIComponent', 'escape', 'eval', 'globalThis', 'isFinite', 'isNaN', 'parseFloat', 'parseInt', 'undefined', 'unescape'],
+      globalNames: [
+        'console',
+        'decodeURI',
+        'decodeURIComponent',
+        'encodeURI',
+        'encodeURIComponent',
+        'escape',
+        'eval',
+        'globalThis',
+        'isFinite',
+        'isNaN',
+        'parseFloat',
+        'parseInt',
+        'undefined',
+        'unescape',
+      ],
     });
-    expect(await failure("return this.constructor.constructor('return process')();")).toMatchObject({ code: 'code_error', message: "'process' is not defined" });
+    expect(await failure("return this.constructor.constructor('return process')();")).toMatchObject({
+      code: 'code_error',
+      message: "'process' is not defined",
+    });
     expect(await failure("return require('fs');")).toMatchObject({ code: 'code_error', message: "'require' is not defined" });
   });
 
   it('keeps prototype pollution and globals away from runs of other code', async () => {
-    expect(await outputOf('Object.prototype.polluted = 1; Array.prototype.map = null; globalThis.leftover = 1; console.log = null; return ({}).polluted;')).toBe(1);
+    expect(
+      await outputOf(
+        'Object.prototype.polluted = 1; Array.prototype.map = null; globalThis.leftover = 1; console.log = null; return ({}).polluted;',
+      ),
+    ).toBe(1);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    expect(await outputOf("return [({}).polluted ?? null, typeof [].map, typeof leftover, typeof console.log];")).toEqual([null, 'function', 'undefined', 'function']);
+    expect(await outputOf('return [({}).polluted ?? null, typeof [].map, typeof leftover, typeof console.log];')).toEqual([
+      null,
+      'function',
+      'undefined',
+      'function',
+    ]);
   });
 
   it('shares a warm context only among runs of one step: same workspace, workflow, node and code', async () => {
-    const code = "const seen = [({}).stepMark ?? null, typeof added]; Object.prototype.stepMark = 'set'; globalThis.added = 1; return seen;";
+    const code =
+      "const seen = [({}).stepMark ?? null, typeof added]; Object.prototype.stepMark = 'set'; globalThis.added = 1; return seen;";
     const step = { id: 'exec-2', workflowId: 'wf-warm', workspaceId: 'ws-warm' };
     // Every thread has its own contexts (this one and each of the pool's): the runs stay on this
     // thread (inline-runs.ts) once its module is loaded, whatever the share of its time they take
@@ -290,13 +374,18 @@ describe('runCode: isolation', () => {
     try {
       // Runs until the step's own context has served one (the first runs may go to the pool while this thread's module loads).
       const seenBySameStep = async () => {
-        for (let i = 0; i < 8; i++) if (((await run(code, {}, { nodeId: 'warm', execution: step })).output as unknown[])[0] === 'set') return true;
+        for (let i = 0; i < 8; i++)
+          if (((await run(code, {}, { nodeId: 'warm', execution: step })).output as unknown[])[0] === 'set') return true;
         return false;
       };
       expect(await seenBySameStep()).toBe(true);
       // The global the runs added was removed after each; the built-in change is the step's own.
       expect((await run(code, {}, { nodeId: 'warm', execution: step })).output).toEqual(['set', 'undefined']);
-      for (const other of [{ execution: { ...step, workspaceId: 'ws-other' } }, { execution: { ...step, workflowId: 'wf-other' } }, { nodeId: 'other' }]) {
+      for (const other of [
+        { execution: { ...step, workspaceId: 'ws-other' } },
+        { execution: { ...step, workflowId: 'wf-other' } },
+        { nodeId: 'other' },
+      ]) {
         expect((await run(code, {}, { nodeId: 'warm', execution: step, ...other })).output).toEqual([null, 'undefined']);
       }
       expect((await run(code, { reuse_context: false }, { nodeId: 'warm', execution: step })).output).toEqual([null, 'undefined']);
@@ -306,7 +395,8 @@ describe('runCode: isolation', () => {
   });
 
   it('cannot reach the host through the console or a replaced JSON', async () => {
-    const code = "JSON.stringify = () => 'forged'; JSON.parse = () => 1; console.log.call(null, console.log.constructor('return typeof process')()); return { real: true };";
+    const code =
+      "JSON.stringify = () => 'forged'; JSON.parse = () => 1; console.log.call(null, console.log.constructor('return typeof process')()); return { real: true };";
     const result = await run(code);
     expect(result.output).toEqual({ real: true });
     expect(result.logs).toEqual(['undefined']);
@@ -337,7 +427,10 @@ describe('runCode: cancellation and work', () => {
     const cancel = new RunCancel();
     setTimeout(() => cancel.abort(), 100);
     const started = performance.now();
-    expect(await failure('for (;;) await null;', { timeout_ms: 10_000 }, { cancel })).toMatchObject({ code: 'cancelled', retryable: false });
+    expect(await failure('for (;;) await null;', { timeout_ms: 10_000 }, { cancel })).toMatchObject({
+      code: 'cancelled',
+      retryable: false,
+    });
     expect(performance.now() - started).toBeLessThan(2000);
   });
 

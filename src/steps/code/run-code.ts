@@ -114,7 +114,10 @@ function toStepError(failure: SandboxFailure, config: CodeConfig, logs: string[]
     case 'syntax': {
       // The wrapper's closing line comes after the body; an error found there belongs to the body's last line.
       const line = failure.line === null ? null : Math.min(failure.line, config.code.split('\n').length);
-      return new NonRetriableError(line === null ? failure.message : `${failure.message} (line ${line})`, { code: 'code_syntax_error', details: { line } });
+      return new NonRetriableError(line === null ? failure.message : `${failure.message} (line ${line})`, {
+        code: 'code_syntax_error',
+        details: { line },
+      });
     }
     case 'thrown': {
       const { error } = failure;
@@ -138,16 +141,25 @@ function toStepError(failure: SandboxFailure, config: CodeConfig, logs: string[]
     case 'cancelled':
       return cancelled();
     case 'memory':
-      return new NonRetriableError(`the code ran out of memory (limit: ${config.memoryMb} MiB)`, { code: 'memory_limit', details: withLogs() });
+      return new NonRetriableError(`the code ran out of memory (limit: ${config.memoryMb} MiB)`, {
+        code: 'memory_limit',
+        details: withLogs(),
+      });
     case 'stack':
-      return new NonRetriableError('the code overflowed the stack (recursion or nesting too deep)', { code: 'stack_overflow', details: withLogs() });
+      return new NonRetriableError('the code overflowed the stack (recursion or nesting too deep)', {
+        code: 'stack_overflow',
+        details: withLogs(),
+      });
     case 'not_json':
       return new NonRetriableError(`the code's result is not JSON: ${failure.message}`, { code: 'output_not_json', details: withLogs() });
     case 'too_large':
-      return new NonRetriableError(`the code's result is ${failure.atLeast ? 'at least ' : ''}${failure.bytes} bytes of JSON, over the 10 MiB limit`, {
-        code: 'output_too_large',
-        details: withLogs(),
-      });
+      return new NonRetriableError(
+        `the code's result is ${failure.atLeast ? 'at least ' : ''}${failure.bytes} bytes of JSON, over the 10 MiB limit`,
+        {
+          code: 'output_too_large',
+          details: withLogs(),
+        },
+      );
     case 'reset':
       return new StepError('the code sandbox was reset while this run waited; it can run again', { code: 'sandbox_reset' });
   }
@@ -158,7 +170,9 @@ function userFrames(stack: string): string {
   return stack
     .split('\n')
     .filter((frame) => frame.trim() !== '' && !frame.includes('prelude.js:'))
-    .map((frame) => frame.replace(/\(code\.js:1:(\d+)\)/, (_, column: string) => `(code.js:1:${Math.max(1, Number(column) - CODE_HEADER.length)})`))
+    .map((frame) =>
+      frame.replace(/\(code\.js:1:(\d+)\)/, (_, column: string) => `(code.js:1:${Math.max(1, Number(column) - CODE_HEADER.length)})`),
+    )
     .join('\n');
 }
 

@@ -78,7 +78,10 @@ export class SandboxThread {
     private readonly onRetaken: () => void,
   ) {
     const { entry, options } = workerScript(import.meta.url, 'sandbox-worker');
-    this.worker = new Worker(entry, Object.assign({}, options, { workerData: { cancelled: this.cancelled.buffer } satisfies SandboxWorkerData }));
+    this.worker = new Worker(
+      entry,
+      Object.assign({}, options, { workerData: { cancelled: this.cancelled.buffer } satisfies SandboxWorkerData }),
+    );
     // Held only while runs are in flight (see hand): an idle pool must never keep the process alive.
     this.worker.unref();
     this.worker.on('message', (message: WorkerMessage) => this.receive(message));

@@ -47,7 +47,13 @@ async function run(request: RunRequest): Promise<void> {
   const logs = new LogBatch(request.maxLogLines, request.maxLogBytes);
   let reply: WorkerMessage;
   if (isCancelled(request.id)) {
-    port.postMessage({ type: 'done', id: request.id, outcome: { interrupts: 0, reused: false, ok: false, failure: { kind: 'cancelled' } }, logs: [], modulesLoaded: sandboxModulesLoaded() } satisfies WorkerMessage);
+    port.postMessage({
+      type: 'done',
+      id: request.id,
+      outcome: { interrupts: 0, reused: false, ok: false, failure: { kind: 'cancelled' } },
+      logs: [],
+      modulesLoaded: sandboxModulesLoaded(),
+    } satisfies WorkerMessage);
     return;
   }
   try {
@@ -67,7 +73,12 @@ async function run(request: RunRequest): Promise<void> {
     });
     reply = { type: 'done', id: request.id, outcome, logs: logs.lines, modulesLoaded: sandboxModulesLoaded() };
   } catch (error) {
-    reply = { type: 'failed', id: request.id, message: error instanceof Error ? error.message : String(error), modulesLoaded: sandboxModulesLoaded() };
+    reply = {
+      type: 'failed',
+      id: request.id,
+      message: error instanceof Error ? error.message : String(error),
+      modulesLoaded: sandboxModulesLoaded(),
+    };
   }
   port.postMessage(reply);
 }

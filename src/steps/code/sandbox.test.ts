@@ -17,7 +17,15 @@ function abortedFromRead(from: number): { signal: SandboxOptions['signal']; read
 }
 
 const run = (code: string, signal: SandboxOptions['signal'], reuseKey: string | null = null) =>
-  runInSandbox({ code, argumentsJson: JSON.stringify({ input: { n: 1 }, nodes: {}, trigger: null }), reuseKey, timeoutMs: 1_000, memoryBytes: 64 * 1024 * 1024, signal, onLog: () => false });
+  runInSandbox({
+    code,
+    argumentsJson: JSON.stringify({ input: { n: 1 }, nodes: {}, trigger: null }),
+    reuseKey,
+    timeoutMs: 1_000,
+    memoryBytes: 64 * 1024 * 1024,
+    signal,
+    onLog: () => false,
+  });
 
 describe('runInSandbox (in this thread)', () => {
   // The pool's retake of runs queued behind a slow one can name a run the worker has already

@@ -121,7 +121,8 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxOutc
     return { interrupts: run.interrupts, reused: warm !== undefined, ok: true, json: result.json, memoryBytes: result.memoryBytes };
   } catch (error) {
     slot.poisoned = true;
-    if (error instanceof RangeError && /call stack/i.test(error.message)) return { interrupts: run?.interrupts ?? 0, reused: false, ok: false, failure: { kind: 'stack' } };
+    if (error instanceof RangeError && /call stack/i.test(error.message))
+      return { interrupts: run?.interrupts ?? 0, reused: false, ok: false, failure: { kind: 'stack' } };
     throw error;
   } finally {
     // Freeing objects in a poisoned module could trip its allocator; the whole module is dropped instead.
@@ -260,7 +261,8 @@ class SandboxRun implements ContextRun {
   private serialize(value: QuickJSHandle): Success | SandboxFailure {
     const { context: ctx, json: jsonFunctions } = this.sandbox;
     const type = ctx.typeof(value);
-    if (type === 'function' || type === 'symbol' || type === 'bigint') return { kind: 'not_json', message: `a ${type} is not a JSON value` };
+    if (type === 'function' || type === 'symbol' || type === 'bigint')
+      return { kind: 'not_json', message: `a ${type} is not a JSON value` };
     let json = 'null';
     if (type !== 'undefined') {
       const result = ctx.callFunction(jsonFunctions.stringify, jsonFunctions.object, value);
@@ -301,7 +303,13 @@ class SandboxRun implements ContextRun {
     } catch {
       parsed = undefined;
     }
-    const { line = null, ...thrown } = parsed ?? { kind: 'error', name: null, message: 'the code threw a value that could not be described', stack: '', retryAfterMs: null };
+    const { line = null, ...thrown } = parsed ?? {
+      kind: 'error',
+      name: null,
+      message: 'the code threw a value that could not be described',
+      stack: '',
+      retryAfterMs: null,
+    };
     if (phase === 'compile') return { kind: 'syntax', message: thrown.message, line };
     if (phase === 'output') return { kind: 'not_json', message: thrown.message };
     return { kind: 'thrown', error: thrown };

@@ -13,7 +13,11 @@ interface Options {
 }
 
 /** One run through the pool (one worker, so every run of a key meets the same warm cache). */
-async function sandboxRun(key: string | null, code: string, { input = {}, timeoutMs = 1_000, memoryMb = 64, cancel = new RunCancel() }: Options = {}) {
+async function sandboxRun(
+  key: string | null,
+  code: string,
+  { input = {}, timeoutMs = 1_000, memoryMb = 64, cancel = new RunCancel() }: Options = {},
+) {
   const logs: string[] = [];
   const outcome = await runInSandboxPool({
     code,
@@ -29,7 +33,12 @@ async function sandboxRun(key: string | null, code: string, { input = {}, timeou
       return false;
     },
   });
-  return { reused: outcome.reused, value: outcome.ok ? (JSON.parse(outcome.json) as unknown) : undefined, failure: outcome.ok ? undefined : outcome.failure.kind, logs };
+  return {
+    reused: outcome.reused,
+    value: outcome.ok ? (JSON.parse(outcome.json) as unknown) : undefined,
+    failure: outcome.ok ? undefined : outcome.failure.kind,
+    logs,
+  };
 }
 
 const defaults = tuneSandboxPool({});
@@ -51,9 +60,24 @@ describe('warm sandbox contexts', () => {
   it('serves the next run of the same key and code, with that run’s own input, answer and console lines', async () => {
     const key = freshKey();
     const code = "console.log('run', input.n); return { n: input.n };";
-    expect(await sandboxRun(key, code, { input: { n: 1 } })).toEqual({ reused: false, value: { n: 1 }, failure: undefined, logs: ['run 1'] });
-    expect(await sandboxRun(key, code, { input: { n: 2 } })).toEqual({ reused: true, value: { n: 2 }, failure: undefined, logs: ['run 2'] });
-    expect(await sandboxRun(key, code, { input: { n: 3 } })).toEqual({ reused: true, value: { n: 3 }, failure: undefined, logs: ['run 3'] });
+    expect(await sandboxRun(key, code, { input: { n: 1 } })).toEqual({
+      reused: false,
+      value: { n: 1 },
+      failure: undefined,
+      logs: ['run 1'],
+    });
+    expect(await sandboxRun(key, code, { input: { n: 2 } })).toEqual({
+      reused: true,
+      value: { n: 2 },
+      failure: undefined,
+      logs: ['run 2'],
+    });
+    expect(await sandboxRun(key, code, { input: { n: 3 } })).toEqual({
+      reused: true,
+      value: { n: 3 },
+      failure: undefined,
+      logs: ['run 3'],
+    });
   });
 
   it('removes the globals a run added; changes to built-ins stay with the key', async () => {
@@ -64,8 +88,14 @@ describe('warm sandbox contexts', () => {
       Object.defineProperty(globalThis, 'definedGlobal', { value: input.n, configurable: true });
       Object.prototype.mark = input.n;
       return seen;`;
-    expect(await sandboxRun(key, code, { input: { n: 1 } })).toMatchObject({ reused: false, value: { implicit: 'undefined', assigned: 'undefined', defined: 'undefined', mark: null } });
-    expect(await sandboxRun(key, code, { input: { n: 2 } })).toMatchObject({ reused: true, value: { implicit: 'undefined', assigned: 'undefined', defined: 'undefined', mark: 1 } });
+    expect(await sandboxRun(key, code, { input: { n: 1 } })).toMatchObject({
+      reused: false,
+      value: { implicit: 'undefined', assigned: 'undefined', defined: 'undefined', mark: null },
+    });
+    expect(await sandboxRun(key, code, { input: { n: 2 } })).toMatchObject({
+      reused: true,
+      value: { implicit: 'undefined', assigned: 'undefined', defined: 'undefined', mark: 1 },
+    });
     // Another key, or another code under the same key, never sees the change.
     expect(await sandboxRun(freshKey(), code, { input: { n: 3 } })).toMatchObject({ reused: false, value: { mark: null } });
     expect(await sandboxRun(key, `${code}\n// edited`, { input: { n: 4 } })).toMatchObject({ reused: false, value: { mark: null } });
@@ -74,7 +104,7 @@ describe('warm sandbox contexts', () => {
   // A sweep that looked only at how many globals there are would miss these: a run that deletes
   // built-ins and adds as many globals, of any kind of key (sandbox-context.ts GLOBALS_SWEEP).
   it.each([
-    ['a string', "delete globalThis.Math; globalThis.added = 1;"],
+    ['a string', 'delete globalThis.Math; globalThis.added = 1;'],
     ['an integer', 'delete globalThis.Math; globalThis[7] = 1;'],
     ['a symbol', "delete globalThis.Math; globalThis[Symbol.for('added')] = 1;"],
     ['a string in place of the symbol', 'delete globalThis[Symbol.toStringTag]; globalThis.added = 1;'],
@@ -85,7 +115,10 @@ describe('warm sandbox contexts', () => {
     const code = `const seen = [typeof globalThis.added, typeof globalThis[7], typeof globalThis[Symbol.for('added')]];
       if (input.change) { ${change} }
       return seen;`;
-    expect(await sandboxRun(key, code, { input: { change: true } })).toMatchObject({ reused: false, value: ['undefined', 'undefined', 'undefined'] });
+    expect(await sandboxRun(key, code, { input: { change: true } })).toMatchObject({
+      reused: false,
+      value: ['undefined', 'undefined', 'undefined'],
+    });
     expect(await sandboxRun(key, code)).toMatchObject({ reused: true, value: ['undefined', 'undefined', 'undefined'] });
   });
 
@@ -117,7 +150,10 @@ describe('warm sandbox contexts', () => {
     expect(await sandboxRun(key, code)).toMatchObject({ reused: false, value: 1 });
     const cancel = new RunCancel();
     setTimeout(() => cancel.abort(), 30);
-    expect(await sandboxRun(key, code, { input: { loop: true }, timeoutMs: 10_000, cancel })).toMatchObject({ reused: true, failure: 'cancelled' });
+    expect(await sandboxRun(key, code, { input: { loop: true }, timeoutMs: 10_000, cancel })).toMatchObject({
+      reused: true,
+      failure: 'cancelled',
+    });
     expect(await sandboxRun(key, code)).toMatchObject({ reused: false, value: 1 });
   });
 
@@ -156,7 +192,9 @@ describe('warm sandbox contexts', () => {
     expect((await sandboxRun(key, 'return 1;')).reused).toBe(true);
     const loaded = sandboxModulesLoaded();
     // Growing the module's memory past 32 MiB retires it after the run.
-    expect(await sandboxRun(freshKey(), "const big = 'x'.repeat(40 * 1024 * 1024); return big.length;")).toMatchObject({ value: 40 * 1024 * 1024 });
+    expect(await sandboxRun(freshKey(), "const big = 'x'.repeat(40 * 1024 * 1024); return big.length;")).toMatchObject({
+      value: 40 * 1024 * 1024,
+    });
     expect(await sandboxRun(key, 'return 1;')).toMatchObject({ reused: false, value: 1 });
     expect(sandboxModulesLoaded()).toBe(loaded + 1);
   });

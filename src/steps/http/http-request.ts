@@ -31,7 +31,9 @@ export function parseHttpUrl(value: string, base?: URL): URL {
     url = new URL(value, base);
   } catch {
     // The text is not echoed: a malformed URL may still carry a key or a password.
-    throw new NonRetriableError(base ? 'the redirect Location is not a valid URL' : 'config.url is not a valid URL', { code: 'invalid_url' });
+    throw new NonRetriableError(base ? 'the redirect Location is not a valid URL' : 'config.url is not a valid URL', {
+      code: 'invalid_url',
+    });
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new NonRetriableError(`only http and https URLs can be requested, not ${url.protocol}`, { code: 'unsupported_protocol' });
@@ -62,8 +64,9 @@ export function readTimeout(config: Record<string, unknown>): number {
 
 /** The first request of a step, from its expression-resolved config. */
 export function planRequest(config: Record<string, unknown>): HttpRequestPlan {
-  const method = typeof config.method === 'string' ? config.method.toUpperCase() : config.method ?? 'GET';
-  if (!HTTP_METHODS.includes(method as HttpMethod)) throw invalid(`config.method must be one of ${HTTP_METHODS.map((m) => `"${m}"`).join(', ')}.`);
+  const method = typeof config.method === 'string' ? config.method.toUpperCase() : (config.method ?? 'GET');
+  if (!HTTP_METHODS.includes(method as HttpMethod))
+    throw invalid(`config.method must be one of ${HTTP_METHODS.map((m) => `"${m}"`).join(', ')}.`);
   if (typeof config.url !== 'string' || config.url.trim() === '') throw invalid('config.url must be a non-empty string.');
   const url = parseHttpUrl(config.url.trim());
 

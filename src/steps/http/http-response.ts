@@ -38,7 +38,11 @@ const DECODERS: Record<string, () => Transform> = {
  * compressed bomb is caught too); past the limit the stream is destroyed, which stops the
  * download instead of draining it. An encoding we cannot decode is passed through as bytes.
  */
-export async function readBody(stream: Readable, contentEncoding: string | undefined, limit: number): Promise<{ bytes: Buffer; exceeded: boolean }> {
+export async function readBody(
+  stream: Readable,
+  contentEncoding: string | undefined,
+  limit: number,
+): Promise<{ bytes: Buffer; exceeded: boolean }> {
   const makeDecoder = contentEncoding ? DECODERS[contentEncoding.trim().toLowerCase()] : undefined;
   // pipeline forwards errors and destroys the source when the decoder is destroyed.
   const source: Readable = makeDecoder ? pipeline(stream, makeDecoder(), () => {}) : stream;
@@ -65,9 +69,7 @@ interface MediaType {
 function parseMediaType(contentType: string | undefined): MediaType | null {
   if (!contentType) return null;
   const [essence = '', ...params] = contentType.split(';');
-  const charset = params
-    .map((param) => /^\s*charset\s*=\s*"?([^";\s]+)"?\s*$/i.exec(param)?.[1])
-    .find((value) => value !== undefined);
+  const charset = params.map((param) => /^\s*charset\s*=\s*"?([^";\s]+)"?\s*$/i.exec(param)?.[1]).find((value) => value !== undefined);
   return { essence: essence.trim().toLowerCase(), charset };
 }
 

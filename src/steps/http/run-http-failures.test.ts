@@ -95,7 +95,8 @@ function context(config: Record<string, unknown>, overrides: Partial<StepRunCont
   });
 }
 
-const failure = (config: Record<string, unknown>, overrides: Partial<StepRunContext> = {}) => runHttp(context(config, overrides)).then(() => null, serializeStepError);
+const failure = (config: Record<string, unknown>, overrides: Partial<StepRunContext> = {}) =>
+  runHttp(context(config, overrides)).then(() => null, serializeStepError);
 
 describe('http step: HTTP errors', () => {
   it('fails a 404 without retrying, keeping the status and the body', async () => {
@@ -127,16 +128,30 @@ describe('http step: HTTP errors', () => {
   });
 
   it('retries a 429 after its Retry-After seconds', async () => {
-    expect(await failure({ url: `${origin}/status/429?retry_after=7` })).toMatchObject({ name: 'RetryAfterError', code: 'http_429', retryable: true, retry_after_ms: 7000 });
+    expect(await failure({ url: `${origin}/status/429?retry_after=7` })).toMatchObject({
+      name: 'RetryAfterError',
+      code: 'http_429',
+      retryable: true,
+      retry_after_ms: 7000,
+    });
   });
 
   it('retries a 503 at its Retry-After date, measured on the step clock', async () => {
     const date = encodeURIComponent('Thu, 01 Jan 2026 00:00:30 GMT');
-    expect(await failure({ url: `${origin}/status/503?retry_after=${date}` })).toMatchObject({ name: 'RetryAfterError', code: 'http_503', retry_after_ms: 30_000 });
+    expect(await failure({ url: `${origin}/status/503?retry_after=${date}` })).toMatchObject({
+      name: 'RetryAfterError',
+      code: 'http_503',
+      retry_after_ms: 30_000,
+    });
   });
 
   it('retries a 429 without Retry-After with the node backoff', async () => {
-    expect(await failure({ url: `${origin}/status/429` })).toMatchObject({ name: 'StepError', code: 'http_429', retryable: true, retry_after_ms: null });
+    expect(await failure({ url: `${origin}/status/429` })).toMatchObject({
+      name: 'StepError',
+      code: 'http_429',
+      retryable: true,
+      retry_after_ms: null,
+    });
   });
 });
 
@@ -159,7 +174,13 @@ describe('http step: time, cancellation and size', () => {
     const pending = failure({ url: `${origin}/slow` }, { cancel });
     await arrived;
     cancel.abort();
-    expect(await pending).toEqual({ name: 'StepError', code: 'cancelled', message: `GET ${origin}/slow: cancelled`, retryable: false, retry_after_ms: null });
+    expect(await pending).toEqual({
+      name: 'StepError',
+      code: 'cancelled',
+      message: `GET ${origin}/slow: cancelled`,
+      retryable: false,
+      retry_after_ms: null,
+    });
   });
 
   it("reports the engine's own time limit as a timeout", async () => {
@@ -241,7 +262,8 @@ describe('http step: the private-address guard', () => {
   it('checks every redirect hop after DNS: an allowed name cannot redirect to a name that resolves to loopback', async () => {
     const resolve: Resolver = (hostname, _options, callback) => process.nextTick(callback, null, [{ address: '127.0.0.1', family: 4 }]);
     const runtime = createHttpRuntime({ dispatcherFor: (allow) => createGuardedDispatcher(allow, { resolve }) });
-    const run = (path: string) => runtime(context({ url: `http://hooks.partner.test:${port}${path}` }, { settings: { httpAllow: ['hooks.partner.test'] } }));
+    const run = (path: string) =>
+      runtime(context({ url: `http://hooks.partner.test:${port}${path}` }, { settings: { httpAllow: ['hooks.partner.test'] } }));
     expect((await run('/hits')).output).toMatchObject({ status: 200, body: 'hit' });
     expect(await run('/to-internal-name').catch(serializeStepError)).toMatchObject({
       code: 'forbidden_address',
@@ -255,6 +277,9 @@ describe('http step: the private-address guard', () => {
   });
 
   it('refuses a malformed URL without echoing it', async () => {
-    expect(await failure({ url: 'http://user:hunter2@[bad' })).toMatchObject({ code: 'invalid_url', message: 'config.url is not a valid URL' });
+    expect(await failure({ url: 'http://user:hunter2@[bad' })).toMatchObject({
+      code: 'invalid_url',
+      message: 'config.url is not a valid URL',
+    });
   });
 });

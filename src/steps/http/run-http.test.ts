@@ -57,7 +57,9 @@ beforeAll(async () => {
     } else if (url.pathname === '/empty') {
       response.writeHead(204).end();
     } else if (url.pathname === '/gzip') {
-      response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync(JSON.stringify({ zipped: request.headers['accept-encoding'] })));
+      response
+        .writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+        .end(gzipSync(JSON.stringify({ zipped: request.headers['accept-encoding'] })));
     } else if (url.pathname === '/headers') {
       response.setHeader('Set-Cookie', 'session=1; HttpOnly');
       response.setHeader('X-Repeated', ['a', 'b']);
@@ -77,7 +79,12 @@ afterAll(async () => {
 });
 
 function context(config: Record<string, unknown>): StepRunContext {
-  return stepContext({ nodeId: 'call_api', config, execution: { id: 'exec-1', workflowId: 'wf-1', workspaceId: 'ws-1' }, settings: { httpAllow: ['127.0.0.1'] } });
+  return stepContext({
+    nodeId: 'call_api',
+    config,
+    execution: { id: 'exec-1', workflowId: 'wf-1', workspaceId: 'ws-1' },
+    settings: { httpAllow: ['127.0.0.1'] },
+  });
 }
 
 interface Echo {
@@ -105,7 +112,12 @@ describe('http step: requests', () => {
   });
 
   it('keeps a content-type the user gave, in any letter case, for a JSON body', async () => {
-    const seen = await echoed({ method: 'PUT', url: `${main.origin}/echo`, headers: { 'Content-Type': 'application/vnd.api+json' }, body: [1, 2] });
+    const seen = await echoed({
+      method: 'PUT',
+      url: `${main.origin}/echo`,
+      headers: { 'Content-Type': 'application/vnd.api+json' },
+      body: [1, 2],
+    });
     expect(seen).toMatchObject({ method: 'PUT', body: '[1,2]', headers: { 'content-type': 'application/vnd.api+json' } });
   });
 
@@ -124,7 +136,11 @@ describe('http step: requests', () => {
 describe('http step: responses', () => {
   it('returns headers lower-cased, repeated ones joined, set-cookie always as an array', async () => {
     const { output } = await runHttp(context({ url: `${main.origin}/headers` }));
-    expect(output).toMatchObject({ status: 200, body: null, headers: { 'set-cookie': ['session=1; HttpOnly'], 'x-repeated': 'a, b', 'x-single': 'one' } });
+    expect(output).toMatchObject({
+      status: 200,
+      body: null,
+      headers: { 'set-cookie': ['session=1; HttpOnly'], 'x-repeated': 'a, b', 'x-single': 'one' },
+    });
   });
 
   it('returns text as a string in its declared charset', async () => {
@@ -133,8 +149,12 @@ describe('http step: responses', () => {
   });
 
   it('returns binary and untyped bodies as base64 with their content type', async () => {
-    expect((await runHttp(context({ url: `${main.origin}/binary` }))).output).toMatchObject({ body: { base64: PNG.toString('base64'), content_type: 'image/png' } });
-    expect((await runHttp(context({ url: `${main.origin}/untyped` }))).output).toMatchObject({ body: { base64: PNG.toString('base64'), content_type: null } });
+    expect((await runHttp(context({ url: `${main.origin}/binary` }))).output).toMatchObject({
+      body: { base64: PNG.toString('base64'), content_type: 'image/png' },
+    });
+    expect((await runHttp(context({ url: `${main.origin}/untyped` }))).output).toMatchObject({
+      body: { base64: PNG.toString('base64'), content_type: null },
+    });
   });
 
   it('keeps the text of a JSON response that does not parse', async () => {
@@ -142,7 +162,11 @@ describe('http step: responses', () => {
   });
 
   it('returns null for an empty body', async () => {
-    expect((await runHttp(context({ url: `${main.origin}/empty` }))).output).toEqual({ status: 204, headers: expect.any(Object), body: null });
+    expect((await runHttp(context({ url: `${main.origin}/empty` }))).output).toEqual({
+      status: 204,
+      headers: expect.any(Object),
+      body: null,
+    });
   });
 
   it('asks for compression and decompresses the answer', async () => {
@@ -203,7 +227,13 @@ describe('http step: redirects', () => {
   });
 
   it('refuses a redirect to a non-http scheme', async () => {
-    const error = await runHttp(context({ url: `${main.origin}/redirect/302?to=${encodeURIComponent('file:///etc/passwd')}` })).catch(serializeStepError);
-    expect(error).toMatchObject({ code: 'unsupported_protocol', message: 'only http and https URLs can be requested, not file:', retryable: false });
+    const error = await runHttp(context({ url: `${main.origin}/redirect/302?to=${encodeURIComponent('file:///etc/passwd')}` })).catch(
+      serializeStepError,
+    );
+    expect(error).toMatchObject({
+      code: 'unsupported_protocol',
+      message: 'only http and https URLs can be requested, not file:',
+      retryable: false,
+    });
   });
 });

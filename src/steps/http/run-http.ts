@@ -61,7 +61,9 @@ export function createHttpRuntime(options: HttpRuntimeOptions = {}): StepRuntime
         // Drained (up to 64 KiB, else the socket is closed) so the keep-alive connection can serve the next hop.
         await response.body.dump({ signal, limit: 64 * 1024 });
         if (redirects === MAX_REDIRECTS) {
-          throw new NonRetriableError(`${plan.method} ${redactUrl(plan.url)}: more than ${MAX_REDIRECTS} redirects`, { code: 'too_many_redirects' });
+          throw new NonRetriableError(`${plan.method} ${redactUrl(plan.url)}: more than ${MAX_REDIRECTS} redirects`, {
+            code: 'too_many_redirects',
+          });
         }
         plan = redirectRequest(plan, response.statusCode, location);
         logs.push(`followed ${response.statusCode} to ${plan.method} ${redactUrl(plan.url)}`);
@@ -80,7 +82,12 @@ async function readResponse(response: Response, plan: HttpRequestPlan, maxBytes:
   const encoding = headerValue(response.headers, 'content-encoding');
   if (status >= 400) {
     const { bytes } = await readBody(response.body, encoding, EXCERPT_BYTES);
-    throw httpError(plan, status, bodyExcerpt(bytes, contentType, EXCERPT_BYTES), parseRetryAfter(headerValue(response.headers, 'retry-after'), nowMs));
+    throw httpError(
+      plan,
+      status,
+      bodyExcerpt(bytes, contentType, EXCERPT_BYTES),
+      parseRetryAfter(headerValue(response.headers, 'retry-after'), nowMs),
+    );
   }
   const tooLarge = () =>
     new NonRetriableError(`${plan.method} ${redactUrl(plan.url)}: the response is larger than ${maxBytes} bytes`, {
@@ -117,7 +124,11 @@ function findCause(error: unknown, code: string): (Error & { hostname?: string; 
 }
 
 /** Anything thrown while requesting, as the engine's vocabulary. Order matters: an abort makes undici throw a generic error. */
-function classifyFailure(error: unknown, plan: HttpRequestPlan, signals: { cancel: AbortSignal; timeout: AbortSignal; timeoutMs: number }): StepError {
+function classifyFailure(
+  error: unknown,
+  plan: HttpRequestPlan,
+  signals: { cancel: AbortSignal; timeout: AbortSignal; timeoutMs: number },
+): StepError {
   if (error instanceof StepError) return error;
   const target = `${plan.method} ${redactUrl(plan.url)}`;
   if (signals.cancel.aborted) {
@@ -129,7 +140,10 @@ function classifyFailure(error: unknown, plan: HttpRequestPlan, signals: { cance
   if (signals.timeout.aborted) return new StepTimeoutError(`${target}: no complete response within ${signals.timeoutMs} ms`);
   const forbidden = findCause(error, 'EFORBIDDENADDRESS');
   if (forbidden) {
-    return new NonRetriableError(forbidden.message, { code: 'forbidden_address', details: { host: forbidden.hostname, address: forbidden.address } });
+    return new NonRetriableError(forbidden.message, {
+      code: 'forbidden_address',
+      details: { host: forbidden.hostname, address: forbidden.address },
+    });
   }
   // undici refuses what it cannot send (a header value with a line break, say): retrying sends the same.
   const invalidArgument = findCause(error, 'UND_ERR_INVALID_ARG');

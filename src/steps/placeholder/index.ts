@@ -3,7 +3,10 @@ import { defineStep } from '../define-step.js';
 
 /** Out ports of a placeholder standing for a node with `outputs` outputs: `out`, then `output_1`, `output_2`, … */
 export function placeholderPorts(config: Record<string, unknown>): string[] {
-  const outputs = typeof config.outputs === 'number' && Number.isInteger(config.outputs) && config.outputs > 0 ? Math.min(config.outputs, MAX_PLACEHOLDER_OUTPUTS) : 1;
+  const outputs =
+    typeof config.outputs === 'number' && Number.isInteger(config.outputs) && config.outputs > 0
+      ? Math.min(config.outputs, MAX_PLACEHOLDER_OUTPUTS)
+      : 1;
   return ['out', ...Array.from({ length: outputs - 1 }, (_, i) => placeholderPort(i + 1))];
 }
 

@@ -13,7 +13,8 @@ export const runReadStore: StepRuntime = async (context) => {
   const workspaceId = context.execution.workspaceId;
   const storeId = String(config.store_id);
   if (config.key !== undefined) {
-    if (typeof config.key !== 'string') throw invalidConfig(context, 'key', `config.key must yield a string; it gave ${describe(config.key)}`);
+    if (typeof config.key !== 'string')
+      throw invalidConfig(context, 'key', `config.key must yield a string; it gave ${describe(config.key)}`);
     if (config.filter !== undefined) throw invalidConfig(context, 'filter', 'config.filter applies to lists: give either key or filter');
     // DESIGN.md: the row resource's attributes, or null (a condition tests `nodes.read.output`).
     return { output: await stores.get({ workspaceId, storeId, key: config.key }) };
@@ -22,7 +23,8 @@ export const runReadStore: StepRuntime = async (context) => {
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > READ_STORE_MAX_LIMIT) {
     throw invalidConfig(context, 'limit', `config.limit must be an integer from 1 to ${READ_STORE_MAX_LIMIT}`);
   }
-  if (config.filter !== undefined && !isPlainObject(config.filter)) throw invalidConfig(context, 'filter', `config.filter must yield an object; it gave ${describe(config.filter)}`);
+  if (config.filter !== undefined && !isPlainObject(config.filter))
+    throw invalidConfig(context, 'filter', `config.filter must yield an object; it gave ${describe(config.filter)}`);
   const rows = await stores.list({ workspaceId, storeId, limit, ...(config.filter !== undefined ? { filter: config.filter } : {}) });
   return { output: { rows, count: rows.length } };
 };

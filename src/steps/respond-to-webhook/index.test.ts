@@ -12,7 +12,9 @@ describe('respond_to_webhook step', () => {
   });
 
   it('accepts one expression for status and headers, and any body', () => {
-    expect(check({ status: '{{ nodes.lookup.status }}', headers: '{{ nodes.lookup.headers }}', body: '{{ nodes.lookup.body }}' })).toEqual([]);
+    expect(check({ status: '{{ nodes.lookup.status }}', headers: '{{ nodes.lookup.headers }}', body: '{{ nodes.lookup.body }}' })).toEqual(
+      [],
+    );
     expect(check({ status: 201, headers: { 'Content-Type': 'text/plain' }, body: 'created {{ trigger.body.id }}' })).toEqual([]);
   });
 

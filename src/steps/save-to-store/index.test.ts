@@ -22,7 +22,9 @@ describe('save_to_store step', () => {
     for (const mode of ['upsert', 'insert', 'update']) expect(check({ store_id: STORE_ID, key: 'k', row: {}, mode })).toEqual([]);
     expect(check({ store_id: STORE_ID, key: 'k', mode: 'delete' })).toEqual([]);
     expect(check({ store_id: STORE_ID, key: 'k', mode: 'update' })).toEqual([{ pointer: '/row', detail: 'config.row is required.' }]);
-    expect(check({ store_id: STORE_ID, key: 'k', row: {}, mode: 'merge' })).toEqual([{ pointer: '/mode', detail: 'config.mode must be one of "upsert", "insert", "update", "delete".' }]);
+    expect(check({ store_id: STORE_ID, key: 'k', row: {}, mode: 'merge' })).toEqual([
+      { pointer: '/mode', detail: 'config.mode must be one of "upsert", "insert", "update", "delete".' },
+    ]);
   });
 
   it('accepts an expression for the key and the row', () => {

@@ -15,7 +15,8 @@ export const runSaveToStore: StepRuntime = async (context) => {
   const { config } = context;
   const mode = (config.mode ?? 'upsert') as Mode;
   if (!STORE_STEP_MODES.includes(mode)) throw invalidConfig(context, 'mode', `config.mode must be one of ${STORE_STEP_MODES.join(', ')}`);
-  if (typeof config.key !== 'string') throw invalidConfig(context, 'key', `config.key must yield a string; it gave ${describe(config.key)}`);
+  if (typeof config.key !== 'string')
+    throw invalidConfig(context, 'key', `config.key must yield a string; it gave ${describe(config.key)}`);
   return {
     output: null,
     effect: stores.write({
@@ -37,7 +38,10 @@ export function storesOf(context: StepRunContext): StepStoreAccess {
 }
 
 export function invalidConfig(context: StepRunContext, field: string, message: string): NonRetriableError {
-  return new NonRetriableError(`node "${context.nodeId}": ${message}.`, { code: 'invalid_config', details: { node_id: context.nodeId, field: `config.${field}` } });
+  return new NonRetriableError(`node "${context.nodeId}": ${message}.`, {
+    code: 'invalid_config',
+    details: { node_id: context.nodeId, field: `config.${field}` },
+  });
 }
 
 export function describe(value: unknown): string {

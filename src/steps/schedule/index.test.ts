@@ -30,20 +30,30 @@ describe('schedule step', () => {
       { pointer: '/interval_ms', detail: 'config.interval_ms cannot be given together with config.cron; keep one of them.' },
     ]);
     // The name DESIGN.md fixes; the seconds field of earlier drafts is unknown.
-    expect(check({ interval_seconds: 60 })).toEqual([{ pointer: '/interval_seconds', detail: 'config.interval_seconds is not a known field.' }]);
+    expect(check({ interval_seconds: 60 })).toEqual([
+      { pointer: '/interval_seconds', detail: 'config.interval_seconds is not a known field.' },
+    ]);
   });
 
   it('names the field of a cron expression that is wrong, and refuses 4 or 7 fields', () => {
-    expect(check({ cron: '61 * * * *' })).toEqual([{ pointer: '/cron', detail: 'config.cron is not a valid cron expression: Invalid value for minute: 61.' }]);
+    expect(check({ cron: '61 * * * *' })).toEqual([
+      { pointer: '/cron', detail: 'config.cron is not a valid cron expression: Invalid value for minute: 61.' },
+    ]);
     expect(check({ cron: '* * * *' })).toEqual([
-      { pointer: '/cron', detail: 'config.cron must have 5 fields (minute hour day-of-month month day-of-week) or 6 (seconds first); "* * * *" has 4.' },
+      {
+        pointer: '/cron',
+        detail: 'config.cron must have 5 fields (minute hour day-of-month month day-of-week) or 6 (seconds first); "* * * *" has 4.',
+      },
     ]);
     expect(check({ cron: '0 0 0 1 1 * 2027' })[0]?.pointer).toBe('/cron');
   });
 
   it('refuses an unknown time zone, and a time zone with an interval', () => {
     expect(check({ cron: '0 * * * *', timezone: 'Mars/Olympus_Mons' })).toEqual([
-      { pointer: '/timezone', detail: 'config.timezone must be an IANA time zone such as "Europe/Berlin"; "Mars/Olympus_Mons" is not one.' },
+      {
+        pointer: '/timezone',
+        detail: 'config.timezone must be an IANA time zone such as "Europe/Berlin"; "Mars/Olympus_Mons" is not one.',
+      },
     ]);
     expect(check({ interval_ms: 60_000, timezone: 'UTC' })).toEqual([
       { pointer: '/timezone', detail: 'config.timezone applies to config.cron only; an interval counts from activation.' },
@@ -55,7 +65,9 @@ describe('schedule step', () => {
       { pointer: '/interval_ms', detail: 'config.interval_ms must be at least 1000.' },
       { pointer: '/catch_up', detail: 'config.catch_up must be one of "skip", "run_once".' },
     ]);
-    expect(check({ interval_ms: 31_536_000_001 })).toEqual([{ pointer: '/interval_ms', detail: 'config.interval_ms must be at most 31536000000.' }]);
+    expect(check({ interval_ms: 31_536_000_001 })).toEqual([
+      { pointer: '/interval_ms', detail: 'config.interval_ms must be at most 31536000000.' },
+    ]);
     expect(check({ interval_ms: 1_500.5 })).toEqual([{ pointer: '/interval_ms', detail: 'config.interval_ms must be an integer.' }]);
   });
 });

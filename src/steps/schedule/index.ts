@@ -102,7 +102,10 @@ export function scheduleConfigIssues(config: Record<string, unknown>): ConfigIss
   if (timezone !== undefined && interval !== undefined) {
     issues.push({ pointer: '/timezone', detail: 'config.timezone applies to config.cron only; an interval counts from activation.' });
   } else if (typeof timezone === 'string' && !isTimeZone(timezone)) {
-    issues.push({ pointer: '/timezone', detail: `config.timezone must be an IANA time zone such as "Europe/Berlin"; "${timezone}" is not one.` });
+    issues.push({
+      pointer: '/timezone',
+      detail: `config.timezone must be an IANA time zone such as "Europe/Berlin"; "${timezone}" is not one.`,
+    });
   }
   return issues;
 }

@@ -110,7 +110,13 @@ export interface FireDecision {
  * `run_once` fires one execution for the whole missed window; either way the next time is the
  * first one after now, so no burst of old fires follows a restart.
  */
-export function decideFire(timing: ScheduleTiming, catchUp: ScheduleCatchUp, scheduledMs: number, nowMs: number, anchorMs: number): FireDecision {
+export function decideFire(
+  timing: ScheduleTiming,
+  catchUp: ScheduleCatchUp,
+  scheduledMs: number,
+  nowMs: number,
+  anchorMs: number,
+): FireDecision {
   const following = nextFireAfter(timing, scheduledMs, anchorMs);
   const onTime = nowMs - scheduledMs <= ON_TIME_GRACE_MS && (following === null || following > nowMs);
   if (onTime) return { fire: true, nextMs: following, missed: false };

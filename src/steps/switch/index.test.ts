@@ -17,11 +17,15 @@ describe('switch step', () => {
   });
 
   it('accepts cases whose equals is any JSON value or an expression', () => {
-    expect(check({ value: '{{ trigger.body.type }}', cases: [...cases, { port: 'other', equals: '{{ trigger.query.kind }}' }] })).toEqual([]);
+    expect(check({ value: '{{ trigger.body.type }}', cases: [...cases, { port: 'other', equals: '{{ trigger.query.kind }}' }] })).toEqual(
+      [],
+    );
   });
 
   it('rejects a case without port or equals, a port that is not snake_case and unknown fields', () => {
-    expect(check({ value: 1, cases: [{ equals: 1 }, { port: 'Big', equals: 2 }, { port: 'x', equals: 3, label: 'X' }, { port: 'y' }] })).toEqual([
+    expect(
+      check({ value: 1, cases: [{ equals: 1 }, { port: 'Big', equals: 2 }, { port: 'x', equals: 3, label: 'X' }, { port: 'y' }] }),
+    ).toEqual([
       { pointer: '/cases/0/port', detail: 'config.cases[0].port is required.' },
       { pointer: '/cases/1/port', detail: 'config.cases[1].port must match the pattern ^[a-z][a-z0-9_]*$.' },
       { pointer: '/cases/2/label', detail: 'config.cases[2].label is not a known field.' },
@@ -42,9 +46,20 @@ describe('switchConfigIssues', () => {
   });
 
   it('rejects the default and error ports, which the node has already', () => {
-    expect(switchConfigIssues({ value: 1, cases: [{ port: 'default', equals: 1 }, { port: 'error', equals: 2 }] })).toEqual([
+    expect(
+      switchConfigIssues({
+        value: 1,
+        cases: [
+          { port: 'default', equals: 1 },
+          { port: 'error', equals: 2 },
+        ],
+      }),
+    ).toEqual([
       { pointer: '/cases/0/port', detail: 'config.cases[0].port must not be "default": unmatched values leave through that port.' },
-      { pointer: '/cases/1/port', detail: 'config.cases[1].port must not be "error": failures leave through that port with on_error "continue".' },
+      {
+        pointer: '/cases/1/port',
+        detail: 'config.cases[1].port must not be "error": failures leave through that port with on_error "continue".',
+      },
     ]);
   });
 });
@@ -62,7 +77,12 @@ describe('switchPorts', () => {
 });
 
 describe('switch nodes in a graph', () => {
-  const node = (config: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ id: 'route', type: 'switch', config, ...extra });
+  const node = (config: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+    id: 'route',
+    type: 'switch',
+    config,
+    ...extra,
+  });
   const target = (id: string) => ({ id, type: 'set' });
   const edge = (port: string, to: string) => ({ source: 'route', source_port: port, target: to });
 
@@ -89,7 +109,10 @@ describe('switch nodes in a graph', () => {
   });
 
   it('adds the error port after the case ports with on_error continue', () => {
-    const result = validateGraph({ nodes: [node({ value: 1, cases }, { on_error: 'continue' }), target('a')], edges: [edge('error', 'a')] });
+    const result = validateGraph({
+      nodes: [node({ value: 1, cases }, { on_error: 'continue' }), target('a')],
+      edges: [edge('error', 'a')],
+    });
     expect(result.ok).toBe(true);
   });
 

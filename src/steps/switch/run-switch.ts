@@ -7,8 +7,7 @@ export const runSwitch: StepRuntime = async (context) => {
   const { value, cases } = context.config;
   const list = Array.isArray(cases) ? cases : [];
   const match = list.find((entry: unknown) => isPlainObject(entry) && jsonEqual(value ?? null, entry.equals ?? null)) as
-    | { port: string }
-    | undefined;
+    { port: string } | undefined;
   return { output: context.input, ports: [match?.port ?? SWITCH_DEFAULT_PORT] };
 };
 

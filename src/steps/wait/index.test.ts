@@ -44,7 +44,9 @@ describe('wait step', () => {
 
   it('rejects a duration out of range or not whole, and an empty until', () => {
     expect(check({ duration_ms: -1 })).toEqual([{ pointer: '/duration_ms', detail: 'config.duration_ms must be at least 0.' }]);
-    expect(check({ duration_ms: MAX_WAIT_MS + 1 })).toEqual([{ pointer: '/duration_ms', detail: 'config.duration_ms must be at most 31536000000.' }]);
+    expect(check({ duration_ms: MAX_WAIT_MS + 1 })).toEqual([
+      { pointer: '/duration_ms', detail: 'config.duration_ms must be at most 31536000000.' },
+    ]);
     expect(check({ duration_ms: 1.5 })).toEqual([
       { pointer: '/duration_ms', detail: 'config.duration_ms must be an integer from 0 to 31536000000 or a single {{ … }} expression.' },
     ]);
@@ -56,7 +58,9 @@ describe('wait nodes in a graph', () => {
   it('report a missing or doubled time as a config violation', () => {
     expect(validateGraph({ nodes: [{ id: 'pause', type: 'wait', config: {} }] })).toEqual({
       ok: false,
-      violations: [{ pointer: '/data/graph/nodes/0/config', code: 'invalid_config', detail: 'config.duration_ms or config.until is required.' }],
+      violations: [
+        { pointer: '/data/graph/nodes/0/config', code: 'invalid_config', detail: 'config.duration_ms or config.until is required.' },
+      ],
     });
     expect(validateGraph({ nodes: [{ id: 'pause', type: 'wait', config: { duration_ms: 5 } }] }).ok).toBe(true);
   });

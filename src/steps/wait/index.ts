@@ -70,7 +70,10 @@ export function waitUntil(config: Record<string, unknown>, nowMs: number): numbe
   if (config.duration_ms !== undefined) {
     const ms = config.duration_ms;
     if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0 || ms > MAX_WAIT_MS) {
-      throw invalid(`config.duration_ms must be a number of milliseconds from 0 to ${MAX_WAIT_MS}; it is ${show(ms)}.`, 'config.duration_ms');
+      throw invalid(
+        `config.duration_ms must be a number of milliseconds from 0 to ${MAX_WAIT_MS}; it is ${show(ms)}.`,
+        'config.duration_ms',
+      );
     }
     // An expression may compute a fraction; rounding up never resumes early.
     return nowMs + Math.ceil(ms);

@@ -47,7 +47,8 @@ export function errorDocumentViolations(method: string, response: FuzzResponse):
   if (!Array.isArray(document.errors) || document.errors.length === 0) problems.push('no errors[]');
   for (const error of document.errors ?? []) {
     if (error.status !== String(response.status)) problems.push(`error status ${String(error.status)} on a ${response.status}`);
-    for (const member of ['code', 'title', 'detail'] as const) if (typeof error[member] !== 'string' || error[member] === '') problems.push(`error without ${member}`);
+    for (const member of ['code', 'title', 'detail'] as const)
+      if (typeof error[member] !== 'string' || error[member] === '') problems.push(`error without ${member}`);
   }
   return problems;
 }
@@ -74,7 +75,8 @@ export function leaks(request: FuzzRequest, response: FuzzResponse, foreign: For
   recordSent(request, foreign);
   const found: string[] = [];
   if (body.includes(foreign.marker.toLowerCase())) found.push(`the other workspace's names (${foreign.marker})`);
-  for (const id of foreign.ids) if (!foreign.sent.has(id) && body.includes(id.toLowerCase())) found.push(`the other workspace's id ${id}, never sent`);
+  for (const id of foreign.ids)
+    if (!foreign.sent.has(id) && body.includes(id.toLowerCase())) found.push(`the other workspace's id ${id}, never sent`);
   return found;
 }
 
@@ -82,15 +84,21 @@ export function leaks(request: FuzzRequest, response: FuzzResponse, foreign: For
 export function checkAnswer(request: FuzzRequest, response: FuzzResponse, foreign: ForeignData): Finding[] {
   const findings: Finding[] = [];
   if (response.status >= 500) findings.push({ kind: 'server_error', detail: `${response.status}: ${response.body.slice(0, 300)}` });
-  for (const problem of errorDocumentViolations(request.method, response)) findings.push({ kind: 'not_jsonapi_error', detail: `${response.status}: ${problem}` });
+  for (const problem of errorDocumentViolations(request.method, response))
+    findings.push({ kind: 'not_jsonapi_error', detail: `${response.status}: ${problem}` });
   for (const leak of leaks(request, response, foreign)) findings.push({ kind: 'leak', detail: `${response.status}: ${leak}` });
   return findings;
 }
 
 /** A request in one line, for reports (bodies and long URLs cut). */
 export function describeRequest(request: FuzzRequest): string {
-  const body = request.body === undefined ? '' : ` body ${(Buffer.isBuffer(request.body) ? `<${request.body.length} bytes>` : request.body).slice(0, 160)}`;
+  const body =
+    request.body === undefined
+      ? ''
+      : ` body ${(Buffer.isBuffer(request.body) ? `<${request.body.length} bytes>` : request.body).slice(0, 160)}`;
   const url = request.url.length > 200 ? `${request.url.slice(0, 200)}…(${request.url.length})` : request.url;
-  const headers = Object.entries(request.headers).map(([k, v]) => `${k}: ${k === 'authorization' ? v.replace(/sy_\w+/, 'sy_…') : v.slice(0, 60)}`).join('; ');
+  const headers = Object.entries(request.headers)
+    .map(([k, v]) => `${k}: ${k === 'authorization' ? v.replace(/sy_\w+/, 'sy_…') : v.slice(0, 60)}`)
+    .join('; ');
   return `${request.method} ${url} [${headers}]${body}`;
 }

@@ -26,47 +26,92 @@ export function rawCaseArbitrary(token: string): fc.Arbitrary<RawCase> {
   const auth = `Authorization: Bearer ${token}`;
   const size = fc.integer({ min: 16_400, max: 64_000 });
   const cases: fc.Arbitrary<RawCase>[] = [
-    size.map((n) => ({ name: 'header over 16 KiB', bytes: Buffer.from(head(['GET /api/v1/me HTTP/1.1', 'Host: fuzz', auth, `X-Pad: ${'p'.repeat(n)}`])) })),
-    size.map((n) => ({ name: 'URL over 16 KiB', bytes: Buffer.from(head([`GET /api/v1/workflows?sort=${'s'.repeat(n)} HTTP/1.1`, 'Host: fuzz', auth])) })),
-    fc.integer({ min: 200, max: 2000 }).map((n) => ({ name: 'many headers', bytes: Buffer.from(head(['GET /healthz HTTP/1.1', 'Host: fuzz', ...Array.from({ length: n }, (_, i) => `X-H${i}: v`), 'Connection: close'])) })),
-    fc.uint8Array({ minLength: 1, maxLength: 300 }).map((bytes) => ({ name: 'random bytes', bytes: Buffer.concat([Buffer.from(bytes), Buffer.from('\r\n\r\n')]) })),
-    fc.constantFrom(
-      'GET /healthz HTTP/9.9',
-      'GET /healthz HTTP/1.1 extra',
-      'GET  /healthz HTTP/1.1',
-      'BREW /healthz HTTP/1.1',
-      'get /healthz HTTP/1.1',
-      'GET /healthz',
-      'GET /he\u0000althz HTTP/1.1',
-      'GET /api/v1/workflows/\u00ff\u00fe HTTP/1.1',
-      'GET http://fuzz/api/v1/me HTTP/1.1',
-      'GET * HTTP/1.1',
-      'OPTIONS * HTTP/1.1',
-      'CONNECT fuzz:443 HTTP/1.1',
-      'GET /api/v1/workflows/../me HTTP/1.1',
-      'GET /api/v1/workflows/%00 HTTP/1.1',
-      'GET // HTTP/1.1',
-      '\tGET /healthz HTTP/1.1',
-    ).map((line) => ({ name: `request line ${JSON.stringify(line).slice(0, 40)}`, bytes: Buffer.from(head([line, 'Host: fuzz', auth, 'Connection: close']), 'latin1') })),
-    fc.constantFrom(
-      ['Bad Header: x'],
-      ['X-Nul: a\u0000b'],
-      ['X-Fold: a', ' folded'],
-      [': empty-name'],
-      ['Content-Length: 5', 'Content-Length: 6'],
-      ['Content-Length: -1'],
-      ['Content-Length: 1e3'],
-      ['Content-Length: 4', 'Transfer-Encoding: chunked'],
-      ['Transfer-Encoding: gzip, chunked'],
-      ['Transfer-Encoding: chunked, identity'],
-      ['Host: a', 'Host: b'],
-    ).map((lines) => ({ name: `headers ${JSON.stringify(lines).slice(0, 40)}`, bytes: Buffer.from(`${head(['POST /api/v1/workflows HTTP/1.1', 'Host: fuzz', auth, 'Content-Type: application/vnd.api+json', ...lines])}{"a"}`, 'latin1') })),
-    fc.constantFrom('zz\r\n{}\r\n0\r\n\r\n', '5\r\n{"dat\r\nzz\r\n', '3;x=\u0001\r\nabc\r\n0\r\n\r\n', '2\r\n{}\r\n0\r\nX-Trailer: \u0000\r\n\r\n').map((chunks) => ({
-      name: 'broken chunked body',
-      bytes: Buffer.from(head(['POST /api/v1/workflows HTTP/1.1', 'Host: fuzz', auth, 'Content-Type: application/vnd.api+json', 'Transfer-Encoding: chunked']) + chunks, 'latin1'),
+    size.map((n) => ({
+      name: 'header over 16 KiB',
+      bytes: Buffer.from(head(['GET /api/v1/me HTTP/1.1', 'Host: fuzz', auth, `X-Pad: ${'p'.repeat(n)}`])),
     })),
+    size.map((n) => ({
+      name: 'URL over 16 KiB',
+      bytes: Buffer.from(head([`GET /api/v1/workflows?sort=${'s'.repeat(n)} HTTP/1.1`, 'Host: fuzz', auth])),
+    })),
+    fc.integer({ min: 200, max: 2000 }).map((n) => ({
+      name: 'many headers',
+      bytes: Buffer.from(
+        head(['GET /healthz HTTP/1.1', 'Host: fuzz', ...Array.from({ length: n }, (_, i) => `X-H${i}: v`), 'Connection: close']),
+      ),
+    })),
+    fc
+      .uint8Array({ minLength: 1, maxLength: 300 })
+      .map((bytes) => ({ name: 'random bytes', bytes: Buffer.concat([Buffer.from(bytes), Buffer.from('\r\n\r\n')]) })),
+    fc
+      .constantFrom(
+        'GET /healthz HTTP/9.9',
+        'GET /healthz HTTP/1.1 extra',
+        'GET  /healthz HTTP/1.1',
+        'BREW /healthz HTTP/1.1',
+        'get /healthz HTTP/1.1',
+        'GET /healthz',
+        'GET /he\u0000althz HTTP/1.1',
+        'GET /api/v1/workflows/\u00ff\u00fe HTTP/1.1',
+        'GET http://fuzz/api/v1/me HTTP/1.1',
+        'GET * HTTP/1.1',
+        'OPTIONS * HTTP/1.1',
+        'CONNECT fuzz:443 HTTP/1.1',
+        'GET /api/v1/workflows/../me HTTP/1.1',
+        'GET /api/v1/workflows/%00 HTTP/1.1',
+        'GET // HTTP/1.1',
+        '\tGET /healthz HTTP/1.1',
+      )
+      .map((line) => ({
+        name: `request line ${JSON.stringify(line).slice(0, 40)}`,
+        bytes: Buffer.from(head([line, 'Host: fuzz', auth, 'Connection: close']), 'latin1'),
+      })),
+    fc
+      .constantFrom(
+        ['Bad Header: x'],
+        ['X-Nul: a\u0000b'],
+        ['X-Fold: a', ' folded'],
+        [': empty-name'],
+        ['Content-Length: 5', 'Content-Length: 6'],
+        ['Content-Length: -1'],
+        ['Content-Length: 1e3'],
+        ['Content-Length: 4', 'Transfer-Encoding: chunked'],
+        ['Transfer-Encoding: gzip, chunked'],
+        ['Transfer-Encoding: chunked, identity'],
+        ['Host: a', 'Host: b'],
+      )
+      .map((lines) => ({
+        name: `headers ${JSON.stringify(lines).slice(0, 40)}`,
+        bytes: Buffer.from(
+          `${head(['POST /api/v1/workflows HTTP/1.1', 'Host: fuzz', auth, 'Content-Type: application/vnd.api+json', ...lines])}{"a"}`,
+          'latin1',
+        ),
+      })),
+    fc
+      .constantFrom(
+        'zz\r\n{}\r\n0\r\n\r\n',
+        '5\r\n{"dat\r\nzz\r\n',
+        '3;x=\u0001\r\nabc\r\n0\r\n\r\n',
+        '2\r\n{}\r\n0\r\nX-Trailer: \u0000\r\n\r\n',
+      )
+      .map((chunks) => ({
+        name: 'broken chunked body',
+        bytes: Buffer.from(
+          head([
+            'POST /api/v1/workflows HTTP/1.1',
+            'Host: fuzz',
+            auth,
+            'Content-Type: application/vnd.api+json',
+            'Transfer-Encoding: chunked',
+          ]) + chunks,
+          'latin1',
+        ),
+      })),
     fc.constant({ name: 'HTTP/1.0', bytes: Buffer.from(head(['GET /api/v1/me HTTP/1.0', auth])) }),
-    fc.constant({ name: 'pipelined then garbage', bytes: Buffer.from(head(['GET /healthz HTTP/1.1', 'Host: fuzz']) + head(['GET /readyz HTTP/1.1', 'Host: fuzz']) + 'NOT HTTP\r\n\r\n') }),
+    fc.constant({
+      name: 'pipelined then garbage',
+      bytes: Buffer.from(head(['GET /healthz HTTP/1.1', 'Host: fuzz']) + head(['GET /readyz HTTP/1.1', 'Host: fuzz']) + 'NOT HTTP\r\n\r\n'),
+    }),
   ];
   return fc.oneof(...cases);
 }

@@ -29,11 +29,13 @@ export interface WorkspaceIds {
   webhook: string[];
 }
 
-async function call(send: Send, token: string, method: string, url: string, body?: unknown): Promise<Record<string, any>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function call(send: Send, token: string, method: string, url: string, body?: unknown): Promise<Record<string, any>> {
   const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: JSONAPI };
   if (body !== undefined) headers['content-type'] = JSONAPI;
   const response = await send({ method, url, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-  if (response.status < 200 || response.status > 299) throw new Error(`seeding: ${method} ${url} answered ${response.status}: ${response.body.slice(0, 300)}`);
+  if (response.status < 200 || response.status > 299)
+    throw new Error(`seeding: ${method} ${url} answered ${response.status}: ${response.body.slice(0, 300)}`);
   return response.body ? JSON.parse(response.body) : {};
 }
 
@@ -52,12 +54,20 @@ function graph(label: string) {
 export async function seedWorkspace(send: Send, token: string, label: string): Promise<WorkspaceIds> {
   const ids: WorkspaceIds = { workflow: [], folder: [], execution: [], node: ['hook', 'shape'], webhook: [] };
   for (let i = 1; i <= 2; i += 1) {
-    const folder = await call(send, token, 'POST', '/api/v1/folders', { data: { type: 'workflow-folder', attributes: { name: `${label} folder ${i}` } } });
+    const folder = await call(send, token, 'POST', '/api/v1/folders', {
+      data: { type: 'workflow-folder', attributes: { name: `${label} folder ${i}` } },
+    });
     ids.folder.push(folder.data.id);
   }
   for (let i = 1; i <= 3; i += 1) {
     const relationships = i === 3 ? { folder: { data: { type: 'workflow-folder', id: ids.folder[0] } } } : undefined;
-    const workflow = await call(send, token, 'POST', '/api/v1/workflows', { data: { type: 'workflow', attributes: { name: `${label} flow ${i}`, description: `${label} description` }, ...(relationships ? { relationships } : {}) } });
+    const workflow = await call(send, token, 'POST', '/api/v1/workflows', {
+      data: {
+        type: 'workflow',
+        attributes: { name: `${label} flow ${i}`, description: `${label} description` },
+        ...(relationships ? { relationships } : {}),
+      },
+    });
     ids.workflow.push(workflow.data.id);
   }
   for (const id of ids.workflow.slice(0, 2)) {
@@ -66,7 +76,10 @@ export async function seedWorkspace(send: Send, token: string, label: string): P
   }
   const [active, draft] = ids.workflow as [string, string];
   await call(send, token, 'POST', `/api/v1/workflows/${active}/activate`);
-  for (const input of [{ n: 1 }, { n: 2 }]) ids.execution.push((await call(send, token, 'POST', `/api/v1/workflows/${active}/run`, { data: { input } })).execution_id);
-  ids.execution.push((await call(send, token, 'POST', `/api/v1/workflows/${draft}/run`, { data: { draft: true, input: { label } } })).execution_id);
+  for (const input of [{ n: 1 }, { n: 2 }])
+    ids.execution.push((await call(send, token, 'POST', `/api/v1/workflows/${active}/run`, { data: { input } })).execution_id);
+  ids.execution.push(
+    (await call(send, token, 'POST', `/api/v1/workflows/${draft}/run`, { data: { draft: true, input: { label } } })).execution_id,
+  );
   return ids;
 }

@@ -97,7 +97,11 @@ export const ODD_STRINGS = [
   '\u{1F600}'.repeat(100),
 ];
 
-export const oddString = fc.oneof(fc.constantFrom(...ODD_STRINGS), fc.string({ unit: 'binary', maxLength: 40 }), fc.string({ maxLength: 20 }));
+export const oddString = fc.oneof(
+  fc.constantFrom(...ODD_STRINGS),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.string({ maxLength: 20 }),
+);
 
 export const oddNumber = fc.oneof(
   fc.constantFrom(0, -0, -1, 1.5, 2 ** 31, 2 ** 53, -(2 ** 53) - 2, 1e308, -1e308, 5e-324, Number.MAX_SAFE_INTEGER + 2),
@@ -121,9 +125,27 @@ export const oddJson: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 4, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
   { weight: 2, arbitrary: oddString },
   { weight: 2, arbitrary: oddNumber },
-  { weight: 1, arbitrary: fc.constantFrom(null, true, false, [], {}, { __proto__: { polluted: true } }, JSON.parse('{"__proto__":{"polluted":true}}'), { constructor: { prototype: { polluted: true } } }) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      null,
+      true,
+      false,
+      [],
+      {},
+      { __proto__: { polluted: true } },
+      JSON.parse('{"__proto__":{"polluted":true}}'),
+      { constructor: { prototype: { polluted: true } } },
+    ),
+  },
   { weight: 1, arbitrary: fc.constantFrom(deep(60, 'array'), deep(600, 'object'), deep(1000, 'array')) },
-  { weight: 1, arbitrary: fc.constantFrom('x'.repeat(200_000), Array.from({ length: 5000 }, (_, i) => i)) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'x'.repeat(200_000),
+      Array.from({ length: 5000 }, (_, i) => i),
+    ),
+  },
 );
 
 /** A value for a JSON Schema, valid for it most of the time; `ids` names uuids worth using. */
@@ -148,7 +170,8 @@ export function schemaValue(schema: Schema | undefined, ids: string[]): fc.Arbit
         return fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
       default:
         if (schema.format === 'uuid') return ids.length > 0 ? fc.oneof(fc.constantFrom(...ids), fc.uuid()) : fc.uuid();
-        if (schema.format === 'date-time') return fc.date({ min: new Date('1970-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
+        if (schema.format === 'date-time')
+          return fc.date({ min: new Date('1970-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
         // The odd strings include NUL and unpaired surrogates, which PostgreSQL cannot store.
         return fc.oneof(fc.string({ minLength: 1, maxLength: 40 }), fc.constantFrom('fuzz workflow', 'ä ö ü', 'x'.repeat(300)), oddString);
     }

@@ -52,7 +52,8 @@ export function operationsOf(document: Schema): Operation[] {
       const list = data?.type === 'array';
       const resource = (list ? data?.items : data) as Schema | undefined;
       // A `const` is published as a one-value `enum`.
-      const resourceType = at(resource, 'properties', 'type', 'const') ?? (at(resource, 'properties', 'type', 'enum') as unknown[] | undefined)?.[0];
+      const resourceType =
+        at(resource, 'properties', 'type', 'const') ?? (at(resource, 'properties', 'type', 'enum') as unknown[] | undefined)?.[0];
       const requestBody = operation.requestBody as Schema | undefined;
       const bodySchema = firstContentSchema(requestBody?.content);
       operations.push({
@@ -60,7 +61,7 @@ export function operationsOf(document: Schema): Operation[] {
         path,
         pathParams: parameters.filter((p) => p.in === 'path').map((p) => p.name),
         queryParams: parameters.filter((p) => p.in === 'query').map((p) => p.name),
-        bodyType: requestBody ? Object.keys((requestBody.content ?? {}) as Schema)[0] ?? null : null,
+        bodyType: requestBody ? (Object.keys((requestBody.content ?? {}) as Schema)[0] ?? null) : null,
         list,
         resourceType: typeof resourceType === 'string' ? resourceType : null,
         attributes: (at(resource, 'properties', 'attributes', 'properties') ?? {}) as Record<string, Schema>,

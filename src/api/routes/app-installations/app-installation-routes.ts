@@ -4,7 +4,14 @@ import { parseFields, selectedAttributes } from '../../jsonapi/fields.js';
 import { rejectInclude } from '../../jsonapi/include.js';
 import { sendList, sendResource } from '../../jsonapi/respond.js';
 import { toResourceObject } from '../../jsonapi/serialize.js';
-import { ERROR_RESPONSE_SCHEMA, ID_PARAMS_SCHEMA, LIST_QUERY_SCHEMA, listDocumentSchema, SINGLE_QUERY_SCHEMA, singleDocumentSchema } from '../../jsonapi/resource-schemas.js';
+import {
+  ERROR_RESPONSE_SCHEMA,
+  ID_PARAMS_SCHEMA,
+  LIST_QUERY_SCHEMA,
+  listDocumentSchema,
+  SINGLE_QUERY_SCHEMA,
+  singleDocumentSchema,
+} from '../../jsonapi/resource-schemas.js';
 import { AppInstallationRepository, type AppInstallationRow } from '../../../store/app-installation-repository.js';
 import { actorOf } from '../workflows/workflow-routes.js';
 import { appInstallationResource } from './app-installation-resource.js';
@@ -24,33 +31,85 @@ export async function appInstallationRoutes(app: FastifyInstance, ctx: ApiContex
     const query = request.query as { fields?: unknown; include?: unknown };
     rejectInclude(query.include, appInstallationResource);
     const fields = parseFields(query.fields, [appInstallationResource]);
-    return toResourceObject(appInstallationResource, row as unknown as Record<string, unknown>, selectedAttributes(appInstallationResource, fields), apiUrl(ctx, `/app-installations/${row.id}`));
+    return toResourceObject(
+      appInstallationResource,
+      row as unknown as Record<string, unknown>,
+      selectedAttributes(appInstallationResource, fields),
+      apiUrl(ctx, `/app-installations/${row.id}`),
+    );
   };
 
-  app.get('/app-installations', {
-    schema: { tags, summary: 'List the provider app installations of this workspace, oldest first', querystring: LIST_QUERY_SCHEMA, response: { 200: listDocumentSchema(appInstallationResource), ...errors } },
-  }, async (request, reply) => sendList(request, reply, ctx, { definition: appInstallationResource, base: new AppInstallationRepository(ctx.db, request.auth.workspace.id).selectBase(), path: '/app-installations' }));
-
-  app.post('/app-installations/slack/authorize', {
-    schema: {
-      tags,
-      summary: 'Start a Slack OAuth v2 install for this workspace: answers the Slack authorize URL to open (signed for this workspace, good for 10 minutes)',
-      response: { 200: { type: 'object', required: ['url'], properties: { url: { type: 'string' }, redirect_uri: { type: 'string' }, expires_in: { type: 'integer' } } }, ...errors, 409: ERROR_RESPONSE_SCHEMA },
+  app.get(
+    '/app-installations',
+    {
+      schema: {
+        tags,
+        summary: 'List the provider app installations of this workspace, oldest first',
+        querystring: LIST_QUERY_SCHEMA,
+        response: { 200: listDocumentSchema(appInstallationResource), ...errors },
+      },
     },
-    config: { plainJson: true },
-  }, async (request, reply) => {
-    const url = await ctx.slackOAuth.authorizeUrl(request.auth.workspace.id);
-    return reply.type('application/json').send({ url, redirect_uri: ctx.slackOAuth.redirectUri, expires_in: STATE_TTL_MS / 1000 });
-  });
+    async (request, reply) =>
+      sendList(request, reply, ctx, {
+        definition: appInstallationResource,
+        base: new AppInstallationRepository(ctx.db, request.auth.workspace.id).selectBase(),
+        path: '/app-installations',
+      }),
+  );
 
-  app.get('/app-installations/:id', {
-    schema: { tags, summary: 'Read an installation (never its credentials)', params: ID_PARAMS_SCHEMA, querystring: SINGLE_QUERY_SCHEMA, response: { 200: singleDocumentSchema(appInstallationResource), ...errors } },
-  }, async (request: IdRequest, reply) => sendResource(reply, present(request, await ctx.apps.getInstallation(actorOf(request), request.params.id))));
+  app.post(
+    '/app-installations/slack/authorize',
+    {
+      schema: {
+        tags,
+        summary:
+          'Start a Slack OAuth v2 install for this workspace: answers the Slack authorize URL to open (signed for this workspace, good for 10 minutes)',
+        response: {
+          200: {
+            type: 'object',
+            required: ['url'],
+            properties: { url: { type: 'string' }, redirect_uri: { type: 'string' }, expires_in: { type: 'integer' } },
+          },
+          ...errors,
+          409: ERROR_RESPONSE_SCHEMA,
+        },
+      },
+      config: { plainJson: true },
+    },
+    async (request, reply) => {
+      const url = await ctx.slackOAuth.authorizeUrl(request.auth.workspace.id);
+      return reply.type('application/json').send({ url, redirect_uri: ctx.slackOAuth.redirectUri, expires_in: STATE_TTL_MS / 1000 });
+    },
+  );
 
-  app.delete('/app-installations/:id', {
-    schema: { tags, summary: 'Remove an installation: the account\'s events are dropped from then on', params: ID_PARAMS_SCHEMA, response: { 204: { type: 'null', description: 'removed' }, ...errors } },
-  }, async (request: IdRequest, reply) => {
-    await ctx.apps.removeInstallation(actorOf(request), request.params.id);
-    return reply.code(204).send();
-  });
+  app.get(
+    '/app-installations/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Read an installation (never its credentials)',
+        params: ID_PARAMS_SCHEMA,
+        querystring: SINGLE_QUERY_SCHEMA,
+        response: { 200: singleDocumentSchema(appInstallationResource), ...errors },
+      },
+    },
+    async (request: IdRequest, reply) =>
+      sendResource(reply, present(request, await ctx.apps.getInstallation(actorOf(request), request.params.id))),
+  );
+
+  app.delete(
+    '/app-installations/:id',
+    {
+      schema: {
+        tags,
+        summary: "Remove an installation: the account's events are dropped from then on",
+        params: ID_PARAMS_SCHEMA,
+        response: { 204: { type: 'null', description: 'removed' }, ...errors },
+      },
+    },
+    async (request: IdRequest, reply) => {
+      await ctx.apps.removeInstallation(actorOf(request), request.params.id);
+      return reply.code(204).send();
+    },
+  );
 }

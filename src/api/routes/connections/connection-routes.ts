@@ -20,45 +20,115 @@ import { connectionResource } from './connection-resource.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 const single = singleDocumentSchema(connectionResource);
-const errors = { 400: ERROR_RESPONSE_SCHEMA, 401: ERROR_RESPONSE_SCHEMA, 403: ERROR_RESPONSE_SCHEMA, 404: ERROR_RESPONSE_SCHEMA, 409: ERROR_RESPONSE_SCHEMA, 422: ERROR_RESPONSE_SCHEMA };
+const errors = {
+  400: ERROR_RESPONSE_SCHEMA,
+  401: ERROR_RESPONSE_SCHEMA,
+  403: ERROR_RESPONSE_SCHEMA,
+  404: ERROR_RESPONSE_SCHEMA,
+  409: ERROR_RESPONSE_SCHEMA,
+  422: ERROR_RESPONSE_SCHEMA,
+};
 const tags = ['Connections'];
-const BODY = { ...RESOURCE_BODY_SCHEMA, description: 'attributes provider (openai, anthropic, openai_compatible), name, base_url, api_key (write-only)' };
+const BODY = {
+  ...RESOURCE_BODY_SCHEMA,
+  description: 'attributes provider (openai, anthropic, openai_compatible), name, base_url, api_key (write-only)',
+};
 
 export async function connectionRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const present = (request: FastifyRequest, row: ConnectionRow) => {
     const query = request.query as { fields?: unknown; include?: unknown };
     rejectInclude(query.include, connectionResource);
     const fields = parseFields(query.fields, [connectionResource]);
-    return toResourceObject(connectionResource, row as unknown as Record<string, unknown>, selectedAttributes(connectionResource, fields), apiUrl(ctx, `/connections/${row.id}`));
+    return toResourceObject(
+      connectionResource,
+      row as unknown as Record<string, unknown>,
+      selectedAttributes(connectionResource, fields),
+      apiUrl(ctx, `/connections/${row.id}`),
+    );
   };
 
-  app.get('/connections', {
-    schema: { tags, summary: 'List model-provider connections, oldest first', querystring: LIST_QUERY_SCHEMA, response: { 200: listDocumentSchema(connectionResource), ...errors } },
-  }, async (request, reply) => sendList(request, reply, ctx, { definition: connectionResource, base: new ConnectionRepository(ctx.db, request.auth.workspace.id).selectBase(), path: '/connections' }));
+  app.get(
+    '/connections',
+    {
+      schema: {
+        tags,
+        summary: 'List model-provider connections, oldest first',
+        querystring: LIST_QUERY_SCHEMA,
+        response: { 200: listDocumentSchema(connectionResource), ...errors },
+      },
+    },
+    async (request, reply) =>
+      sendList(request, reply, ctx, {
+        definition: connectionResource,
+        base: new ConnectionRepository(ctx.db, request.auth.workspace.id).selectBase(),
+        path: '/connections',
+      }),
+  );
 
-  app.post('/connections', {
-    schema: { tags, summary: 'Create a connection (the API key is sealed and never shown again)', body: BODY, querystring: SINGLE_QUERY_SCHEMA, response: { 201: single, ...errors } },
-  }, async (request, reply) => {
-    const row = await ctx.connections.create(actorOf(request), readResourceDocument(request.body, 'connection'));
-    reply.header('location', apiUrl(ctx, `/connections/${row.id}`));
-    return sendResource(reply.code(201), present(request, row));
-  });
+  app.post(
+    '/connections',
+    {
+      schema: {
+        tags,
+        summary: 'Create a connection (the API key is sealed and never shown again)',
+        body: BODY,
+        querystring: SINGLE_QUERY_SCHEMA,
+        response: { 201: single, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const row = await ctx.connections.create(actorOf(request), readResourceDocument(request.body, 'connection'));
+      reply.header('location', apiUrl(ctx, `/connections/${row.id}`));
+      return sendResource(reply.code(201), present(request, row));
+    },
+  );
 
-  app.get('/connections/:id', {
-    schema: { tags, summary: 'Read a connection', params: ID_PARAMS_SCHEMA, querystring: SINGLE_QUERY_SCHEMA, response: { 200: single, ...errors } },
-  }, async (request: IdRequest, reply) => sendResource(reply, present(request, await ctx.connections.get(actorOf(request), request.params.id))));
+  app.get(
+    '/connections/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Read a connection',
+        params: ID_PARAMS_SCHEMA,
+        querystring: SINGLE_QUERY_SCHEMA,
+        response: { 200: single, ...errors },
+      },
+    },
+    async (request: IdRequest, reply) =>
+      sendResource(reply, present(request, await ctx.connections.get(actorOf(request), request.params.id))),
+  );
 
-  app.patch('/connections/:id', {
-    schema: { tags, summary: 'Rename a connection, change its base URL, or replace (null: remove) its API key', params: ID_PARAMS_SCHEMA, body: BODY, querystring: SINGLE_QUERY_SCHEMA, response: { 200: single, ...errors } },
-  }, async (request: IdRequest, reply) => {
-    const input = readResourceDocument(request.body, 'connection', { id: request.params.id });
-    return sendResource(reply, present(request, await ctx.connections.update(actorOf(request), request.params.id, input)));
-  });
+  app.patch(
+    '/connections/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Rename a connection, change its base URL, or replace (null: remove) its API key',
+        params: ID_PARAMS_SCHEMA,
+        body: BODY,
+        querystring: SINGLE_QUERY_SCHEMA,
+        response: { 200: single, ...errors },
+      },
+    },
+    async (request: IdRequest, reply) => {
+      const input = readResourceDocument(request.body, 'connection', { id: request.params.id });
+      return sendResource(reply, present(request, await ctx.connections.update(actorOf(request), request.params.id, input)));
+    },
+  );
 
-  app.delete('/connections/:id', {
-    schema: { tags, summary: 'Delete a connection (409 while a knowledge base or memory uses it)', params: ID_PARAMS_SCHEMA, response: { 204: { type: 'null', description: 'deleted' }, ...errors } },
-  }, async (request: IdRequest, reply) => {
-    await ctx.connections.remove(actorOf(request), request.params.id);
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/connections/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a connection (409 while a knowledge base or memory uses it)',
+        params: ID_PARAMS_SCHEMA,
+        response: { 204: { type: 'null', description: 'deleted' }, ...errors },
+      },
+    },
+    async (request: IdRequest, reply) => {
+      await ctx.connections.remove(actorOf(request), request.params.id);
+      return reply.code(204).send();
+    },
+  );
 }

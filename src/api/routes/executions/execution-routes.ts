@@ -27,7 +27,8 @@ import { EXECUTION_STEP_RELATIONSHIPS, executionStepResource } from './execution
 type Row = Record<string, unknown>;
 type Query = { fields?: unknown; include?: unknown };
 
-const paramsOf = (name: string) => ({ type: 'object', required: [name], properties: { [name]: { type: 'string', description: 'UUID' } } }) as const;
+const paramsOf = (name: string) =>
+  ({ type: 'object', required: [name], properties: { [name]: { type: 'string', description: 'UUID' } } }) as const;
 const WORKFLOW_PARAMS = paramsOf('workflow_id');
 const STEPS_PARAMS = paramsOf('workflow_execution_id');
 
@@ -73,7 +74,11 @@ export async function executionRoutes(app: FastifyInstance, ctx: ApiContext): Pr
     const attributes = selectedAttributes(workflowResource, fields);
     // Only the rendered columns: a workflow's graph is read only when fields[workflow] names it.
     const columns = ['id', ...attributes.map((name) => columnOf(workflowResource, name))].map((c) => `workflows.${c}` as 'workflows.id');
-    const workflows = (await new WorkflowRepository(ctx.db, request.auth.workspace.id).selectBase().select(columns).where('workflows.id', 'in', ids).execute()) as Row[];
+    const workflows = (await new WorkflowRepository(ctx.db, request.auth.workspace.id)
+      .selectBase()
+      .select(columns)
+      .where('workflows.id', 'in', ids)
+      .execute()) as Row[];
     const byId = new Map(workflows.map((row) => [String(row.id), row]));
     return ids.flatMap((id) => {
       const row = byId.get(id);
@@ -81,7 +86,12 @@ export async function executionRoutes(app: FastifyInstance, ctx: ApiContext): Pr
     });
   };
 
-  const listExecutions = (request: FastifyRequest, reply: FastifyReply, base: ReturnType<ExecutionRepository['selectBase']>, path: string) => {
+  const listExecutions = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    base: ReturnType<ExecutionRepository['selectBase']>,
+    path: string,
+  ) => {
     const fields = fieldsOnce(request, [executionResource, workflowResource]);
     return sendList(request, reply, ctx, {
       definition: executionResource,
@@ -94,86 +104,125 @@ export async function executionRoutes(app: FastifyInstance, ctx: ApiContext): Pr
     });
   };
 
-  app.get('/executions', {
-    schema: { tags, summary: 'List the executions of the workspace, newest first', querystring: LIST_QUERY_SCHEMA, response: { 200: executionList, ...errors } },
-  }, async (request, reply) => listExecutions(request, reply, repoOf(request).selectBase(), '/executions'));
-
-  app.get('/executions/:id', {
-    schema: {
-      tags,
-      summary: 'Read an execution (heavy payloads through fields[execution])',
-      params: ID_PARAMS_SCHEMA,
-      querystring: SINGLE_QUERY_SCHEMA,
-      response: { 200: singleDocumentSchema(executionResource, EXECUTION_RELATIONSHIPS, [workflowResource]), ...errors },
-    },
-  }, async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
-    const row = (await findExecution(repoOf(request), request.params.id)) as unknown as Row;
-    const fields = parseFields((request.query as Query).fields, [executionResource, workflowResource]);
-    return sendResource(reply, executionObject(row, fields), await includedWorkflows(request, [row], fields));
-  });
-
-  app.post('/executions/:id/cancel', {
-    schema: {
-      tags,
-      summary: 'Cancel a pending, running or waiting execution (409 when it already ended)',
-      params: ID_PARAMS_SCHEMA,
-      querystring: SINGLE_QUERY_SCHEMA,
-      response: { 200: singleDocumentSchema(executionResource, EXECUTION_RELATIONSHIPS, [workflowResource]), 409: ERROR_RESPONSE_SCHEMA, ...errors },
-    },
-  }, async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
-    readActionData(request.body);
-    const row = (await ctx.executions.cancel(actorOf(request), request.params.id)) as unknown as Row;
-    const fields = parseFields((request.query as Query).fields, [executionResource, workflowResource]);
-    return sendResource(reply, executionObject(row, fields), await includedWorkflows(request, [row], fields));
-  });
-
-  app.post('/executions/:id/retry', {
-    config: { plainJson: true },
-    schema: {
-      tags,
-      summary: 'Run a failed execution again from its failed step, as a new execution linked to it (completed steps keep their outputs)',
-      params: ID_PARAMS_SCHEMA,
-      response: { 202: RUN_RESPONSE_SCHEMA, 409: ERROR_RESPONSE_SCHEMA, ...errors },
-    },
-  }, async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
-    readActionData(request.body);
-    const answer = await ctx.executions.retry(actorOf(request), request.params.id);
-    return reply.code(202).type('application/json').send(answer);
-  });
-
-  app.get('/workflows/:workflow_id/executions', {
-    schema: { tags, summary: 'List the executions of one workflow, newest first', params: WORKFLOW_PARAMS, querystring: LIST_QUERY_SCHEMA, response: { 200: executionList, ...errors } },
-  }, async (request: FastifyRequest<{ Params: { workflow_id: string } }>, reply) => {
-    const workflow = await ctx.workflows.get(actorOf(request), request.params.workflow_id);
-    const base = repoOf(request).selectBase().where('executions.workflow_id', '=', workflow.id);
-    return listExecutions(request, reply, base, `/workflows/${workflow.id}/executions`);
-  });
-
-  app.get('/executions/:workflow_execution_id/steps', {
-    schema: {
-      tags,
-      summary: 'List the steps of one execution in the order they ran',
-      params: STEPS_PARAMS,
-      querystring: LIST_QUERY_SCHEMA,
-      response: { 200: listDocumentSchema(executionStepResource, EXECUTION_STEP_RELATIONSHIPS, [executionResource]), ...errors },
-    },
-  }, async (request: FastifyRequest<{ Params: { workflow_execution_id: string } }>, reply) => {
-    const repo = repoOf(request);
-    const execution = (await findExecution(repo, request.params.workflow_execution_id)) as unknown as Row;
-    const fields = fieldsOnce(request, [executionStepResource, executionResource]);
-    return sendList(request, reply, ctx, {
-      definition: executionStepResource,
-      base: repo.selectSteps(String(execution.id)),
-      path: `/executions/${String(execution.id)}/steps`,
-      extraColumns: ['workflow_execution_id'],
-      toResource: (row) => stepObject(row, fields()),
-      includedDefinitions: [executionResource],
-      // Every step of the page belongs to this execution: it is the one resource to include.
-      included: async (rows) => {
-        const include = parseInclude((request.query as Query).include, executionStepResource, ['workflow_execution']);
-        if (!include.includes('workflow_execution')) return undefined;
-        return rows.length === 0 ? [] : [executionObject(execution, fields())];
+  app.get(
+    '/executions',
+    {
+      schema: {
+        tags,
+        summary: 'List the executions of the workspace, newest first',
+        querystring: LIST_QUERY_SCHEMA,
+        response: { 200: executionList, ...errors },
       },
-    });
-  });
+    },
+    async (request, reply) => listExecutions(request, reply, repoOf(request).selectBase(), '/executions'),
+  );
+
+  app.get(
+    '/executions/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Read an execution (heavy payloads through fields[execution])',
+        params: ID_PARAMS_SCHEMA,
+        querystring: SINGLE_QUERY_SCHEMA,
+        response: { 200: singleDocumentSchema(executionResource, EXECUTION_RELATIONSHIPS, [workflowResource]), ...errors },
+      },
+    },
+    async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
+      const row = (await findExecution(repoOf(request), request.params.id)) as unknown as Row;
+      const fields = parseFields((request.query as Query).fields, [executionResource, workflowResource]);
+      return sendResource(reply, executionObject(row, fields), await includedWorkflows(request, [row], fields));
+    },
+  );
+
+  app.post(
+    '/executions/:id/cancel',
+    {
+      schema: {
+        tags,
+        summary: 'Cancel a pending, running or waiting execution (409 when it already ended)',
+        params: ID_PARAMS_SCHEMA,
+        querystring: SINGLE_QUERY_SCHEMA,
+        response: {
+          200: singleDocumentSchema(executionResource, EXECUTION_RELATIONSHIPS, [workflowResource]),
+          409: ERROR_RESPONSE_SCHEMA,
+          ...errors,
+        },
+      },
+    },
+    async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
+      readActionData(request.body);
+      const row = (await ctx.executions.cancel(actorOf(request), request.params.id)) as unknown as Row;
+      const fields = parseFields((request.query as Query).fields, [executionResource, workflowResource]);
+      return sendResource(reply, executionObject(row, fields), await includedWorkflows(request, [row], fields));
+    },
+  );
+
+  app.post(
+    '/executions/:id/retry',
+    {
+      config: { plainJson: true },
+      schema: {
+        tags,
+        summary: 'Run a failed execution again from its failed step, as a new execution linked to it (completed steps keep their outputs)',
+        params: ID_PARAMS_SCHEMA,
+        response: { 202: RUN_RESPONSE_SCHEMA, 409: ERROR_RESPONSE_SCHEMA, ...errors },
+      },
+    },
+    async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
+      readActionData(request.body);
+      const answer = await ctx.executions.retry(actorOf(request), request.params.id);
+      return reply.code(202).type('application/json').send(answer);
+    },
+  );
+
+  app.get(
+    '/workflows/:workflow_id/executions',
+    {
+      schema: {
+        tags,
+        summary: 'List the executions of one workflow, newest first',
+        params: WORKFLOW_PARAMS,
+        querystring: LIST_QUERY_SCHEMA,
+        response: { 200: executionList, ...errors },
+      },
+    },
+    async (request: FastifyRequest<{ Params: { workflow_id: string } }>, reply) => {
+      const workflow = await ctx.workflows.get(actorOf(request), request.params.workflow_id);
+      const base = repoOf(request).selectBase().where('executions.workflow_id', '=', workflow.id);
+      return listExecutions(request, reply, base, `/workflows/${workflow.id}/executions`);
+    },
+  );
+
+  app.get(
+    '/executions/:workflow_execution_id/steps',
+    {
+      schema: {
+        tags,
+        summary: 'List the steps of one execution in the order they ran',
+        params: STEPS_PARAMS,
+        querystring: LIST_QUERY_SCHEMA,
+        response: { 200: listDocumentSchema(executionStepResource, EXECUTION_STEP_RELATIONSHIPS, [executionResource]), ...errors },
+      },
+    },
+    async (request: FastifyRequest<{ Params: { workflow_execution_id: string } }>, reply) => {
+      const repo = repoOf(request);
+      const execution = (await findExecution(repo, request.params.workflow_execution_id)) as unknown as Row;
+      const fields = fieldsOnce(request, [executionStepResource, executionResource]);
+      return sendList(request, reply, ctx, {
+        definition: executionStepResource,
+        base: repo.selectSteps(String(execution.id)),
+        path: `/executions/${String(execution.id)}/steps`,
+        extraColumns: ['workflow_execution_id'],
+        toResource: (row) => stepObject(row, fields()),
+        includedDefinitions: [executionResource],
+        // Every step of the page belongs to this execution: it is the one resource to include.
+        included: async (rows) => {
+          const include = parseInclude((request.query as Query).include, executionStepResource, ['workflow_execution']);
+          if (!include.includes('workflow_execution')) return undefined;
+          return rows.length === 0 ? [] : [executionObject(execution, fields())];
+        },
+      });
+    },
+  );
 }

@@ -3,7 +3,12 @@ import type { ResourceDefinition } from '../../jsonapi/resource-definition.js';
 
 const COMPACTION_SCHEMA = {
   type: 'object',
-  properties: { mode: { type: 'string', enum: ['none', 'truncate', 'summarize'] }, threshold_tokens: { type: 'integer' }, connection_id: { type: 'string', format: 'uuid' }, model: { type: 'string' } },
+  properties: {
+    mode: { type: 'string', enum: ['none', 'truncate', 'summarize'] },
+    threshold_tokens: { type: 'integer' },
+    connection_id: { type: 'string', format: 'uuid' },
+    model: { type: 'string' },
+  },
 };
 const RECALL_SCHEMA = { type: 'object', properties: { mode: { type: 'string', enum: ['none', 'semantic'] }, top_k: { type: 'integer' } } };
 
@@ -36,7 +41,12 @@ export const memorySessionResource: ResourceDefinition = {
     last_compacted_at: { kind: 'timestamp', nullable: true, default: true },
     last_compaction: { kind: 'object', nullable: true, default: true, schema: { type: ['object', 'null'], additionalProperties: true } },
     compaction_due: { kind: 'boolean', default: true },
-    compaction_error: { kind: 'object', nullable: true, default: true, schema: { type: ['object', 'null'], properties: { code: { type: 'string' }, message: { type: 'string' } } } },
+    compaction_error: {
+      kind: 'object',
+      nullable: true,
+      default: true,
+      schema: { type: ['object', 'null'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
+    },
     created_at: { kind: 'timestamp', default: true },
     updated_at: { kind: 'timestamp', default: true },
   },

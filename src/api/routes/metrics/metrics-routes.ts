@@ -21,24 +21,32 @@ const ERROR_RESPONSE = { description: 'JSON:API error document', content: { [JSO
  */
 export async function metricsRoutes(app: FastifyInstance, options: MetricsRouteOptions): Promise<void> {
   const expected = options.token === null ? null : sha256Hex(options.token);
-  app.get('/metrics', {
-    schema: {
-      tags: ['Health'],
-      summary: 'Prometheus metrics of this process (a bearer token only when SWITCHYARD_METRICS_TOKEN is set)',
-      security: [{}, { metricsToken: [] }],
-      response: {
-        200: { description: 'Prometheus text exposition format 0.0.4', content: { 'text/plain': { schema: { type: 'string' } } } },
-        401: ERROR_RESPONSE,
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        tags: ['Health'],
+        summary: 'Prometheus metrics of this process (a bearer token only when SWITCHYARD_METRICS_TOKEN is set)',
+        security: [{}, { metricsToken: [] }],
+        response: {
+          200: { description: 'Prometheus text exposition format 0.0.4', content: { 'text/plain': { schema: { type: 'string' } } } },
+          401: ERROR_RESPONSE,
+        },
       },
     },
-  }, async (request, reply) => {
-    if (expected !== null) {
-      const match = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-      if (!match || !safeEqual(sha256Hex(match[1]!), expected)) {
-        reply.header('www-authenticate', 'Bearer');
-        return sendError(request, reply, new AppError('unauthorized', 'the metrics need "Authorization: Bearer <SWITCHYARD_METRICS_TOKEN>"'));
+    async (request, reply) => {
+      if (expected !== null) {
+        const match = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+        if (!match || !safeEqual(sha256Hex(match[1]!), expected)) {
+          reply.header('www-authenticate', 'Bearer');
+          return sendError(
+            request,
+            reply,
+            new AppError('unauthorized', 'the metrics need "Authorization: Bearer <SWITCHYARD_METRICS_TOKEN>"'),
+          );
+        }
       }
-    }
-    return reply.type(METRICS_CONTENT_TYPE).send(await options.metrics.render());
-  });
+      return reply.type(METRICS_CONTENT_TYPE).send(await options.metrics.render());
+    },
+  );
 }

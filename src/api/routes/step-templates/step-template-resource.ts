@@ -22,7 +22,10 @@ export const stepTemplateResource: ResourceDefinition = {
       kind: 'object',
       nullable: true,
       default: true,
-      schema: { type: ['object', 'null'], properties: { in: { type: 'array', items: { type: 'string' } }, out: { type: 'array', items: { type: 'string' } } } },
+      schema: {
+        type: ['object', 'null'],
+        properties: { in: { type: 'array', items: { type: 'string' } }, out: { type: 'array', items: { type: 'string' } } },
+      },
     },
     sort_order: { kind: 'integer', nullable: true, default: true },
   },

@@ -7,15 +7,23 @@ import { stepTemplateResource } from './step-template-resource.js';
 
 /** `GET /step-templates`: the catalog, readable by any valid token (any plan), by sort_order. */
 export async function stepTemplateRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
-  app.get('/step-templates', {
-    config: { anyPlan: true },
-    schema: {
-      tags: ['Step templates'],
-      summary: 'The step catalog, ordered by sort_order',
-      querystring: LIST_QUERY_SCHEMA,
-      response: { 200: listDocumentSchema(stepTemplateResource), 400: ERROR_RESPONSE_SCHEMA, 401: ERROR_RESPONSE_SCHEMA },
+  app.get(
+    '/step-templates',
+    {
+      config: { anyPlan: true },
+      schema: {
+        tags: ['Step templates'],
+        summary: 'The step catalog, ordered by sort_order',
+        querystring: LIST_QUERY_SCHEMA,
+        response: { 200: listDocumentSchema(stepTemplateResource), 400: ERROR_RESPONSE_SCHEMA, 401: ERROR_RESPONSE_SCHEMA },
+      },
     },
-  }, async (request, reply) =>
-    sendList(request, reply, ctx, { definition: stepTemplateResource, base: selectStepTemplates(ctx.db), path: '/step-templates', scoped: false }),
+    async (request, reply) =>
+      sendList(request, reply, ctx, {
+        definition: stepTemplateResource,
+        base: selectStepTemplates(ctx.db),
+        path: '/step-templates',
+        scoped: false,
+      }),
   );
 }

@@ -18,8 +18,16 @@ describe('store feed cursors', () => {
   });
 
   it('refuses a cursor of another store or of the other feed', () => {
-    expectInvalidParameter(() => cursors.decode(cursors.encode('rows', OTHER, position), 'rows', STORE, 'page[after]'), 'page[after]', "page[after] is a cursor of another store's feed");
-    expectInvalidParameter(() => cursors.decode(cursors.encode('deletions', STORE, position), 'rows', STORE, 'page[after]'), 'page[after]', "page[after] is a cursor of the store's deletions feed, not of its rows feed");
+    expectInvalidParameter(
+      () => cursors.decode(cursors.encode('rows', OTHER, position), 'rows', STORE, 'page[after]'),
+      'page[after]',
+      "page[after] is a cursor of another store's feed",
+    );
+    expectInvalidParameter(
+      () => cursors.decode(cursors.encode('deletions', STORE, position), 'rows', STORE, 'page[after]'),
+      'page[after]',
+      "page[after] is a cursor of the store's deletions feed, not of its rows feed",
+    );
   });
 
   it('refuses a cursor signed with another secret', () => {
@@ -34,7 +42,14 @@ describe('store feed cursors', () => {
     expectInvalidParameter(() => cursors.decode(`${forged}.${tag}`, 'rows', STORE, 'page[after]'), 'page[after]', INVALID);
   });
 
-  it.each([['empty', ''], ['no tag', 'abc'], ['three parts', 'a.b.c'], ['not base64url', 'a+b.c'], ['oversized', `${'a'.repeat(9000)}.b`], ['short tag', 'abc.AAAA']])('refuses a malformed cursor: %s', (_case, token) => {
+  it.each([
+    ['empty', ''],
+    ['no tag', 'abc'],
+    ['three parts', 'a.b.c'],
+    ['not base64url', 'a+b.c'],
+    ['oversized', `${'a'.repeat(9000)}.b`],
+    ['short tag', 'abc.AAAA'],
+  ])('refuses a malformed cursor: %s', (_case, token) => {
     expectInvalidParameter(() => cursors.decode(token, 'rows', STORE, 'page[after]'), 'page[after]', INVALID);
   });
 });

@@ -30,7 +30,8 @@ export class FeedCursors {
 
   /** The position a cursor names, checked to be ours and of this feed; 400 naming `parameter` otherwise. */
   decode(token: string, kind: FeedKind, storeId: string, parameter: string): FeedPosition {
-    const invalid = () => invalidParameter(parameter, `${parameter} is not a valid cursor; use the links.next of a previous page of this feed`);
+    const invalid = () =>
+      invalidParameter(parameter, `${parameter} is not a valid cursor; use the links.next of a previous page of this feed`);
     const [payload, tag, ...rest] = token.length > MAX_CURSOR_LENGTH ? [] : token.split('.');
     if (!payload || !tag || rest.length > 0 || !/^[A-Za-z0-9_-]+$/.test(payload)) throw invalid();
     const given = Buffer.from(tag, 'base64url');
@@ -44,7 +45,8 @@ export class FeedCursors {
     if (!Array.isArray(fields) || fields.length !== 5 || fields[0] !== 1) throw invalid();
     const [, cursorKind, cursorStore, at, key] = fields as unknown[];
     if (typeof at !== 'string' || canonicalTimestamp(at) !== at || typeof key !== 'string') throw invalid();
-    if (cursorKind !== kind) throw invalidParameter(parameter, `${parameter} is a cursor of the store's ${String(cursorKind)} feed, not of its ${kind} feed`);
+    if (cursorKind !== kind)
+      throw invalidParameter(parameter, `${parameter} is a cursor of the store's ${String(cursorKind)} feed, not of its ${kind} feed`);
     if (cursorStore !== storeId) throw invalidParameter(parameter, `${parameter} is a cursor of another store's feed`);
     return { at, key };
   }

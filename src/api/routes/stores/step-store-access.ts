@@ -71,8 +71,16 @@ export function stepStoreAccess(db: Kysely<Database>, dialect: SqlDialect): Step
       try {
         const store = await findStore(db, workspaceId, storeId);
         const definition = rowFilterDefinition(store, dialect);
-        const condition = filter === undefined ? null : filterCondition(parseFilter(asQueryValues(filter), definition), definition, dialect, { scope: null });
-        const rows = await new StoreRowRepository(db, store).feed({ after: { at: formatMicros(0), key: '' }, condition, limit, columns: ALL_COLUMNS });
+        const condition =
+          filter === undefined
+            ? null
+            : filterCondition(parseFilter(asQueryValues(filter), definition), definition, dialect, { scope: null });
+        const rows = await new StoreRowRepository(db, store).feed({
+          after: { at: formatMicros(0), key: '' },
+          condition,
+          limit,
+          columns: ALL_COLUMNS,
+        });
         return rows.map((row) => toStepRow(row as StoreRowRecord));
       } catch (error) {
         throw asStepError(error, storeId);
@@ -88,7 +96,14 @@ async function findStore(db: Kysely<Database>, workspaceId: string, storeId: str
 }
 
 function toStepRow(row: StoreRowRecord): StepStoreRow {
-  return { key: row.key, row: JSON.parse(row.row) as Record<string, unknown>, created_at: row.created_at, updated_at: row.updated_at, workflow_id: row.workflow_id, execution_id: row.execution_id };
+  return {
+    key: row.key,
+    row: JSON.parse(row.row) as Record<string, unknown>,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    workflow_id: row.workflow_id,
+    execution_id: row.execution_id,
+  };
 }
 
 /**

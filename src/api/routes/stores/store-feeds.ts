@@ -47,13 +47,18 @@ export async function sendRowFeed(request: FastifyRequest, reply: FastifyReply, 
   if (workflowId !== undefined && !isUuid(workflowId)) throw invalidParameter('workflow_id', 'workflow_id must be a workflow id (UUID)');
   const attributes = selectedAttributes(storeRowResource, parseFields(query.fields, [storeRowResource]));
   const definition = rowFilterDefinition(store, ctx.dialect);
-  const filter = query.filter === undefined ? null : filterCondition(parseFilter(query.filter, definition), definition, ctx.dialect, { scope: null });
+  const filter =
+    query.filter === undefined ? null : filterCondition(parseFilter(query.filter, definition), definition, ctx.dialect, { scope: null });
   const after = startPosition(ctx, page, 'rows', store.id, since);
 
   const columns = new Set<keyof StoreRowRecord>(['key', 'updated_at']);
   for (const name of attributes) columns.add(columnOf(storeRowResource, name) as keyof StoreRowRecord);
   const repo = new StoreRowRepository(ctx.db, store);
-  const filters = { ...(since !== undefined ? { since } : {}), ...(workflowId !== undefined ? { workflowId: (workflowId as string).toLowerCase() } : {}), condition: filter };
+  const filters = {
+    ...(since !== undefined ? { since } : {}),
+    ...(workflowId !== undefined ? { workflowId: (workflowId as string).toLowerCase() } : {}),
+    condition: filter,
+  };
   const rows = await repo.feed({ ...filters, after, limit: page.limit, columns: [...columns] });
   const last = rows.at(-1);
   const next = last ? { at: last.updated_at!, key: last.key! } : after;
@@ -68,7 +73,12 @@ export async function sendRowFeed(request: FastifyRequest, reply: FastifyReply, 
 }
 
 /** `GET /stores/:id/deletions`: tombstones in (deleted_at, key) order, with a cursor like the rows feed's. */
-export async function sendDeletionFeed(request: FastifyRequest, reply: FastifyReply, ctx: ApiContext, store: StoreRow): Promise<FastifyReply> {
+export async function sendDeletionFeed(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  ctx: ApiContext,
+  store: StoreRow,
+): Promise<FastifyReply> {
   const query = request.query as Record<string, unknown>;
   const page = feedPage(query.page, false);
   const since = timestampParameter(query.since, 'since');
@@ -86,8 +96,10 @@ export async function sendDeletionFeed(request: FastifyRequest, reply: FastifyRe
 /** Feeds page forward by cursor only: no offsets, no backward cursor. */
 function feedPage(raw: unknown, countable: boolean): PageParams {
   const page = parsePage(raw);
-  if (page.offset !== undefined) throw invalidParameter('page[offset]', 'this feed pages with page[after] (the cursor in links.next), not offsets');
-  if (page.before !== undefined) throw invalidParameter('page[before]', 'this feed pages forward only, with page[after] (the cursor in links.next)');
+  if (page.offset !== undefined)
+    throw invalidParameter('page[offset]', 'this feed pages with page[after] (the cursor in links.next), not offsets');
+  if (page.before !== undefined)
+    throw invalidParameter('page[before]', 'this feed pages forward only, with page[after] (the cursor in links.next)');
   if (page.count && !countable) throw invalidParameter('page[count]', 'the deletions feed has no count');
   return page;
 }
@@ -113,7 +125,13 @@ function selfLink(ctx: ApiContext, path: string, query: Record<string, unknown>)
 /** The request's link with `page[after]` moved to `cursor`; its other parameters are kept. */
 function nextLink(ctx: ApiContext, path: string, query: Record<string, unknown>, page: PageParams, cursor: string): string {
   const { page: _page, ...rest } = query;
-  const pageParams: [string, string][] = [['page[limit]', String(page.limit)], ...(page.count ? [['page[count]', 'true'] as [string, string]] : []), ['page[after]', cursor]];
-  const search = [qs.stringify(rest), ...pageParams.map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`)].filter(Boolean).join('&');
+  const pageParams: [string, string][] = [
+    ['page[limit]', String(page.limit)],
+    ...(page.count ? [['page[count]', 'true'] as [string, string]] : []),
+    ['page[after]', cursor],
+  ];
+  const search = [qs.stringify(rest), ...pageParams.map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`)]
+    .filter(Boolean)
+    .join('&');
   return `${apiUrl(ctx, path)}?${search}`;
 }

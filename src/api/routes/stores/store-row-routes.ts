@@ -13,7 +13,14 @@ import { FEED_QUERY_SCHEMA, PUT_ROW_BODY, ROW_PARAMS, ROW_WRITE_RESPONSE, STORE_
 
 type RowRequest = FastifyRequest<{ Params: { store_id: string; key: string } }>;
 type StoreRequest = FastifyRequest<{ Params: { store_id: string } }>;
-const errors = { 400: ERROR_RESPONSE_SCHEMA, 401: ERROR_RESPONSE_SCHEMA, 403: ERROR_RESPONSE_SCHEMA, 404: ERROR_RESPONSE_SCHEMA, 409: ERROR_RESPONSE_SCHEMA, 422: ERROR_RESPONSE_SCHEMA };
+const errors = {
+  400: ERROR_RESPONSE_SCHEMA,
+  401: ERROR_RESPONSE_SCHEMA,
+  403: ERROR_RESPONSE_SCHEMA,
+  404: ERROR_RESPONSE_SCHEMA,
+  409: ERROR_RESPONSE_SCHEMA,
+  422: ERROR_RESPONSE_SCHEMA,
+};
 const tags = STORE_TAGS;
 
 /**
@@ -22,50 +29,84 @@ const tags = STORE_TAGS;
  * a key that does not decode as UTF-8 is answered by plugins/router-errors.ts.
  */
 export async function storeRowRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
-  app.get('/stores/:store_id/rows', {
-    schema: { tags, summary: 'The change feed: rows ascending by (updated_at, key); links.next is a durable cursor, always present', params: STORE_ID_PARAMS, querystring: FEED_QUERY_SCHEMA, response: { 200: listDocumentSchema(storeRowResource), ...errors } },
-  }, async (request: StoreRequest, reply) => sendRowFeed(request, reply, ctx, await ctx.stores.get(actorOf(request), request.params.store_id)));
-
-  app.put('/stores/:store_id/rows/:key', {
-    config: { plainJson: true },
-    schema: {
-      tags,
-      summary: 'Insert (201) or replace (200) one row; it must satisfy the store schema, and the row cap applies',
-      params: ROW_PARAMS,
-      body: PUT_ROW_BODY,
-      response: { 200: ROW_WRITE_RESPONSE, 201: ROW_WRITE_RESPONSE, ...errors },
+  app.get(
+    '/stores/:store_id/rows',
+    {
+      schema: {
+        tags,
+        summary: 'The change feed: rows ascending by (updated_at, key); links.next is a durable cursor, always present',
+        params: STORE_ID_PARAMS,
+        querystring: FEED_QUERY_SCHEMA,
+        response: { 200: listDocumentSchema(storeRowResource), ...errors },
+      },
     },
-  }, async (request: RowRequest, reply) => {
-    const { store_id: storeId, key } = request.params;
-    const result = await ctx.storeRows.put(actorOf(request), storeId, key, request.body);
-    if (result.created) reply.code(201).header('location', rowUrl(ctx, storeId, key));
-    return reply.type('application/json').send({
-      key: result.key,
-      row: result.row,
-      created_at: result.created_at,
-      updated_at: result.updated_at,
-      workflow_id: result.workflow_id,
-      execution_id: result.execution_id,
-      created: result.created,
-    });
-  });
+    async (request: StoreRequest, reply) =>
+      sendRowFeed(request, reply, ctx, await ctx.stores.get(actorOf(request), request.params.store_id)),
+  );
 
-  app.get('/stores/:store_id/rows/:key', {
-    schema: { tags, summary: 'Read one row', params: ROW_PARAMS, querystring: SINGLE_QUERY_SCHEMA, response: { 200: singleDocumentSchema(storeRowResource), ...errors } },
-  }, async (request: RowRequest, reply) => {
-    const query = request.query as { fields?: unknown; include?: unknown };
-    rejectInclude(query.include, storeRowResource);
-    const attributes = selectedAttributes(storeRowResource, parseFields(query.fields, [storeRowResource]));
-    const row = await ctx.storeRows.get(actorOf(request), request.params.store_id, request.params.key);
-    return sendResource(reply, rowResource(ctx, request.params.store_id, row, attributes));
-  });
+  app.put(
+    '/stores/:store_id/rows/:key',
+    {
+      config: { plainJson: true },
+      schema: {
+        tags,
+        summary: 'Insert (201) or replace (200) one row; it must satisfy the store schema, and the row cap applies',
+        params: ROW_PARAMS,
+        body: PUT_ROW_BODY,
+        response: { 200: ROW_WRITE_RESPONSE, 201: ROW_WRITE_RESPONSE, ...errors },
+      },
+    },
+    async (request: RowRequest, reply) => {
+      const { store_id: storeId, key } = request.params;
+      const result = await ctx.storeRows.put(actorOf(request), storeId, key, request.body);
+      if (result.created) reply.code(201).header('location', rowUrl(ctx, storeId, key));
+      return reply.type('application/json').send({
+        key: result.key,
+        row: result.row,
+        created_at: result.created_at,
+        updated_at: result.updated_at,
+        workflow_id: result.workflow_id,
+        execution_id: result.execution_id,
+        created: result.created,
+      });
+    },
+  );
 
-  app.delete('/stores/:store_id/rows/:key', {
-    schema: { tags, summary: 'Delete one row (404 when the key is not in the store); the deletions feed records it', params: ROW_PARAMS, response: { 204: { type: 'null', description: 'deleted' }, ...errors } },
-  }, async (request: RowRequest, reply) => {
-    await ctx.storeRows.remove(actorOf(request), request.params.store_id, request.params.key);
-    return reply.code(204).send();
-  });
+  app.get(
+    '/stores/:store_id/rows/:key',
+    {
+      schema: {
+        tags,
+        summary: 'Read one row',
+        params: ROW_PARAMS,
+        querystring: SINGLE_QUERY_SCHEMA,
+        response: { 200: singleDocumentSchema(storeRowResource), ...errors },
+      },
+    },
+    async (request: RowRequest, reply) => {
+      const query = request.query as { fields?: unknown; include?: unknown };
+      rejectInclude(query.include, storeRowResource);
+      const attributes = selectedAttributes(storeRowResource, parseFields(query.fields, [storeRowResource]));
+      const row = await ctx.storeRows.get(actorOf(request), request.params.store_id, request.params.key);
+      return sendResource(reply, rowResource(ctx, request.params.store_id, row, attributes));
+    },
+  );
+
+  app.delete(
+    '/stores/:store_id/rows/:key',
+    {
+      schema: {
+        tags,
+        summary: 'Delete one row (404 when the key is not in the store); the deletions feed records it',
+        params: ROW_PARAMS,
+        response: { 204: { type: 'null', description: 'deleted' }, ...errors },
+      },
+    },
+    async (request: RowRequest, reply) => {
+      await ctx.storeRows.remove(actorOf(request), request.params.store_id, request.params.key);
+      return reply.code(204).send();
+    },
+  );
 
   // `PUT /stores/:id/rows/` (an empty key) reaches the list's path, as trailing slashes are ignored.
   for (const method of ['PUT', 'DELETE'] as const) {

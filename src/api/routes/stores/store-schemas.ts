@@ -2,7 +2,10 @@ import { LIST_QUERY_SCHEMA } from '../../jsonapi/resource-schemas.js';
 
 /** Route schemas of the store routes beyond the generic JSON:API ones (OpenAPI and validation). */
 const uuid = { type: 'string', description: 'UUID' } as const;
-const key = { type: 'string', description: 'the row key: 1 to 512 characters of any Unicode, percent-encoded (a/b as a%2Fb, % as %25)' } as const;
+const key = {
+  type: 'string',
+  description: 'the row key: 1 to 512 characters of any Unicode, percent-encoded (a/b as a%2Fb, % as %25)',
+} as const;
 const timestamp = { type: 'string', format: 'date-time' } as const;
 const nullableUuid = { type: ['string', 'null'], format: 'uuid' } as const;
 
@@ -22,7 +25,10 @@ export const PUT_ROW_BODY = {
       additionalProperties: true,
       properties: {
         row: { description: 'object: the row, which must satisfy the store schema' },
-        mode: { description: 'upsert (default: insert or replace), insert (409 row_exists when the key exists) or update (404 row_not_found when it does not)' },
+        mode: {
+          description:
+            'upsert (default: insert or replace), insert (409 row_exists when the key exists) or update (404 row_not_found when it does not)',
+        },
       },
     },
   },
@@ -47,8 +53,17 @@ export const FEED_QUERY_SCHEMA = {
   properties: {
     ...LIST_QUERY_SCHEMA.properties,
     sort: { type: 'string', description: 'only updated_at: the feed is ordered by (updated_at, key), the cursor order' },
-    page: { type: 'object', additionalProperties: true, description: 'page[limit] (1-500, default 50), page[after] (the cursor from links.next), page[count]=true' },
-    filter: { type: 'object', additionalProperties: true, description: 'deepObject filter on key, updated_at, created_at, workflow_id, execution_id and row.<field> for fields the schema declares with a scalar type' },
+    page: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'page[limit] (1-500, default 50), page[after] (the cursor from links.next), page[count]=true',
+    },
+    filter: {
+      type: 'object',
+      additionalProperties: true,
+      description:
+        'deepObject filter on key, updated_at, created_at, workflow_id, execution_id and row.<field> for fields the schema declares with a scalar type',
+    },
     updated_since: { type: 'string', description: 'RFC 3339 timestamp: rows updated at or after it' },
     workflow_id: { type: 'string', description: 'UUID: rows that workflow last wrote' },
   },
@@ -59,7 +74,11 @@ export const DELETIONS_QUERY_SCHEMA = {
   additionalProperties: false,
   properties: {
     since: { type: 'string', description: 'RFC 3339 timestamp: deletions at or after it' },
-    page: { type: 'object', additionalProperties: true, description: 'page[limit] (1-500, default 50), page[after] (the cursor from links.next)' },
+    page: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'page[limit] (1-500, default 50), page[after] (the cursor from links.next)',
+    },
   },
 } as const;
 
@@ -67,7 +86,10 @@ export const DELETIONS_RESPONSE = {
   description: 'tombstones oldest first; links.next is always present (poll it for later deletions)',
   type: 'object',
   properties: {
-    data: { type: 'array', items: { type: 'object', properties: { key: { type: 'string' }, deleted_at: timestamp, workflow_id: nullableUuid } } },
+    data: {
+      type: 'array',
+      items: { type: 'object', properties: { key: { type: 'string' }, deleted_at: timestamp, workflow_id: nullableUuid } },
+    },
     links: { type: 'object', properties: { next: { type: 'string' } } },
   },
 } as const;

@@ -17,7 +17,7 @@ export const SERVICE_DOCUMENT_SCHEMA = {
   properties: {
     format: { type: 'string', const: 'service/v1' },
     exported_at: { type: 'string', format: 'date-time' },
-    export_key: { type: 'string', description: 'the workflow\'s portable name: kept on import when free, and how other documents name it' },
+    export_key: { type: 'string', description: "the workflow's portable name: kept on import when free, and how other documents name it" },
     name: { type: 'string' },
     description: { type: ['string', 'null'] },
     build_mode: { type: 'string', enum: ['guided', 'advanced'] },
@@ -36,13 +36,20 @@ export const SERVICE_DOCUMENT_SCHEMA = {
     references: {
       type: 'object',
       properties: {
-        workflows: { type: 'array', items: { type: 'object', properties: { export_key: { type: 'string' }, name: { type: 'string' }, pointers: POINTERS } } },
-        stores: { type: 'array', items: { type: 'object', properties: { slug: { type: 'string' }, name: { type: 'string' }, pointers: POINTERS } } },
+        workflows: {
+          type: 'array',
+          items: { type: 'object', properties: { export_key: { type: 'string' }, name: { type: 'string' }, pointers: POINTERS } },
+        },
+        stores: {
+          type: 'array',
+          items: { type: 'object', properties: { slug: { type: 'string' }, name: { type: 'string' }, pointers: POINTERS } },
+        },
         memories: { type: 'array', items: { type: 'object', properties: { pointers: POINTERS } } },
         knowledge_bases: { type: 'array', items: { type: 'object', properties: { pointers: POINTERS } } },
         installations: {
           type: 'array',
-          description: 'nodes that work through a provider installation (app_event, chat_reply: Slack; sms: Twilio; email: Mailgun or Postmark): any one of `providers` serves, for `account_id` when a node pins one; an import lists the ones the workspace lacks under requirements.bindings',
+          description:
+            'nodes that work through a provider installation (app_event, chat_reply: Slack; sms: Twilio; email: Mailgun or Postmark): any one of `providers` serves, for `account_id` when a node pins one; an import lists the ones the workspace lacks under requirements.bindings',
           items: {
             type: 'object',
             properties: {
@@ -59,7 +66,8 @@ export const SERVICE_DOCUMENT_SCHEMA = {
 
 export const SERVICE_FOLDER_DOCUMENT_SCHEMA = {
   title: 'ServiceFolderDocument',
-  description: 'A folder as a portable `service-folder/v1` document: its workflows, its sub-folders (one level deep) with theirs, and the calls among them by export key.',
+  description:
+    'A folder as a portable `service-folder/v1` document: its workflows, its sub-folders (one level deep) with theirs, and the calls among them by export key.',
   type: 'object',
   required: ['format', 'name', 'workflows', 'folders', 'calls'],
   properties: {
@@ -67,20 +75,37 @@ export const SERVICE_FOLDER_DOCUMENT_SCHEMA = {
     exported_at: { type: 'string', format: 'date-time' },
     name: { type: 'string' },
     workflows: { type: 'array', items: SERVICE_DOCUMENT_SCHEMA },
-    folders: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, workflows: { type: 'array', items: SERVICE_DOCUMENT_SCHEMA } } } },
-    calls: { type: 'array', items: { type: 'array', items: { type: 'string' }, minItems: 2, maxItems: 2, description: '[caller export key, callee export key]' } },
+    folders: {
+      type: 'array',
+      items: { type: 'object', properties: { name: { type: 'string' }, workflows: { type: 'array', items: SERVICE_DOCUMENT_SCHEMA } } },
+    },
+    calls: {
+      type: 'array',
+      items: { type: 'array', items: { type: 'string' }, minItems: 2, maxItems: 2, description: '[caller export key, callee export key]' },
+    },
   },
 } as const;
 
-const CALL_ENTRY = { type: 'object', properties: { id: { type: 'string', format: 'uuid' }, name: { type: 'string' }, active: { type: 'boolean' } } } as const;
+const CALL_ENTRY = {
+  type: 'object',
+  properties: { id: { type: 'string', format: 'uuid' }, name: { type: 'string' }, active: { type: 'boolean' } },
+} as const;
 
 export const CALLS_RESPONSE_SCHEMA = {
-  description: 'plain JSON (application/json): distinct callers and callees; a live canvas counts, and an active workflow\'s snapshot',
+  description: "plain JSON (application/json): distinct callers and callees; a live canvas counts, and an active workflow's snapshot",
   type: 'object',
   properties: { callers: { type: 'array', items: CALL_ENTRY }, callees: { type: 'array', items: CALL_ENTRY } },
 } as const;
 
-const MAP_ENTRY = { type: 'object', properties: { id: { type: 'string', format: 'uuid' }, name: { type: 'string' }, active: { type: 'boolean' }, folder_id: { type: ['string', 'null'] } } } as const;
+const MAP_ENTRY = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    name: { type: 'string' },
+    active: { type: 'boolean' },
+    folder_id: { type: ['string', 'null'] },
+  },
+} as const;
 
 export const MAP_RESPONSE_SCHEMA = {
   description: 'plain JSON (application/json): systems of workflows connected through calls, and the standalone rest (docs/calls.md)',
@@ -93,7 +118,10 @@ export const MAP_RESPONSE_SCHEMA = {
         properties: {
           columns: { type: 'array', items: { type: 'array', items: MAP_ENTRY }, description: 'one column per call depth, entries first' },
           edges: { type: 'array', items: { type: 'array', items: { type: 'string' } }, description: '[caller_id, callee_id]' },
-          folder: { anyOf: [{ type: 'null' }, { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } } }], description: 'the folder most members are filed in (null: the root)' },
+          folder: {
+            anyOf: [{ type: 'null' }, { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } } }],
+            description: 'the folder most members are filed in (null: the root)',
+          },
           strays: { type: 'array', items: { type: 'string' }, description: 'members filed elsewhere' },
           cycles: { type: 'array', items: { type: 'array', items: { type: 'string' } }, description: 'members of each cycle of calls' },
         },
@@ -107,10 +135,19 @@ export const MAP_QUERY_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    search: { type: 'string', description: 'keep systems and standalone workflows with a member whose name contains this (case-insensitive)' },
+    search: {
+      type: 'string',
+      description: 'keep systems and standalone workflows with a member whose name contains this (case-insensitive)',
+    },
     status: { type: 'string', description: 'only members with this status (active, inactive); systems are formed among them' },
   },
 } as const;
 
-export const EXPORT_RESPONSE_SCHEMA = { ...SERVICE_DOCUMENT_SCHEMA, description: 'plain JSON (application/json): the `service/v1` document (components.schemas.ServiceDocument)' };
-export const FOLDER_EXPORT_RESPONSE_SCHEMA = { ...SERVICE_FOLDER_DOCUMENT_SCHEMA, description: 'plain JSON (application/json): the `service-folder/v1` document (components.schemas.ServiceFolderDocument)' };
+export const EXPORT_RESPONSE_SCHEMA = {
+  ...SERVICE_DOCUMENT_SCHEMA,
+  description: 'plain JSON (application/json): the `service/v1` document (components.schemas.ServiceDocument)',
+};
+export const FOLDER_EXPORT_RESPONSE_SCHEMA = {
+  ...SERVICE_FOLDER_DOCUMENT_SCHEMA,
+  description: 'plain JSON (application/json): the `service-folder/v1` document (components.schemas.ServiceFolderDocument)',
+};

@@ -11,7 +11,12 @@ const NODE = {
     disabled: { type: 'boolean' },
     retry: {
       type: 'object',
-      properties: { max_attempts: { type: 'integer' }, backoff_ms: { type: 'integer' }, backoff: { type: 'string', enum: ['fixed', 'exponential'] }, max_backoff_ms: { type: 'integer' } },
+      properties: {
+        max_attempts: { type: 'integer' },
+        backoff_ms: { type: 'integer' },
+        backoff: { type: 'string', enum: ['fixed', 'exponential'] },
+        max_backoff_ms: { type: 'integer' },
+      },
     },
     on_error: { type: 'string', enum: ['fail', 'continue'] },
   },
@@ -19,7 +24,13 @@ const NODE = {
 
 const EDGE = {
   type: 'object',
-  properties: { id: { type: 'string' }, source: { type: 'string' }, source_port: { type: 'string' }, target: { type: 'string' }, target_port: { type: 'string' } },
+  properties: {
+    id: { type: 'string' },
+    source: { type: 'string' },
+    source_port: { type: 'string' },
+    target: { type: 'string' },
+    target_port: { type: 'string' },
+  },
 };
 
 export const GRAPH_SCHEMA = {
@@ -39,7 +50,11 @@ export const GRAPH_BODY_SCHEMA = {
     data: {
       type: 'object',
       properties: {
-        graph: { type: 'object', description: '{nodes, edges, settings?}: nodes {id, type, name?, config, position, disabled?, retry?, on_error?}; edges {id?, source, source_port?, target, target_port?}; settings {concurrency_limit?, save_step_payloads?}' },
+        graph: {
+          type: 'object',
+          description:
+            '{nodes, edges, settings?}: nodes {id, type, name?, config, position, disabled?, retry?, on_error?}; edges {id?, source, source_port?, target, target_port?}; settings {concurrency_limit?, save_step_payloads?}',
+        },
         layout: { description: 'false keeps the payload positions; default true runs auto-layout' },
       },
     },

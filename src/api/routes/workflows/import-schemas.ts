@@ -18,24 +18,35 @@ const IMPORT_DOCUMENT = {
     { $ref: '#/definitions/ServiceDocument' },
     {
       title: 'N8nWorkflow',
-      description: 'one n8n workflow: `{name?, nodes, connections, …}` (connections keyed by node names), the template shapes `{workflow: {nodes, connections}}`, or a list holding one workflow; mapped as docs/import.md tabulates',
+      description:
+        'one n8n workflow: `{name?, nodes, connections, …}` (connections keyed by node names), the template shapes `{workflow: {nodes, connections}}`, or a list holding one workflow; mapped as docs/import.md tabulates',
       anyOf: [{ type: 'object' }, { type: 'array', items: { type: 'object' } }],
     },
     {
       title: 'Graph',
-      description: 'a bare graph in Switchyard\'s shape (as PUT /workflows/:id/graph takes it); ids it names are checked against the workspace, and it is laid out when no node has a position',
+      description:
+        "a bare graph in Switchyard's shape (as PUT /workflows/:id/graph takes it); ids it names are checked against the workspace, and it is laid out when no node has a position",
       type: 'object',
       required: ['nodes'],
-      properties: { nodes: { type: 'array', items: OPEN }, edges: { type: 'array', items: OPEN }, annotations: { type: 'array', items: OPEN } },
+      properties: {
+        nodes: { type: 'array', items: OPEN },
+        edges: { type: 'array', items: OPEN },
+        annotations: { type: 'array', items: OPEN },
+      },
     },
   ],
 };
 
 const ATTRIBUTES = {
-  name: { type: 'string', maxLength: 200, description: 'the name; with a document, instead of the document\'s' },
+  name: { type: 'string', maxLength: 200, description: "the name; with a document, instead of the document's" },
   description: { type: ['string', 'null'], maxLength: 10_000 },
   document: IMPORT_DOCUMENT,
-  folder_id: { type: ['string', 'null'], format: 'uuid', description: 'file the new workflow in this folder of the workspace (another workspace\'s folder is answered as an unknown one: 422 with a pointer)' },
+  folder_id: {
+    type: ['string', 'null'],
+    format: 'uuid',
+    description:
+      "file the new workflow in this folder of the workspace (another workspace's folder is answered as an unknown one: 422 with a pointer)",
+  },
 };
 
 /**
@@ -53,7 +64,8 @@ export const CREATE_WORKFLOW_BODY_SCHEMA = {
     data: {
       type: 'object',
       additionalProperties: true,
-      description: '`name` alone creates a bare workflow; `document` imports one (created inactive; the answer\'s `meta` is the import report).',
+      description:
+        "`name` alone creates a bare workflow; `document` imports one (created inactive; the answer's `meta` is the import report).",
       anyOf: [
         { title: 'Flat', type: 'object', properties: ATTRIBUTES },
         {
@@ -62,7 +74,20 @@ export const CREATE_WORKFLOW_BODY_SCHEMA = {
           properties: {
             type: { type: 'string', const: 'workflow' },
             attributes: { type: 'object', properties: ATTRIBUTES },
-            relationships: { type: 'object', properties: { folder: { type: 'object', properties: { data: { type: ['object', 'null'], properties: { type: { type: 'string', const: 'workflow-folder' }, id: { type: 'string' } } } } } } },
+            relationships: {
+              type: 'object',
+              properties: {
+                folder: {
+                  type: 'object',
+                  properties: {
+                    data: {
+                      type: ['object', 'null'],
+                      properties: { type: { type: 'string', const: 'workflow-folder' }, id: { type: 'string' } },
+                    },
+                  },
+                },
+              },
+            },
           },
         },
       ],
@@ -73,7 +98,8 @@ export const CREATE_WORKFLOW_BODY_SCHEMA = {
 const REQUIREMENT = {
   type: 'object',
   additionalProperties: true,
-  description: 'what to finish: `pointer` into the workflow\'s `graph` attribute, `detail`, and facts of its kind (credential_type and credential_name, resource with slug / export_key / providers, original values, …)',
+  description:
+    "what to finish: `pointer` into the workflow's `graph` attribute, `detail`, and facts of its kind (credential_type and credential_name, resource with slug / export_key / providers, original values, …)",
   properties: { pointer: { type: 'string' }, detail: { type: 'string' } },
 };
 
@@ -81,7 +107,8 @@ const REQUIREMENT = {
 export const IMPORT_META_SCHEMA = {
   type: 'object',
   additionalProperties: true,
-  description: 'With a document: the import report (docs/import.md "The import report"); every pointer is relative to the `graph` attribute. Absent for a bare workflow.',
+  description:
+    'With a document: the import report (docs/import.md "The import report"); every pointer is relative to the `graph` attribute. Absent for a bare workflow.',
   properties: {
     source: {
       type: 'object',
@@ -100,7 +127,11 @@ export const IMPORT_META_SCHEMA = {
         additionalProperties: true,
         properties: {
           node_id: { type: 'string' },
-          original: { type: 'object', additionalProperties: true, properties: { name: { type: ['string', 'null'] }, type: { type: 'string' }, version: { type: ['number', 'string', 'null'] } } },
+          original: {
+            type: 'object',
+            additionalProperties: true,
+            properties: { name: { type: ['string', 'null'] }, type: { type: 'string' }, version: { type: ['number', 'string', 'null'] } },
+          },
           reason: { type: 'string' },
           pointer: { type: 'string' },
         },
@@ -112,14 +143,23 @@ export const IMPORT_META_SCHEMA = {
       description: 'what the user must finish before activating, by kind',
       properties: Object.fromEntries(REQUIREMENT_KINDS.map((kind) => [kind, { type: 'array', items: REQUIREMENT }])),
     },
-    webhook_tokens: { type: 'object', additionalProperties: { type: 'string' }, description: 'bearer tokens of the new webhook nodes by node id, shown once' },
+    webhook_tokens: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description: 'bearer tokens of the new webhook nodes by node id, shown once',
+    },
     source_nodes: {
       type: 'array',
       description: 'n8n only: where every source node went',
       items: {
         type: 'object',
         additionalProperties: true,
-        properties: { name: { type: 'string' }, type: { type: 'string' }, became: { type: 'string', enum: ['step', 'placeholder', 'annotation', 'sub_node'] }, id: { type: 'string' } },
+        properties: {
+          name: { type: 'string' },
+          type: { type: 'string' },
+          became: { type: 'string', enum: ['step', 'placeholder', 'annotation', 'sub_node'] },
+          id: { type: 'string' },
+        },
       },
     },
   },
@@ -130,13 +170,26 @@ export const FOLDER_IMPORT_META_SCHEMA = {
   type: 'object',
   additionalProperties: true,
   properties: {
-    folders: { type: 'array', items: { type: 'object', additionalProperties: true, properties: { id: { type: 'string' }, name: { type: 'string' }, parent_id: { type: ['string', 'null'] } } } },
+    folders: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: true,
+        properties: { id: { type: 'string' }, name: { type: 'string' }, parent_id: { type: ['string', 'null'] } },
+      },
+    },
     workflows: {
       type: 'array',
       items: {
         ...IMPORT_META_SCHEMA,
         description: 'a workflow created: its id, name, export key and folder, and its import report',
-        properties: { id: { type: 'string' }, name: { type: 'string' }, export_key: { type: 'string' }, folder_id: { type: 'string' }, ...IMPORT_META_SCHEMA.properties },
+        properties: {
+          id: { type: 'string' },
+          name: { type: 'string' },
+          export_key: { type: 'string' },
+          folder_id: { type: 'string' },
+          ...IMPORT_META_SCHEMA.properties,
+        },
       },
     },
   },
