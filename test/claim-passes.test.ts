@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClaimPasses, type ClaimHost } from '../src/engine/claim-passes.js';
-import type { Claimed } from '../src/engine/cluster-store.js';
+import { ClaimPasses, type ClaimHost } from '../src/engine/cluster/claim-passes.js';
+import type { Claimed } from '../src/engine/cluster/cluster-store.js';
 import { insertExecution } from '../src/engine/execution-store.js';
-import { newExecutionRow, runIdentity } from '../src/engine/execution-start.js';
+import { newExecutionRow, runIdentity } from '../src/engine/run/execution-start.js';
 import { newId } from '../src/lib/ids.js';
 import { TEST_DATABASE_URL } from './support/dialects.js';
 import { createTestApp, type TestApp } from './support/test-app.js';

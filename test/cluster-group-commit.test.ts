@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimExecutions, lockExecutions, updateHeldExecution } from '../src/engine/cluster-store.js';
+import { claimExecutions, lockExecutions, updateHeldExecution } from '../src/engine/cluster/cluster-store.js';
 import { insertExecution, insertStep, updateStep, type StepRow } from '../src/engine/execution-store.js';
-import { newExecutionRow, runIdentity } from '../src/engine/execution-start.js';
-import { LeaseLostError } from '../src/engine/run-coordination.js';
-import { stepRow } from '../src/engine/step-rows.js';
-import { WriteBatcher } from '../src/engine/write-batcher.js';
+import { newExecutionRow, runIdentity } from '../src/engine/run/execution-start.js';
+import { LeaseLostError } from '../src/engine/commit/run-coordination.js';
+import { stepRow } from '../src/engine/commit/step-rows.js';
+import { WriteBatcher } from '../src/engine/commit/write-batcher.js';
 import { newId } from '../src/lib/ids.js';
 import { TEST_DATABASE_URL } from './support/dialects.js';
 import { createTestApp, type TestApp } from './support/test-app.js';

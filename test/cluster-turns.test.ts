@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ClaimPasses, type ClaimSettings } from '../src/engine/claim-passes.js';
+import { ClaimPasses, type ClaimSettings } from '../src/engine/cluster/claim-passes.js';
 import type { Engine } from '../src/engine/engine.js';
 import { newId } from '../src/lib/ids.js';
 import { TEST_DATABASE_URL } from './support/dialects.js';

@@ -9,8 +9,8 @@ import {
   updateStep,
   type ExecutionRow,
 } from '../src/engine/execution-store.js';
-import { newExecutionRow, runIdentity } from '../src/engine/execution-start.js';
-import { stepRow } from '../src/engine/step-rows.js';
+import { newExecutionRow, runIdentity } from '../src/engine/run/execution-start.js';
+import { stepRow } from '../src/engine/commit/step-rows.js';
 import { manualClock } from '../src/lib/clock.js';
 import { IdentityService } from '../src/services/identity/identity-service.js';
 import { createTestDatabase, describeEachDialect, type TestDatabase } from './support/dialects.js';

@@ -4,8 +4,8 @@ import type { Graph } from '../graph/graph-types.js';
 import type { Clock } from '../lib/clock.js';
 import type { StepSettings, StepStoreAccess } from '../steps/step-runtime.js';
 import type { AgentResources } from '../steps/agent/agent-resources.js';
-import type { RunEnd } from './run-types.js';
-import type { ClusterSettings } from './cluster.js';
+import type { RunEnd } from './run/run-types.js';
+import type { ClusterSettings } from './cluster/cluster.js';
 import type { EngineMetrics } from '../observability/engine-metrics.js';
 
 /** What callers give the engine (engine.ts): its options, a run to start, and an observer of one. */

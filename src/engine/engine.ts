@@ -1,8 +1,8 @@
 import type { Transaction } from 'kysely';
 import type { Database, ExecutionStatus } from '../db/schema.js';
 import { parseTimestampMicros } from '../lib/clock.js';
-import type { ChildRequest } from './run-types.js';
-import { childIdentity, newExecutionRow, retryStart, rootRows, runIdentity, type ExecutionIdentity } from './execution-start.js';
+import type { ChildRequest } from './run/run-types.js';
+import { childIdentity, newExecutionRow, retryStart, rootRows, runIdentity, type ExecutionIdentity } from './run/execution-start.js';
 import {
   failRunningSteps,
   findExecution,
@@ -17,16 +17,16 @@ import {
   type ExecutionRow,
   type StepRow,
 } from './execution-store.js';
-import type { GraphPlan } from './graph-plan.js';
-import { StartQueue, type QueuedStart } from './run-queue.js';
+import type { GraphPlan } from './run/graph-plan.js';
+import { StartQueue, type QueuedStart } from './flights/run-queue.js';
 import { NonRetriableError } from './step-errors.js';
-import { EngineRuns } from './engine-runs.js';
-import { Admission, ADMISSION_QUEUE_LIMIT } from './admission.js';
+import { EngineRuns } from './flights/engine-runs.js';
+import { Admission, ADMISSION_QUEUE_LIMIT } from './local/admission.js';
 import type { EngineOptions, StartRun } from './engine-options.js';
 import { isTerminal } from './statuses.js';
-import type { Cluster } from './cluster.js';
+import type { Cluster } from './cluster/cluster.js';
 
-export { ADMISSION_QUEUE_LIMIT, EngineBusyError } from './admission.js';
+export { ADMISSION_QUEUE_LIMIT, EngineBusyError } from './local/admission.js';
 export type { CallTargetResolver, EngineOptions, ExecutionObserver, StartRun } from './engine-options.js';
 
 /**

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { EngineBusyError, type Engine, type ExecutionObserver, type StartRun } from '../engine/engine.js';
-import type { RunEnd } from '../engine/run-types.js';
+import type { RunEnd } from '../engine/run/run-types.js';
 import { AppError } from '../errors/app-error.js';
 import { IDEMPOTENCY_WINDOW_MS } from '../engine/retention.js';
 import { addMs, type Clock } from '../lib/clock.js';

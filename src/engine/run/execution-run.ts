@@ -1,0 +1,597 @@
+import { RunCancel } from '../../lib/cancellation.js';
+import { formatMicros } from '../../lib/clock.js';
+import type { GraphNode } from '../../graph/graph-types.js';
+import { findStepDefinition } from '../../steps/registry.js';
+import type { ExecutionRow, StepRow } from '../execution-store.js';
+import type { ExpressionScope } from '../expressions/expression-scope.js';
+import { childOutcome, startCall } from './call-runner.js';
+import { runLoop } from './loop-runner.js';
+import type { EffectWrite, LoopProgress, RunHost } from './run-host.js';
+import { runAttempt } from './node-runner.js';
+import { nodeCalls, nodeJournal } from './node-journal.js';
+import type { FrameState, WaitingNode } from './restore-state.js';
+import { serializeStepError, StepError, type SerializedStepError } from '../step-errors.js';
+import { nextRetryDelay } from './retry-policy.js';
+import type { StepEffect } from '../../steps/step-runtime.js';
+import { json, stepRow, type StepOwner, type StepRecord } from '../commit/step-rows.js';
+import { writeRunCommit, type RunCommit, type StepWrite } from '../commit/run-commit.js';
+import { isRunEnd } from '../statuses.js';
+import type { RunNews } from '../commit/run-coordination.js';
+import type { ChildResult, FrameEnd, Outcome, RunControl, RunDeps, RunEnd } from './run-types.js';
+import { elapsedMs, recordFailure } from './run-frames.js';
+import { awaitedChildren, earliestDue, nextDue } from './run-waits.js';
+
+function hasEffects(slug: string): boolean {
+  return findStepDefinition(slug)?.effects === true;
+}
+
+/**
+ * Steps with effects whose effect commits with the step's own result: `call_workflow` (the
+ * child's row) and `save_to_store` (the store row). Every other step with effects (an HTTP
+ * request) is recorded `running` before it starts, so a process that dies during it leaves a
+ * trace: the run that takes over marks that attempt failed (`interrupted`) and runs the next.
+ */
+const TRANSACTIONAL_EFFECTS = new Set(['call_workflow', 'save_to_store']);
+
+/** How an attempt cut short by its process's death is recorded by the run that takes over. */
+const INTERRUPTED: SerializedStepError = {
+  name: 'StepError',
+  code: 'interrupted',
+  message:
+    'the process running this attempt stopped before it finished (a crash, or a drain past its grace); the next attempt runs it again',
+  retryable: true,
+  retry_after_ms: null,
+};
+
+/** The control of a run not advancing (replaced by `advance`), shared by every such run. */
+const IDLE_CONTROL: RunControl = { cancel: new RunCancel(), cancelled: () => true };
+
+/** How long a queued or parked run may run before its `running` status is committed on its own. */
+const OPENING_DELAY_MS = 20;
+
+/**
+ * Runs one execution from its current state until it finishes or has to wait. Each step's
+ * result is made durable (group commit) before the steps after it start, so a crash re-runs at
+ * most the step that was in flight. The last step's row and the execution's final state are
+ * written in the same commit.
+ */
+export class ExecutionRun implements RunHost {
+  private readonly trigger: unknown;
+  private readonly savePayloads: boolean;
+  private stepCount: number;
+  /** Row writes waiting for the next commit: new rows, or updates of a waiting row resumed. */
+  private pending: StepWrite[] = [];
+  private executionChanges: Partial<ExecutionRow> = {};
+  /** Changes that go with the next commit but do not call for one (see `advance`). */
+  private openingChanges: Partial<ExecutionRow> = {};
+  /** Loops under way (their iterations), by loop node id; loops do not nest. */
+  readonly loops = new Map<string, LoopProgress>();
+  /** Awaited children that have ended, by execution id (read from the database, or handed over in process). */
+  readonly children = new Map<string, ChildResult>();
+  private control: RunControl = IDLE_CONTROL;
+  /** A respond step's answer waits in `executionChanges` for the next commit (see sendResponse). */
+  private responseUnsent = false;
+  /** A write found the execution ended (cancelled elsewhere): nothing more runs. */
+  private ended = false;
+
+  constructor(
+    readonly deps: RunDeps,
+    readonly execution: ExecutionRow,
+    stepCount: number,
+    savePayloads: boolean,
+  ) {
+    this.trigger = execution.inputs === null ? null : JSON.parse(execution.inputs);
+    this.stepCount = stepCount;
+    this.savePayloads = savePayloads;
+  }
+
+  /**
+   * Runs the execution from `root` until it ends or waits. `opening`: changes of the execution
+   * row (a pending or waiting execution becoming `running`). Loaded from the database, they are
+   * committed before any step runs, and if that commit finds the execution ended (cancelled
+   * meanwhile), nothing runs. Held in this process (`lazy`: a queued or parked run, which a
+   * cancel removes before it can start), they are committed with the run's next commit (or
+   * after a short delay) instead of before its first step, saving a commit's wait on the way
+   * in: the call_workflow benchmark's parent resumes this way.
+   */
+  async advance(
+    root: FrameState,
+    control: RunControl,
+    opening: Partial<ExecutionRow> = {},
+    lazy = false,
+    deferWait = false,
+  ): Promise<RunEnd> {
+    this.control = control;
+    this.ended = false;
+    if (lazy) {
+      // Not before the first step (it would wait a commit): with the run's next commit, or after
+      // OPENING_DELAY_MS if none came by then (a long pure step), so the status never lags far.
+      // Short runs, most of them, pay nothing. A commit that finds the execution ended
+      // (cancelled by another process) stops the run.
+      this.openingChanges = opening;
+      if (Object.keys(opening).length > 0) {
+        const timer = setTimeout(() => {
+          if (Object.keys(this.openingChanges).length === 0) return;
+          this.persist().then(
+            (current) => {
+              if (!current) this.ended = true;
+            },
+            () => {
+              // The next write fails the same way and ends the run.
+            },
+          );
+        }, OPENING_DELAY_MS);
+        timer.unref?.();
+      }
+    } else {
+      this.executionChanges = Object.assign({}, this.executionChanges, opening);
+      if (Object.keys(opening).length > 0 && !(await this.persist())) return { status: 'cancelled' };
+    }
+    const end = await this.runFrame(root);
+    const now = this.deps.clock.now();
+    switch (end.status) {
+      case 'cancelled':
+        return { status: 'cancelled' };
+      case 'waiting':
+        if (end.runAt === null && deferWait) {
+          // Only children are awaited, and they often end within a millisecond: the status can
+          // wait (the rows cannot). A crash meanwhile leaves it `running`, which recovery resumes.
+          if (this.pending.length > 0 && !(await this.persist())) return { status: 'cancelled' };
+          return { status: 'waiting', runAt: null, deferred: true };
+        }
+        await this.commitWait(root, end.runAt);
+        return { status: 'waiting', runAt: end.runAt };
+      case 'failed': {
+        const error = Object.assign({}, end.error, { node_id: end.nodeId });
+        return this.finish(
+          { status: 'failed', error: JSON.stringify(error), finished_at: now, updated_at: now, run_at: null },
+          { status: 'failed', error },
+        );
+      }
+      case 'settled': {
+        const output = root.flow.terminalOutput();
+        return this.finish(
+          { status: 'completed', output: json(output), finished_at: now, updated_at: now, run_at: null },
+          { status: 'completed', output },
+        );
+      }
+    }
+  }
+
+  /** Writes the `waiting` status (with `run_at`, null when only children are awaited). */
+  async commitWait(root: FrameState, runAt: string | null = null): Promise<void> {
+    await this.persist({ status: 'waiting', run_at: runAt, updated_at: this.deps.clock.now() }, awaitedChildren(this, root));
+  }
+
+  private async finish(final: Partial<ExecutionRow>, end: RunEnd): Promise<RunEnd> {
+    const written = this.persist(final);
+    if (this.deps.coordination) {
+      // In a cluster the end is handed to a parent in this process only once it is durable: the
+      // commit may still find this run's lease taken by another worker (LeaseLostError), and a
+      // parent that went on with an end that never landed would complete its call step with a
+      // result the child's new owner then produces again, running its effects twice. The parent
+      // is still checked against its own lease by its next commit.
+      if (!(await written)) return { status: 'cancelled' };
+      this.control.ending?.(end);
+      return end;
+    }
+    this.control.ending?.(end);
+    return (await written) ? end : { status: 'cancelled' };
+  }
+
+  /**
+   * Commits a respond step's answer now, without waiting, when another node is about to run
+   * (the run goes on while its caller is answered). When the respond step was the run's last
+   * node, nothing is written here: the run's final commit, which follows at once, carries the
+   * answer with the step rows and the end state, so the execution row is updated once instead
+   * of twice (the two writes already shared a group commit). Every way out of `runFrame` other
+   * than the ones that call this writes the run's state (finish, commitWait, the waiting and
+   * loop paths).
+   */
+  private sendResponse(): void {
+    if (!this.responseUnsent) return;
+    // persist() clears the flag: any commit of the run carries the answer.
+    this.persist().catch(() => {
+      // The next write fails the same way and ends the run; the caller times out.
+    });
+  }
+
+  /** Whether a waiting node of this run is due now (a child handed over, a timer passed). */
+  hasDue(root: FrameState): boolean {
+    return nextDue(this, root, this.deps.clock.now()) !== undefined;
+  }
+
+  /** Runs a frame's ready and due nodes one at a time, in graph order, until none is left. */
+  async runFrame(frame: FrameState): Promise<FrameEnd> {
+    const { clock } = this.deps;
+    const { flow } = frame;
+    if (frame.interrupted.length > 0) this.recordInterrupted(frame.interrupted.splice(0));
+    while (true) {
+      if (this.control.cancelled() || this.ended) {
+        this.sendResponse();
+        return { status: 'cancelled' };
+      }
+      const now = clock.now();
+      for (const nodeId of flow.drainSkipped())
+        this.record(
+          this.row(frame, {
+            nodeId,
+            status: 'skipped',
+            attempt: 1,
+            startedAt: null,
+            finishedAt: null,
+            durationMs: null,
+            kind: frame.plan.nodes.get(nodeId)!.type,
+            now,
+          }),
+        );
+      // Waiting nodes that are due run now, ahead of newly ready ones.
+      const nodeId = nextDue(this, frame, now)?.nodeId ?? flow.takeReady();
+      if (nodeId === undefined) {
+        if (frame.waiting.size > 0) return { status: 'waiting', runAt: earliestDue(this, frame) };
+        // Every way out from here writes the run's state, the respond step's answer with it.
+        if (flow.isSettled()) return { status: 'settled' };
+        return {
+          status: 'failed',
+          nodeId: '',
+          error: {
+            name: 'Error',
+            code: 'stalled',
+            message: 'no node can run and the graph is not finished',
+            retryable: false,
+            retry_after_ms: null,
+          },
+        };
+      }
+
+      // Another node runs: the caller of a respond step that ran before it is answered now.
+      this.sendResponse();
+      const node = frame.plan.nodes.get(nodeId)!;
+      const resumed = frame.waiting.get(nodeId);
+      frame.waiting.delete(nodeId);
+      const attempt = resumed?.attempt ?? (frame.attempts.get(nodeId) ?? 0) + 1;
+      frame.attempts.set(nodeId, attempt);
+      flow.markRunning(nodeId);
+      const input = flow.inputOf(nodeId, this.trigger);
+      // Results are committed before a step with effects starts (a request, a child execution):
+      // a crash then re-runs only the step in flight. Pure steps (set, if, switch, code, …) run
+      // on without a commit of their own: after a crash they run again, which nobody can tell.
+      // A webhook -> code -> respond run thus commits twice instead of four times.
+      let runningRowId: string | undefined;
+      if (hasEffects(node.type) && !node.disabled) {
+        if (!TRANSACTIONAL_EFFECTS.has(node.type)) {
+          const now = clock.now();
+          const running = this.row(frame, {
+            nodeId,
+            attempt,
+            input,
+            status: 'running',
+            startedAt: now,
+            finishedAt: null,
+            durationMs: null,
+            kind: node.type,
+            resumeAt: resumed?.resumeAt ?? null,
+            now,
+          });
+          this.record(running, resumed?.stepId ?? undefined);
+          runningRowId = running.id;
+        }
+        if ((this.pending.length > 0 || Object.keys(this.executionChanges).length > 0) && !(await this.persist()))
+          return { status: 'cancelled' };
+      }
+      const startedMs = clock.nowMs();
+      const startedAt = clock.now();
+
+      if (node.disabled) {
+        // A disabled node passes its input through, recorded as skipped.
+        const ports = [node.type === 'loop' ? 'done' : 'out'];
+        flow.resolve(nodeId, 'completed', input, ports);
+        this.record(
+          this.row(frame, {
+            nodeId,
+            status: 'skipped',
+            attempt,
+            startedAt,
+            finishedAt: startedAt,
+            durationMs: 0,
+            kind: node.type,
+            input,
+            output: input,
+            ports,
+            now: startedAt,
+          }),
+        );
+        continue;
+      }
+
+      let outcome = await this.attempt(frame, node, attempt, input, resumed);
+      if (outcome.type === 'cancelled' || this.control.cancelled()) return { status: 'cancelled' };
+      if (outcome.type === 'call') outcome = await startCall(this, frame, node, attempt, input, outcome, resumed, startedAt);
+      if (this.control.cancelled()) return { status: 'cancelled' };
+      const finishedAt = clock.now();
+      const durationMs = Math.max(0, clock.nowMs() - startedMs);
+
+      switch (outcome.type) {
+        case 'completed': {
+          const began = outcome.startedAt ?? resumed?.startedAt ?? startedAt;
+          const took = began === startedAt ? durationMs : Math.max(0, Math.round(elapsedMs(began, finishedAt)));
+          const row = this.row(frame, {
+            id: outcome.rowId,
+            nodeId,
+            attempt,
+            input,
+            now: finishedAt,
+            status: 'completed',
+            startedAt: began,
+            finishedAt,
+            durationMs: took,
+            kind: outcome.kind,
+            provider: outcome.provider ?? null,
+            output: outcome.output,
+            logs: outcome.logs ?? null,
+            ports: outcome.ports,
+            memoryBytes: outcome.memoryBytes ?? null,
+            reductions: outcome.reductions ?? null,
+            resumeAt: resumed?.resumeAt ?? null,
+            awaitingExecutionId: resumed?.awaiting ?? null,
+          });
+          if (outcome.effect) {
+            const applied = await this.commitEffect(outcome.effect, row, runningRowId ?? resumed?.stepId ?? undefined);
+            if (applied.type === 'cancelled') return { status: 'cancelled' };
+            if (applied.type === 'failed') {
+              const failed: StepRecord = {
+                nodeId,
+                attempt,
+                input,
+                now: finishedAt,
+                status: 'failed',
+                startedAt: began,
+                finishedAt,
+                durationMs: took,
+                kind: outcome.kind,
+                error: applied.error,
+                resumeAt: resumed?.resumeAt ?? null,
+                awaitingExecutionId: resumed?.awaiting ?? null,
+              };
+              const end = recordFailure(
+                this,
+                frame,
+                node,
+                failed,
+                nextRetryDelay(node.retry, attempt, applied.error),
+                runningRowId ?? resumed?.stepId ?? undefined,
+              );
+              if (end) return end;
+              continue;
+            }
+            flow.resolve(nodeId, 'completed', applied.output, outcome.ports);
+            continue;
+          }
+          flow.resolve(nodeId, 'completed', outcome.output, outcome.ports);
+          this.record(row, runningRowId ?? resumed?.stepId ?? undefined);
+          // What a respond step answered goes on the execution; its caller is answered once the
+          // commit holding it is durable (see sendResponse).
+          if (node.type === 'respond_to_webhook') {
+            this.executionChanges.response = json(outcome.output);
+            this.responseUnsent = true;
+          }
+          continue;
+        }
+        case 'wait': {
+          const resumeAt = formatMicros(outcome.resumeAtMs * 1000);
+          const row = this.row(frame, {
+            nodeId,
+            attempt,
+            input,
+            status: 'waiting',
+            startedAt,
+            finishedAt: null,
+            durationMs: null,
+            kind: 'wait',
+            resumeAt,
+            now: startedAt,
+          });
+          this.park(frame, { nodeId, stepId: row.id, attempt, resumeAt, awaiting: null, startedAt: null, loop: false });
+          this.record(row);
+          continue;
+        }
+        case 'call':
+          // `call()` answers with the step waiting for its child: the waiting row is recorded.
+          continue;
+        case 'loop_waiting':
+          this.park(frame, { nodeId, stepId: null, attempt, resumeAt: outcome.runAt, awaiting: null, startedAt: null, loop: true });
+          continue;
+        case 'failed': {
+          const failed: StepRecord = {
+            nodeId,
+            attempt,
+            input,
+            now: finishedAt,
+            status: 'failed',
+            startedAt: outcome.startedAt ?? resumed?.startedAt ?? startedAt,
+            finishedAt,
+            durationMs,
+            kind: outcome.kind,
+            error: outcome.error,
+            resumeAt: resumed?.resumeAt ?? null,
+            awaitingExecutionId: resumed?.awaiting ?? null,
+          };
+          const end = recordFailure(
+            this,
+            frame,
+            node,
+            failed,
+            outcome.retryInMs,
+            outcome.replaces ?? runningRowId ?? resumed?.stepId ?? undefined,
+          );
+          if (end) return end;
+          continue;
+        }
+      }
+    }
+  }
+
+  /**
+   * Commits a step's effect (a store row) in the same transaction as its completed row, at once:
+   * the steps after it see the write. An effect that throws a StepError (schema, cap, a key
+   * conflict) rolled back with everything of that commit; the attempt is then failed with it,
+   * and what else the commit carried waits for the next one.
+   */
+  private async commitEffect(
+    effect: StepEffect,
+    row: StepRow,
+    replaces: string | undefined,
+  ): Promise<{ type: 'committed'; output: unknown } | { type: 'failed'; error: SerializedStepError } | { type: 'cancelled' }> {
+    const carried = {
+      pending: this.pending.slice(),
+      opening: this.openingChanges,
+      changes: this.executionChanges,
+      responseUnsent: this.responseUnsent,
+      stepCount: this.stepCount,
+    };
+    this.record(row, replaces);
+    const applied: EffectWrite = { run: effect, row, output: undefined };
+    try {
+      return (await this.persist(undefined, [], applied)) ? { type: 'committed', output: applied.output } : { type: 'cancelled' };
+    } catch (error) {
+      if (!(error instanceof StepError)) throw error;
+      // Nothing of that commit landed: what it carried besides the row goes with the next one.
+      this.pending = carried.pending.concat(this.pending);
+      this.openingChanges = Object.assign({}, carried.opening, this.openingChanges);
+      this.executionChanges = Object.assign({}, carried.changes, this.executionChanges);
+      this.responseUnsent = this.responseUnsent || carried.responseUnsent;
+      this.stepCount = carried.stepCount;
+      return { type: 'failed', error: serializeStepError(error) };
+    }
+  }
+
+  /** One attempt of a node: a resumed call takes its child's result; a loop runs its iterations. */
+  private async attempt(
+    frame: FrameState,
+    node: GraphNode,
+    attempt: number,
+    input: unknown,
+    resumed: WaitingNode | undefined,
+  ): Promise<Outcome> {
+    if (resumed?.awaiting) {
+      const child = this.children.get(resumed.awaiting);
+      this.children.delete(resumed.awaiting);
+      if (child && child.status !== 'missing') return childOutcome(node, attempt, resumed.awaiting, child);
+      // The child was never committed (a crash between the two writes): call again, same id.
+    }
+    if (node.type === 'loop') return runLoop(this, frame, node, input);
+    const waitResuming = resumed !== undefined && node.type === 'wait' && resumed.awaiting === null;
+    return runAttempt({
+      node,
+      attempt,
+      input,
+      scope: this.scope(frame, input),
+      cancel: this.control.cancel,
+      clock: this.deps.clock,
+      settings: this.deps.settings,
+      stores: this.deps.stores,
+      execution: { id: this.execution.id, workflowId: this.execution.workflow_id, workspaceId: this.execution.workspace_id },
+      resuming: waitResuming,
+      journal: node.type === 'agent' ? nodeJournal(this, frame, node.id, attempt) : undefined,
+      calls: node.type === 'agent' ? nodeCalls(this, () => this.control.cancelled()) : undefined,
+      agent: this.deps.agent,
+    });
+  }
+
+  scope(frame: FrameState, input: unknown): ExpressionScope {
+    return {
+      trigger: this.trigger,
+      nodes: frame.flow.view,
+      execution: { id: this.execution.id },
+      workflow: { id: this.execution.workflow_id },
+      input,
+      item: frame.iteration?.item ?? null,
+      index: frame.iteration?.index ?? null,
+    };
+  }
+
+  /** A step row of this execution, tagged with the frame's loop iteration. */
+  row(frame: FrameState, record: StepRecord): StepRow {
+    const owner: StepOwner = {
+      executionId: this.execution.id,
+      workspaceId: this.execution.workspace_id,
+      loopNodeId: frame.iteration?.nodeId ?? null,
+      iterIndex: frame.iteration?.index ?? null,
+      savePayloads: this.savePayloads,
+    };
+    return stepRow(owner, record);
+  }
+
+  /**
+   * Queues a step row: it replaces the waiting row of a resumed attempt, else it is new. A row
+   * that ends its node (completed, skipped, failed without a retry: `final`) is counted.
+   */
+  record(row: StepRow, resumedStepId?: string, final = true): void {
+    if (resumedStepId) row.id = resumedStepId;
+    if (final && (row.status === 'completed' || row.status === 'failed' || row.status === 'skipped'))
+      this.deps.metrics?.stepFinished(row.status);
+    this.pending.push(resumedStepId ? { update: resumedStepId, row } : { insert: row });
+  }
+
+  /** Attempts a dead process left `running` are recorded failed (`interrupted`); their nodes run again. */
+  private recordInterrupted(rows: StepRow[]): void {
+    const now = this.deps.clock.now();
+    for (const row of rows) {
+      const failed: StepRow = Object.assign({}, row, {
+        status: 'failed' as const,
+        error: JSON.stringify(INTERRUPTED),
+        finished_at: now,
+        updated_at: now,
+      });
+      this.pending.push({ update: row.id, row: failed });
+    }
+  }
+
+  park(frame: FrameState, waiting: WaitingNode): void {
+    frame.waiting.set(waiting.nodeId, waiting);
+    frame.flow.markWaiting(waiting.nodeId);
+  }
+
+  /**
+   * Writes the queued rows (and maybe the execution's new state) in the next group commit. A
+   * run that ends also clears kept outputs (payload saving off) and wakes a waiting parent; a
+   * run that waits for children is due at once if one of them ended meanwhile. Resolves false
+   * when the execution had already ended (cancelled meanwhile): its row is left as it is.
+   */
+  persist(final?: Partial<ExecutionRow>, awaited: string[] = [], effect?: EffectWrite): Promise<boolean> {
+    const writes = this.pending;
+    this.responseUnsent = false;
+    // Object.assign, not spreads: see StepOwner in step-rows.ts (the keys are column names).
+    const changes: Partial<ExecutionRow> = Object.assign({}, this.openingChanges, this.executionChanges, final);
+    this.pending = [];
+    this.executionChanges = {};
+    this.openingChanges = {};
+    this.stepCount += writes.filter((w) => 'insert' in w).length;
+    const { execution } = this;
+    const { coordination } = this.deps;
+    if (coordination && changes.status === 'waiting') Object.assign(changes, coordination.releaseColumns);
+    const commit: RunCommit = {
+      execution,
+      coordination,
+      writes,
+      changes,
+      stepCount: this.stepCount,
+      awaited,
+      effect,
+      savePayloads: this.savePayloads,
+    };
+    let written: { current: boolean; news: RunNews | null } = { current: true, news: null };
+    const locks =
+      isRunEnd(changes.status) && execution.parent_execution_id !== null ? [execution.id, execution.parent_execution_id] : [execution.id];
+    return this.deps.batcher
+      .write(async (trx) => {
+        written = await writeRunCommit(trx, commit);
+      }, locks)
+      .then(() => {
+        const { current, news } = written;
+        if (news) coordination?.committed(news);
+        if (current && changes.response) this.control.responded?.(JSON.parse(changes.response));
+        return current;
+      });
+  }
+}
