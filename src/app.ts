@@ -63,9 +63,9 @@ export interface AppDeps extends ApiContext {
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /**
- * The Fastify application as a plugin tree; it never listens (main.ts does), so every test
- * drives it through `app.inject()`. Order: external plugins (OpenAPI), app-wide handlers,
- * routes; the /api/v1 scope adds media types, authentication and the rate limit.
+ * The Fastify application as a plugin tree; it never listens (cli/serve-command.ts does), so
+ * every test drives it through `app.inject()`. Order: external plugins (OpenAPI), app-wide
+ * handlers, routes; the /api/v1 scope adds media types, authentication and the rate limit.
  */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({

@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stepStoreAccess } from '../src/api/routes/stores/step-store-access.js';
-import { RESTORE_LEASE_MS } from '../src/services/stores/store-restore.js';
+import { RESTORE_LEASE_MS } from '../src/services/stores/dump/store-restore.js';
 import { StoreSweeper } from '../src/services/stores/store-sweeper.js';
 import { StoreRowRepository } from '../src/store/store-row-repository.js';
 import { describeEachDialect } from './support/dialects.js';

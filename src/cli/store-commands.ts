@@ -4,8 +4,8 @@ import { Transform } from 'node:stream';
 import type { Config } from '../config.js';
 import { buildDeps, type Deps } from '../deps.js';
 import { AppError } from '../errors/app-error.js';
-import { DUMP_FORMATS, type DumpFormat, dumpStream } from '../services/stores/store-dump.js';
-import { restoreStore } from '../services/stores/store-restore.js';
+import { DUMP_FORMATS, type DumpFormat, dumpStream } from '../services/stores/dump/store-dump.js';
+import { restoreStore } from '../services/stores/dump/store-restore.js';
 import { findWorkspaceBySlug } from '../store/workspace-repository.js';
 
 type Out = (line: string) => void;

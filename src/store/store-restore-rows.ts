@@ -6,7 +6,7 @@ import { countWrite } from '../db/table-writes.js';
 type Db = Kysely<Database> | Transaction<Database>;
 
 /**
- * The row statements of a restore's batches (services/stores/restore-batch.ts): SQL text made
+ * The row statements of a restore's batches (services/stores/dump/restore-batch.ts): SQL text made
  * once per dialect and row count, the values passed as one flat parameter list.
  *
  * Not through the query builder, for the garbage it leaves: it makes objects for every value

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { SqlDialect } from '../dialect/dialect.js';
 
 /**
- * A store under restore (services/stores/store-restore.ts).
+ * A store under restore (services/stores/dump/store-restore.ts).
  *
  * - `stores.restoring_until`: set while a restore fills the store, null once its last batch
  *   has committed. Such a store is invisible to every route, step and lookup (it holds its slug

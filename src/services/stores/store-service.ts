@@ -53,7 +53,7 @@ export class StoreService {
   }
 
   /**
-   * Makes a store. `restoringUntil` makes it for a restore (store-restore.ts): invisible, its
+   * Makes a store. `restoringUntil` makes it for a restore (dump/store-restore.ts): invisible, its
    * slug held, until the restore's last batch clears it.
    */
   async create(actor: Actor, input: AttributeInput, options: { restoringUntil?: string } = {}): Promise<StoreRow> {
@@ -155,7 +155,7 @@ export class StoreService {
     this.onDeleted();
   }
 
-  /** A restore that failed gives its store up: deleted, for the sweeper (store-restore.ts). */
+  /** A restore that failed gives its store up: deleted, for the sweeper (dump/store-restore.ts). */
   async abandonRestore(id: string): Promise<void> {
     await abandonRestore(this.db, id, this.clock.now());
     this.onDeleted();

@@ -17,7 +17,7 @@ export interface StoreSweeperOptions {
   onError?: (error: unknown) => void;
   /** Called after each batch has committed, before the sweeper yields. */
   onBatch?: (batch: SweepBatch) => void | Promise<void>;
-  /** The clock restore leases are written with (store-restore.ts); the system's by default. */
+  /** The clock restore leases are written with (dump/store-restore.ts); the system's by default. */
   clock?: Clock;
 }
 

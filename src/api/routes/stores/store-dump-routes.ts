@@ -2,9 +2,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { AppError } from '../../../errors/app-error.js';
 import type { Clock } from '../../../lib/clock.js';
-import { DUMP_CONTENT_TYPES, DUMP_FORMATS, DUMP_MEDIA_TYPES, type DumpFormat, dumpStream } from '../../../services/stores/store-dump.js';
-import { MAX_REPORTED } from '../../../services/stores/restore-report.js';
-import { restoreStore } from '../../../services/stores/store-restore.js';
+import {
+  DUMP_CONTENT_TYPES,
+  DUMP_FORMATS,
+  DUMP_MEDIA_TYPES,
+  type DumpFormat,
+  dumpStream,
+} from '../../../services/stores/dump/store-dump.js';
+import { MAX_REPORTED } from '../../../services/stores/dump/restore-report.js';
+import { restoreStore } from '../../../services/stores/dump/store-restore.js';
 import { type ApiContext, apiUrl } from '../../api-context.js';
 import { selectedAttributes } from '../../jsonapi/fields.js';
 import { sendResource } from '../../jsonapi/respond.js';

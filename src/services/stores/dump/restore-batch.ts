@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
-import type { SqlDialect } from '../../db/dialect/dialect.js';
-import type { Database } from '../../db/schema.js';
-import { AppError } from '../../errors/app-error.js';
-import type { StoreRow } from '../../store/store-repository.js';
-import { heldRowKeys, insertRestoredRows } from '../../store/store-restore-rows.js';
-import { lockRestoringStore, updateRestoringStore } from '../../store/store-restores.js';
+import type { SqlDialect } from '../../../db/dialect/dialect.js';
+import type { Database } from '../../../db/schema.js';
+import { AppError } from '../../../errors/app-error.js';
+import type { StoreRow } from '../../../store/store-repository.js';
+import { heldRowKeys, insertRestoredRows } from '../../../store/store-restore-rows.js';
+import { lockRestoringStore, updateRestoringStore } from '../../../store/store-restores.js';
 import type { PendingRows } from './pending-rows.js';
 import type { RestoreReport } from './restore-report.js';
 

@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.js';
-import { isPlainObject } from '../../lib/json.js';
-import type { StoreRow } from '../../store/store-repository.js';
+import type { Database } from '../../../db/schema.js';
+import { isPlainObject } from '../../../lib/json.js';
+import type { StoreRow } from '../../../store/store-repository.js';
 
 export const DUMP_FORMATS = ['ndjson', 'csv', 'json'] as const;
 export type DumpFormat = (typeof DUMP_FORMATS)[number];

@@ -1,18 +1,18 @@
 import readline from 'node:readline';
 import type { Readable } from 'node:stream';
 import { sql, type Kysely } from 'kysely';
-import type { SqlDialect } from '../../db/dialect/dialect.js';
-import type { Database } from '../../db/schema.js';
-import { AppError } from '../../errors/app-error.js';
-import { addMs, type Clock } from '../../lib/clock.js';
-import { rowValidator } from '../../store/row-schema.js';
-import type { StoreRow } from '../../store/store-repository.js';
-import type { Actor } from '../workflows/workflow-service.js';
+import type { SqlDialect } from '../../../db/dialect/dialect.js';
+import type { Database } from '../../../db/schema.js';
+import { AppError } from '../../../errors/app-error.js';
+import { addMs, type Clock } from '../../../lib/clock.js';
+import { rowValidator } from '../../../store/row-schema.js';
+import type { StoreRow } from '../../../store/store-repository.js';
+import type { Actor } from '../../workflows/workflow-service.js';
 import { importBatch } from './restore-batch.js';
 import { PendingRows } from './pending-rows.js';
 import { parseHeader, parseRowLine } from './restore-lines.js';
 import { RestoreReport, type RestoreMeta } from './restore-report.js';
-import type { StoreService } from './store-service.js';
+import type { StoreService } from '../store-service.js';
 
 /**
  * Rows per transaction. One commit per 5,000 rows keeps a million-row restore at 200 commits,

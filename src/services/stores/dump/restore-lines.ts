@@ -1,9 +1,9 @@
-import { AppError } from '../../errors/app-error.js';
-import { canonicalTimestamp } from '../../lib/clock.js';
-import { isPlainObject } from '../../lib/json.js';
-import { rowViolations } from '../../store/row-schema.js';
-import { checkRowText } from '../../store/row-text.js';
-import { keyProblem } from '../../store/store-keys.js';
+import { AppError } from '../../../errors/app-error.js';
+import { canonicalTimestamp } from '../../../lib/clock.js';
+import { isPlainObject } from '../../../lib/json.js';
+import { rowViolations } from '../../../store/row-schema.js';
+import { checkRowText } from '../../../store/row-text.js';
+import { keyProblem } from '../../../store/store-keys.js';
 import { DUMP_FORMAT_TAG } from './store-dump.js';
 import type { RestoreFailure } from './restore-report.js';
 
