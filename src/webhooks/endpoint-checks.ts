@@ -2,7 +2,6 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { StatementText } from '../db/statement-text.js';
 import { raisedDetail, transactionBuffer, type GatheredWrites } from '../db/transaction-buffer.js';
-import type { ResolvedEndpoint } from './webhook-endpoints.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -10,15 +9,11 @@ type Db = Kysely<Database> | Transaction<Database>;
 const ENDPOINT_CHANGED = 'SYL02';
 
 /**
- * The endpoint a delivery was decided on changed before its execution was committed, or before
- * it was refused: nothing was written. `now`: the endpoint as a fresh look found it (null: gone);
- * absent when the commit's check failed, and it must be read.
+ * The endpoint a delivery was decided on changed before its execution was committed: nothing was
+ * written. The delivery reads the endpoint again and decides anew (deliver-webhook.ts).
  */
 export class StaleEndpointError extends Error {
-  constructor(
-    readonly webhookId: string,
-    readonly now?: ResolvedEndpoint | null,
-  ) {
+  constructor(readonly webhookId: string) {
     super(`webhook ${webhookId} changed since its endpoint was read`);
     this.name = 'StaleEndpointError';
   }

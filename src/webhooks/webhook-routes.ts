@@ -1,52 +1,25 @@
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError } from '../errors/app-error.js';
 import type { SharedRateLimits } from '../api/plugins/shared-rate-limits.js';
 import { MAX_BODY_BYTES } from '../steps/webhook/index.js';
+import type { DeliveryOutcome } from './delivery-outcome.js';
 import { deliverWebhook, type DeliveryContext } from './deliver-webhook.js';
-import { StaleEndpointError } from './endpoint-checks.js';
-import { sendWebhookNotFound } from './webhook-answers.js';
-import type { ResolvedEndpoint, WebhookEndpoints } from './webhook-endpoints.js';
+import { sendOutput, sendStepResponse, sendWebhookNotFound } from './webhook-answers.js';
+import { letIn } from './webhook-door.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The answer carries no request id (the webhook 404, byte-identical for every caller). */
     omitRequestId?: boolean;
-    webhookEndpoint?: ResolvedEndpoint;
   }
 }
 
 export interface WebhookRouteContext extends DeliveryContext {
-  endpoints: WebhookEndpoints;
   /** Deliveries a minute per source address (SWITCHYARD_WEBHOOK_RATE_LIMIT); 0: no limit. */
   rateLimit: number;
   /** Where the counts live when several processes share the database; null: in this process. */
   sharedRateLimits?: SharedRateLimits | null;
-}
-
-/** How many times a delivery is decided when the endpoint keeps changing under it (see the handler). */
-const MAX_DECISIONS = 3;
-
-/** Whether an endpoint lets a delivery in: not unknown or inactive (404), not declared too large (413, before the body is read). */
-function atDoor(endpoint: ResolvedEndpoint | null, request: FastifyRequest): 'in' | 'not_found' | 'too_large' {
-  // Inactive and not capturing: nothing can happen here, whoever asks.
-  if (!endpoint || (endpoint.snapshotId === null && !endpoint.capturing)) return 'not_found';
-  const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > endpoint.maxBodyBytes) return 'too_large';
-  return 'in';
-}
-
-/** Refuses at the door (sent, or thrown), or records the endpoint on the request and answers true. */
-function letIn(endpoint: ResolvedEndpoint | null, request: FastifyRequest, reply: FastifyReply, door = atDoor(endpoint, request)): boolean {
-  if (door === 'not_found') {
-    sendWebhookNotFound(reply);
-    return false;
-  }
-  if (door === 'too_large')
-    throw new AppError('payload_too_large', `the body exceeds this webhook's limit of ${endpoint!.maxBodyBytes} bytes`);
-  request.webhookEndpoint = endpoint!;
-  request.workspaceId = endpoint!.workspaceId;
-  return true;
 }
 
 /** Methods a sender may deliver with; the method reaches the workflow in the trigger payload. */
@@ -92,44 +65,75 @@ export async function webhookRoutes(app: FastifyInstance, ctx: WebhookRouteConte
     schema: { hide: true },
     onRequest: async (request, reply) => {
       const id = request.params.webhook_id;
-      const served = await ctx.endpoints.find(id);
-      const door = atDoor(served, request);
+      let door = letIn(await ctx.endpoints.find(id), request);
       // Refused on a fresh look only: what was served may not have heard the latest change yet (webhook-endpoints.ts).
-      const admitted =
-        door !== 'in' && ctx.endpoints.checked
-          ? letIn(await ctx.endpoints.find(id, 'fresh'), request, reply)
-          : letIn(served, request, reply, door);
-      return admitted ? undefined : reply;
+      if (door.kind !== 'in' && ctx.endpoints.checked) door = letIn(await ctx.endpoints.find(id, 'fresh'), request);
+      return door.kind === 'in' ? undefined : answer(reply, door);
     },
-    handler: async (request, reply) => {
-      const id = request.params.webhook_id;
-      let endpoint = request.webhookEndpoint!;
-      for (let decision = 1; ; decision += 1) {
-        const served = endpoint;
-        const current = async () => {
-          const changed = await ctx.endpoints.changed(id, served);
-          if (changed) throw new StaleEndpointError(id, changed.now);
-        };
-        let stale: StaleEndpointError;
-        try {
-          return await deliverWebhook(ctx, request, reply, served, current);
-        } catch (error) {
-          if (!(error instanceof StaleEndpointError)) throw error;
-          // Changed again between every fresh look and its commit: the sender retries.
-          if (decision === MAX_DECISIONS)
-            throw new AppError('service_unavailable', 'the webhook changed while this delivery was handled; retry', undefined, {
-              headers: { 'retry-after': '1' },
-            });
-          stale = error;
-        }
-        // Decided again, from the door, on the endpoint as it is now: the fresh look's, or read
-        // from the database when the commit found its rows changed.
-        const fresh = stale.now !== undefined ? stale.now : await ctx.endpoints.find(id, 'database');
-        if (!letIn(fresh, request, reply)) return reply;
-        endpoint = fresh!;
-      }
-    },
+    handler: async (request, reply) =>
+      answer(reply, await deliverWebhook(ctx, request, request.params.webhook_id, request.webhookEndpoint!)),
   });
   // Any other path under /webhooks answers like an unknown id.
   app.setNotFoundHandler((_request, reply) => sendWebhookNotFound(reply));
+}
+
+/**
+ * The answer to every outcome of a delivery, the door's refusals included: the one place a
+ * delivery becomes HTTP. Refusals are thrown as AppErrors for the error handler to write (after
+ * the execution's id, when there is one, was set as a header). An outcome not listed here fails
+ * closed: a 500, never an answer that could pass for success.
+ */
+function answer(reply: FastifyReply, outcome: DeliveryOutcome): FastifyReply {
+  switch (outcome.kind) {
+    case 'not_found':
+      return sendWebhookNotFound(reply);
+    case 'too_large':
+      throw new AppError('payload_too_large', `the body exceeds this webhook's limit of ${outcome.limit} bytes`);
+    case 'unauthorized':
+      throw new AppError('unauthorized', 'the delivery is not authenticated');
+    case 'invalid_body':
+      throw new AppError('invalid_body', outcome.detail);
+    case 'key_too_long':
+      throw new AppError('bad_request', `an idempotency key is at most ${outcome.limit} characters`, { header: 'Idempotency-Key' });
+    case 'captured':
+      return reply.code(202).type('application/json').send({ ok: true, captured: true });
+    case 'accepted':
+      return reply
+        .code(202)
+        .header('x-execution-id', outcome.executionId)
+        .type('application/json')
+        .send({ ok: true, execution_id: outcome.executionId });
+    case 'responded':
+      return sendStepResponse(reply.header('x-execution-id', outcome.executionId), outcome.response);
+    case 'completed':
+      return sendOutput(reply.header('x-execution-id', outcome.executionId), outcome.output);
+    case 'run_failed':
+      reply.header('x-execution-id', outcome.executionId);
+      throw new AppError(
+        'webhook_run_failed',
+        `the workflow run ${outcome.status === 'cancelled' ? 'was cancelled' : 'failed'} before it answered (execution ${outcome.executionId})`,
+      );
+    case 'timed_out':
+      reply.header('x-execution-id', outcome.executionId);
+      throw new AppError(
+        'webhook_timeout',
+        `the workflow did not answer within ${outcome.timeoutMs} ms; execution ${outcome.executionId} goes on running`,
+      );
+    case 'busy':
+      throw retryLater('the workflow engine is at capacity; retry later');
+    case 'changing':
+      throw retryLater('the webhook changed while this delivery was handled; retry');
+    default:
+      return unknownOutcome(outcome);
+  }
+}
+
+/** 503: nothing was written, and the sender may try again in a second. */
+function retryLater(detail: string): AppError {
+  return new AppError('service_unavailable', detail, undefined, { headers: { 'retry-after': '1' } });
+}
+
+/** Every kind is answered above; a kind added without its answer fails the type check here, and at run time is a 500. */
+function unknownOutcome(outcome: never): never {
+  throw new Error(`webhook delivery ended in an outcome with no answer: ${JSON.stringify(outcome)}`);
 }

@@ -9,15 +9,10 @@ import { runSaveToStore } from '../../steps/save-to-store/run-save-to-store.js';
 import { runReadStore } from '../../steps/read-store/run-read-store.js';
 import { runAgent } from '../../steps/agent/run-agent.js';
 import { runChatReply } from '../../steps/chat-reply/run-chat-reply.js';
+import { runRespondToWebhook } from '../../steps/respond-to-webhook/run-respond-to-webhook.js';
 
 /** A trigger in the middle of a run passes its input on (a trigger's own output is the payload). */
 const passThrough: StepRuntime = async (context) => ({ output: context.input });
-
-/** respond_to_webhook: its resolved status, headers and body, recorded on the execution by the engine. */
-const respond: StepRuntime = async (context) => ({
-  output: { status: context.config.status ?? 200, headers: context.config.headers ?? {}, body: context.config.body ?? null },
-  metrics: { kind: 'respond_to_webhook' },
-});
 
 const RUNTIMES: Record<string, StepRuntime> = {
   webhook: passThrough,
@@ -31,7 +26,7 @@ const RUNTIMES: Record<string, StepRuntime> = {
   set: runSet,
   if: runIf,
   switch: runSwitch,
-  respond_to_webhook: respond,
+  respond_to_webhook: runRespondToWebhook,
   save_to_store: runSaveToStore,
   read_store: runReadStore,
   agent: runAgent,
