@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/engine/engine.js';
 import { holdsLease, lockExecutions, renewLeases, updateHeldExecution } from '../src/engine/cluster/cluster-store.js';
 import { wakeParentHeld, writeHeldExecution } from '../src/engine/cluster/held-commit.js';
-import type { RunCoordination } from '../src/engine/commit/run-coordination.js';
+import type { LeaseChecks } from '../src/engine/cluster/held-commit.js';
 import { WriteBatcher } from '../src/engine/commit/write-batcher.js';
 import { newId } from '../src/lib/ids.js';
 import { TEST_DATABASE_URL } from './support/dialects.js';
@@ -257,8 +257,7 @@ describePostgres('cluster races [postgres]', () => {
         injected = true;
         await childEnds();
       };
-      const coordination: RunCoordination = {
-        releaseColumns: { lease_owner: null, lease_expires_at: null },
+      const coordination: LeaseChecks = {
         holds: async (trx, id) => {
           await inject();
           return holdsLease(trx, id, owner, 30_000);
@@ -267,8 +266,6 @@ describePostgres('cluster races [postgres]', () => {
           await inject();
           return updateHeldExecution(trx, id, owner, 30_000, changes);
         },
-        announce: async () => {},
-        committed: () => {},
       };
       const now = t.clock.now();
       await t.deps.db
@@ -299,12 +296,9 @@ describePostgres('cluster races [postgres]', () => {
       await until(() => (gates.get(childGate)?.length ?? 0) === 1 && (gates.get(parentGate)?.length ?? 0) === 1);
       engine.cluster!.stopClaiming();
       const [child] = await executionsOf(childFlow).then((rows) => rows.filter((row) => row.parent_execution_id === parentId));
-      const plain: RunCoordination = {
-        releaseColumns: { lease_owner: null, lease_expires_at: null },
+      const plain: LeaseChecks = {
         holds: (trx, id) => holdsLease(trx, id, owner, 30_000),
         updateHeld: (trx, id, changes) => updateHeldExecution(trx, id, owner, 30_000, changes),
-        announce: async () => {},
-        committed: () => {},
       };
       let release!: () => void;
       const released = new Promise<void>((resolve) => (release = resolve));

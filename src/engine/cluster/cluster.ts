@@ -16,6 +16,7 @@ import {
 import { ClaimPasses } from './claim-passes.js';
 import { heldExecutions, holdsLease, releaseLeases, renewLeases, updateHeldExecution, type Claimed } from './cluster-store.js';
 import { insertExecution, type ExecutionRow, type StepRow } from '../execution-store.js';
+import { wakeParentHeld, writeHeldExecution, type LeaseChecks } from './held-commit.js';
 import { HANDOFF_LEASE_MS, HandOff, handedRow, type HandedOff } from './hand-off.js';
 import type { RunCoordination, RunNews } from '../commit/run-coordination.js';
 import { turnToken, WorkerTurns } from './worker-turns.js';
@@ -62,7 +63,7 @@ export interface ClusterHost {
  * answers for the process holding a delivery), with a jittered poll as the backstop for
  * anything missed.
  */
-export class Cluster implements RunCoordination {
+export class Cluster implements RunCoordination, LeaseChecks {
   readonly releaseColumns: Partial<ExecutionRow> = { lease_owner: null, lease_expires_at: null };
   /** Claims are made from construction (an engine that is never started still runs what it admits) until the drain. */
   private readonly claims: ClaimPasses;
@@ -253,6 +254,19 @@ export class Cluster implements RunCoordination {
 
   updateHeld(trx: Transaction<Database>, executionId: string, changes: Partial<ExecutionRow>): Promise<boolean> {
     return updateHeldExecution(trx, executionId, this.processId, this.settings.leaseMs, changes);
+  }
+
+  writeExecution(
+    trx: Transaction<Database>,
+    executionId: string,
+    changes: Partial<ExecutionRow>,
+    awaited: readonly string[],
+  ): Promise<void> {
+    return writeHeldExecution(trx, this, executionId, changes, awaited);
+  }
+
+  wakeParent(trx: Transaction<Database>, parentId: string, childId: string, nowIso: string): Promise<void> {
+    return wakeParentHeld(trx, parentId, childId, nowIso);
   }
 
   async announce(trx: Transaction<Database>, news: RunNews): Promise<void> {

@@ -2,7 +2,22 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { lockExecutions } from './cluster-store.js';
 import { listEndedChildren, wakeParent, type ExecutionRow } from '../execution-store.js';
-import { LeaseLostError, type RunCoordination } from '../commit/run-coordination.js';
+import { LeaseLostError } from '../commit/run-coordination.js';
+
+/**
+ * A worker's lease checks (Cluster implements them). In a group commit that gathers them
+ * (cluster-store.ts `gather`) each answers true and the check is made with the batch's others at
+ * its end, failing the commit with `LeaseLostError`.
+ */
+export interface LeaseChecks {
+  /** Whether the execution is still this process's (its lease held). */
+  holds(trx: Transaction<Database>, executionId: string): Promise<boolean>;
+  /**
+   * Writes the execution's changes if it is still live and this process's, renewing the lease
+   * unless the changes give it up: one statement for the check and the write. False: neither.
+   */
+  updateHeld(trx: Transaction<Database>, executionId: string, changes: Partial<ExecutionRow>): Promise<boolean>;
+}
 
 /**
  * The execution row's part of a run's commit when several processes share the database: written
@@ -18,17 +33,16 @@ import { LeaseLostError, type RunCoordination } from '../commit/run-coordination
  */
 export async function writeHeldExecution(
   trx: Transaction<Database>,
-  coordination: RunCoordination,
+  lease: LeaseChecks,
   executionId: string,
   changes: Partial<ExecutionRow>,
   awaited: readonly string[],
 ): Promise<void> {
   if (changes.status === 'waiting' && changes.run_at === null && awaited.length > 0) {
-    if (!(await coordination.holds(trx, executionId))) throw new LeaseLostError(executionId);
+    if (!(await lease.holds(trx, executionId))) throw new LeaseLostError(executionId);
     if ((await listEndedChildren(trx, [...awaited])).length > 0) changes.run_at = changes.updated_at!;
   }
-  const held =
-    Object.keys(changes).length > 0 ? await coordination.updateHeld(trx, executionId, changes) : await coordination.holds(trx, executionId);
+  const held = Object.keys(changes).length > 0 ? await lease.updateHeld(trx, executionId, changes) : await lease.holds(trx, executionId);
   if (!held) throw new LeaseLostError(executionId);
 }
 

@@ -2,11 +2,17 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ExecutionRow, StepRow } from '../execution-store.js';
 import { clearStepPayloads, insertStep, listEndedChildren, updateExecution, updateStep, wakeParent } from '../execution-store.js';
-import { wakeParentHeld, writeHeldExecution } from '../cluster/held-commit.js';
 import type { RunCoordination, RunNews } from './run-coordination.js';
-import type { EffectWrite } from '../run/run-host.js';
+import type { StepEffect } from '../../steps/step-runtime.js';
 import { isRunEnd } from '../statuses.js';
 import { json } from './step-rows.js';
+
+/** A step's effect riding on a commit, and what it answered there (see ExecutionRun.commitEffect). */
+export interface EffectWrite {
+  run: StepEffect;
+  row: StepRow;
+  output: unknown;
+}
 
 /** A step row a commit of a run writes: new, or replacing the waiting row of a resumed attempt. */
 export type StepWrite = { insert: StepRow } | { update: string; row: StepRow };
@@ -35,7 +41,7 @@ export interface RunCommit {
  * changes, a step's effect, and at the end the kept outputs cleared (payload saving off) and a
  * waiting parent woken. Alone (SQLite), `current` is false when the execution had already
  * ended (cancelled meanwhile): its row is left as it is and nothing after it is written; in a
- * cluster such a commit fails instead (LeaseLostError, held-commit.ts), and `news` is what it
+ * cluster such a commit fails instead (LeaseLostError, RunCoordination.writeExecution), and `news` is what it
  * announced to the other processes.
  */
 export async function writeRunCommit(trx: Transaction<Database>, commit: RunCommit): Promise<{ current: boolean; news: RunNews | null }> {
@@ -48,7 +54,7 @@ export async function writeRunCommit(trx: Transaction<Database>, commit: RunComm
     // First the execution, conditional on this worker's lease: if another worker took it
     // over (this one paused past its lease) or it was cancelled, nothing of this commit may
     // land, or a step would be recorded twice.
-    await writeHeldExecution(trx, coordination, execution.id, changes, commit.awaited);
+    await coordination.writeExecution(trx, execution.id, changes, commit.awaited);
   }
   if (effect) {
     // Before the rows: the effect's result is the output its completed row records.
@@ -71,8 +77,8 @@ export async function writeRunCommit(trx: Transaction<Database>, commit: RunComm
   }
   if (ends && !commit.savePayloads) await clearStepPayloads(trx, execution.id);
   const wokeParent = ends && execution.parent_execution_id !== null;
-  if (wokeParent)
-    await (coordination ? wakeParentHeld : wakeParent)(trx, execution.parent_execution_id!, execution.id, changes.updated_at!);
+  if (wokeParent && coordination) await coordination.wakeParent(trx, execution.parent_execution_id!, execution.id, changes.updated_at!);
+  else if (wokeParent) await wakeParent(trx, execution.parent_execution_id!, execution.id, changes.updated_at!);
   if (!coordination) return { current: true, news: null };
   const news: RunNews = {
     execution,

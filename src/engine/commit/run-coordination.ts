@@ -8,17 +8,20 @@ import type { ExecutionRow } from '../execution-store.js';
  */
 export interface RunCoordination {
   /**
-   * Before the run's writes: whether the execution is still this process's (its lease held); false
-   * drops the commit. In a group commit that gathers these checks (cluster-store.ts `gather`) it
-   * answers true and the check is made with the batch's others at its end, failing the commit
-   * with `LeaseLostError`; so does `updateHeld`.
+   * The execution row's part of the commit, before the run's other writes: its changes written
+   * only while the execution is still live and this process's (the lease held and renewed unless
+   * the changes give it up); otherwise it throws `LeaseLostError` and nothing of the commit may
+   * land. A commit of `waiting` on children (`run_at` null) is made due when one of `awaited`
+   * already ended (cluster/held-commit.ts says why the order of its reads matters).
    */
-  holds(trx: Transaction<Database>, executionId: string): Promise<boolean>;
-  /**
-   * Writes the execution's changes if it is still live and this process's, renewing the lease
-   * unless the changes give it up: one statement for the check and the write. False: neither.
-   */
-  updateHeld(trx: Transaction<Database>, executionId: string, changes: Partial<ExecutionRow>): Promise<boolean>;
+  writeExecution(
+    trx: Transaction<Database>,
+    executionId: string,
+    changes: Partial<ExecutionRow>,
+    awaited: readonly string[],
+  ): Promise<void>;
+  /** In a child's final commit: its waiting parent made due, the parent's row locked first (cluster/held-commit.ts). */
+  wakeParent(trx: Transaction<Database>, parentId: string, childId: string, nowIso: string): Promise<void>;
   /** Columns of the execution row written when the run stops holding it (it waits): the lease is given up. */
   readonly releaseColumns: Partial<ExecutionRow>;
   /** After the run's writes, what other processes must hear of them. */

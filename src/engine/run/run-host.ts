@@ -1,8 +1,8 @@
-import type { StepEffect } from '../../steps/step-runtime.js';
 import type { ExpressionScope } from '../expressions/expression-scope.js';
 import type { ChildResult, ExecutionRow, StepRow } from '../execution-store.js';
 import type { FrameState, WaitingNode } from './restore-state.js';
 import type { FrameEnd, RunDeps } from './run-types.js';
+import type { EffectWrite } from '../commit/run-commit.js';
 import type { StepRecord } from '../commit/step-rows.js';
 
 /** A loop under way: its items, the results so far, and the iteration in progress. */
@@ -14,13 +14,6 @@ export interface LoopProgress {
   /** Iterations rebuilt from rows after a restart, by index, not yet run again. */
   restored: Map<number, FrameState>;
   startedAt: string;
-}
-
-/** A step's effect riding on a commit, and what it answered there (see commitEffect). */
-export interface EffectWrite {
-  run: StepEffect;
-  row: StepRow;
-  output: unknown;
 }
 
 /**
