@@ -220,7 +220,7 @@ describePostgres('cluster races [postgres]', () => {
         .where('id', '=', child!.id)
         .execute();
       open(childGate);
-      await until(async () => !engine['inFlight'].has(child!.id));
+      await until(async () => !engine['flights'].inFlight.has(child!.id));
       open(parentGate);
       await engine.idle();
       const parent = await executionRow(t, parentId);

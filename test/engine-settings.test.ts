@@ -141,7 +141,7 @@ describeEachDialect('workflow settings', (dialect) => {
         const first = await engine.run(start(1));
         const second = await engine.run(start(2));
         expect([first.status, second.status]).toEqual(['running', 'pending']);
-        await expect(engine.run(start(3), 50)).rejects.toBeInstanceOf(EngineBusyError);
+        await expect(engine.run(start(3), { admissionTimeoutMs: 50 })).rejects.toBeInstanceOf(EngineBusyError);
         const fourth = engine.run(start(4));
         await until(() => held.length === 1);
         expect((await t.deps.db.selectFrom('executions').select('id').where('workflow_id', '=', id).execute()).length).toBe(2);

@@ -4,9 +4,11 @@ import type { Graph } from '../graph/graph-types.js';
 import type { Clock } from '../lib/clock.js';
 import type { StepSettings, StepStoreAccess } from '../steps/step-runtime.js';
 import type { AgentResources } from '../steps/agent/agent-resources.js';
-import type { RunEnd } from './run/run-types.js';
 import type { ClusterSettings } from './cluster/cluster.js';
 import type { EngineMetrics } from '../observability/engine-metrics.js';
+import type { ExecutionObserver } from './flights/answers.js';
+
+export type { ExecutionObserver } from './flights/answers.js';
 
 /** What callers give the engine (engine.ts): its options, a run to start, and an observer of one. */
 
@@ -47,6 +49,12 @@ export interface EngineOptions {
   metrics?: EngineMetrics;
 }
 
+/** How a caller runs one execution (Engine.run). */
+export interface RunOptions {
+  /** When the engine's queue is full, how long to wait for room before EngineBusyError (default: as long as it takes). */
+  admissionTimeoutMs?: number;
+}
+
 export interface StartRun {
   workspaceId: string;
   workflowId: string;
@@ -62,10 +70,4 @@ export interface StartRun {
   observer?: ExecutionObserver;
   /** A write committed in the same transaction as the execution (a webhook's idempotency key). */
   alsoWrite?: (trx: Transaction<Database>, executionId: string) => Promise<void>;
-}
-
-/** What a waiting HTTP caller learns of an execution, each once it is committed. */
-export interface ExecutionObserver {
-  responded?: (response: unknown) => void;
-  ended?: (end: RunEnd) => void;
 }

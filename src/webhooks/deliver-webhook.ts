@@ -1,8 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { EngineBusyError, type Engine, type ExecutionObserver, type StartRun } from '../engine/engine.js';
-import type { RunEnd } from '../engine/run/run-types.js';
+import { EngineBusyError, type Engine, type ExecutionObserver, type RunEnd, type StartRun } from '../engine/engine.js';
 import { IDEMPOTENCY_WINDOW_MS } from '../engine/retention.js';
 import { addMs, type Clock } from '../lib/clock.js';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS } from '../steps/webhook/index.js';
@@ -157,7 +156,7 @@ async function runNode(
   let executionId: string;
   try {
     // A full engine holds the delivery back (admission control) for at most the node's timeout.
-    executionId = (await ctx.engine.run(start, timeoutMs)).execution_id;
+    executionId = (await ctx.engine.run(start, { admissionTimeoutMs: timeoutMs })).execution_id;
   } catch (error) {
     // Nothing was created; the sender retries.
     if (error instanceof EngineBusyError) return { kind: 'busy' };

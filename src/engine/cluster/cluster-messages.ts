@@ -1,5 +1,8 @@
 import { MAX_NOTIFY_PAYLOAD } from '../../db/notifier.js';
 import type { HandedOff } from './hand-off.js';
+import type { AnswerMessage } from '../flights/answers.js';
+
+export type { AnswerMessage } from '../flights/answers.js';
 
 /** The notification channels and messages of the processes of a cluster (cluster.ts). */
 
@@ -26,23 +29,6 @@ export function answerChannel(processId: string): string {
 /** The name (`application_name`) of a worker's listening connection, and the key of the presence lock it holds, which `sy_admit_handing_off` (migration 0022) asks about. */
 export function workerConnectionName(processId: string): string {
   return `sy_worker_${processId.replace(/-/g, '')}`;
-}
-
-/**
- * An answer for the process holding a synchronous delivery: `r` a respond step's answer, `e`
- * the end, `b` both, committed together (a respond step that was the run's last step: one
- * notification instead of two). Values too large for a notification stay out (`v`/`o` absent):
- * the receiver reads them from the execution row, where the same commit wrote them.
- */
-export interface AnswerMessage {
-  e: string;
-  k: 'r' | 'e' | 'b';
-  /** The respond step's answer, JSON text. */
-  v?: string;
-  /** The end's status. */
-  s?: 'completed' | 'failed' | 'cancelled';
-  /** The output (completed) or error (failed), JSON text. */
-  o?: string;
 }
 
 /** An answer as a notification's payload: without its values when they would not fit (the receiver reads them from the row). */

@@ -1,10 +1,31 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { AnswerMessage } from '../cluster/cluster-messages.js';
-import type { ExecutionObserver } from '../engine-options.js';
 import type { RunEnd } from '../run/run-types.js';
 import { findExecution, type ExecutionRow } from '../execution-store.js';
 import { isTerminal } from '../statuses.js';
+
+/**
+ * An answer for the process holding a synchronous delivery, sent by the process that ran it (cluster/cluster-messages.ts): `r` a respond step's answer, `e`
+ * the end, `b` both, committed together (a respond step that was the run's last step: one
+ * notification instead of two). Values too large for a notification stay out (`v`/`o` absent):
+ * the receiver reads them from the execution row, where the same commit wrote them.
+ */
+export interface AnswerMessage {
+  e: string;
+  k: 'r' | 'e' | 'b';
+  /** The respond step's answer, JSON text. */
+  v?: string;
+  /** The end's status. */
+  s?: 'completed' | 'failed' | 'cancelled';
+  /** The output (completed) or error (failed), JSON text. */
+  o?: string;
+}
+
+/** What a waiting HTTP caller learns of an execution, each once it is committed. */
+export interface ExecutionObserver {
+  responded?: (response: unknown) => void;
+  ended?: (end: RunEnd) => void;
+}
 
 const parse = (text: string | null | undefined): unknown => (text === null || text === undefined ? null : JSON.parse(text));
 

@@ -15,10 +15,8 @@ import { serializeStepError, StepError, type SerializedStepError } from '../step
 import { nextRetryDelay } from './retry-policy.js';
 import type { StepEffect } from '../../steps/step-runtime.js';
 import { json, stepRow, type StepOwner, type StepRecord } from '../commit/step-rows.js';
-import { writeRunCommit, type RunCommit, type StepWrite } from '../commit/run-commit.js';
-import { isRunEnd } from '../statuses.js';
-import type { RunNews } from '../commit/run-coordination.js';
-import type { ChildResult, FrameEnd, Outcome, RunControl, RunDeps, RunEnd } from './run-types.js';
+import { RunWrites } from './run-writes.js';
+import type { AdvanceOptions, ChildResult, FrameEnd, Outcome, RunControl, RunDeps, RunEnd } from './run-types.js';
 import { elapsedMs, recordFailure } from './run-frames.js';
 import { awaitedChildren, earliestDue, nextDue } from './run-waits.js';
 
@@ -58,20 +56,13 @@ const OPENING_DELAY_MS = 20;
  */
 export class ExecutionRun implements RunHost {
   private readonly trigger: unknown;
-  private readonly savePayloads: boolean;
-  private stepCount: number;
-  /** Row writes waiting for the next commit: new rows, or updates of a waiting row resumed. */
-  private pending: StepWrite[] = [];
-  private executionChanges: Partial<ExecutionRow> = {};
-  /** Changes that go with the next commit but do not call for one (see `advance`). */
-  private openingChanges: Partial<ExecutionRow> = {};
+  /** What this run has queued for its next commit, and that commit. */
+  private readonly writes: RunWrites;
   /** Loops under way (their iterations), by loop node id; loops do not nest. */
   readonly loops = new Map<string, LoopProgress>();
   /** Awaited children that have ended, by execution id (read from the database, or handed over in process). */
   readonly children = new Map<string, ChildResult>();
   private control: RunControl = IDLE_CONTROL;
-  /** A respond step's answer waits in `executionChanges` for the next commit (see sendResponse). */
-  private responseUnsent = false;
   /** A write found the execution ended (cancelled elsewhere): nothing more runs. */
   private ended = false;
 
@@ -82,8 +73,7 @@ export class ExecutionRun implements RunHost {
     savePayloads: boolean,
   ) {
     this.trigger = execution.inputs === null ? null : JSON.parse(execution.inputs);
-    this.stepCount = stepCount;
-    this.savePayloads = savePayloads;
+    this.writes = new RunWrites(deps, execution, stepCount, savePayloads, () => this.control);
   }
 
   /**
@@ -98,9 +88,7 @@ export class ExecutionRun implements RunHost {
   async advance(
     root: FrameState,
     control: RunControl,
-    opening: Partial<ExecutionRow> = {},
-    lazy = false,
-    deferWait = false,
+    { opening = {}, lazy = false, deferWait = false }: AdvanceOptions = {},
   ): Promise<RunEnd> {
     this.control = control;
     this.ended = false;
@@ -109,10 +97,10 @@ export class ExecutionRun implements RunHost {
       // OPENING_DELAY_MS if none came by then (a long pure step), so the status never lags far.
       // Short runs, most of them, pay nothing. A commit that finds the execution ended
       // (cancelled by another process) stops the run.
-      this.openingChanges = opening;
+      this.writes.open(opening);
       if (Object.keys(opening).length > 0) {
         const timer = setTimeout(() => {
-          if (Object.keys(this.openingChanges).length === 0) return;
+          if (!this.writes.opened) return;
           this.persist().then(
             (current) => {
               if (!current) this.ended = true;
@@ -125,7 +113,7 @@ export class ExecutionRun implements RunHost {
         timer.unref?.();
       }
     } else {
-      this.executionChanges = Object.assign({}, this.executionChanges, opening);
+      this.writes.change(opening);
       if (Object.keys(opening).length > 0 && !(await this.persist())) return { status: 'cancelled' };
     }
     const end = await this.runFrame(root);
@@ -137,7 +125,7 @@ export class ExecutionRun implements RunHost {
         if (end.runAt === null && deferWait) {
           // Only children are awaited, and they often end within a millisecond: the status can
           // wait (the rows cannot). A crash meanwhile leaves it `running`, which recovery resumes.
-          if (this.pending.length > 0 && !(await this.persist())) return { status: 'cancelled' };
+          if (this.writes.hasRows && !(await this.persist())) return { status: 'cancelled' };
           return { status: 'waiting', runAt: null, deferred: true };
         }
         await this.commitWait(root, end.runAt);
@@ -190,7 +178,7 @@ export class ExecutionRun implements RunHost {
    * loop paths).
    */
   private sendResponse(): void {
-    if (!this.responseUnsent) return;
+    if (!this.writes.responseUnsent) return;
     // persist() clears the flag: any commit of the run carries the answer.
     this.persist().catch(() => {
       // The next write fails the same way and ends the run; the caller times out.
@@ -277,8 +265,7 @@ export class ExecutionRun implements RunHost {
           this.record(running, resumed?.stepId ?? undefined);
           runningRowId = running.id;
         }
-        if ((this.pending.length > 0 || Object.keys(this.executionChanges).length > 0) && !(await this.persist()))
-          return { status: 'cancelled' };
+        if (this.writes.queued && !(await this.persist())) return { status: 'cancelled' };
       }
       const startedMs = clock.nowMs();
       const startedAt = clock.now();
@@ -372,10 +359,7 @@ export class ExecutionRun implements RunHost {
           this.record(row, runningRowId ?? resumed?.stepId ?? undefined);
           // What a respond step answered goes on the execution; its caller is answered once the
           // commit holding it is durable (see sendResponse).
-          if (node.type === 'respond_to_webhook') {
-            this.executionChanges.response = json(outcome.output);
-            this.responseUnsent = true;
-          }
+          if (node.type === 'respond_to_webhook') this.writes.respond(json(outcome.output));
           continue;
         }
         case 'wait': {
@@ -443,13 +427,7 @@ export class ExecutionRun implements RunHost {
     row: StepRow,
     replaces: string | undefined,
   ): Promise<{ type: 'committed'; output: unknown } | { type: 'failed'; error: SerializedStepError } | { type: 'cancelled' }> {
-    const carried = {
-      pending: this.pending.slice(),
-      opening: this.openingChanges,
-      changes: this.executionChanges,
-      responseUnsent: this.responseUnsent,
-      stepCount: this.stepCount,
-    };
+    const carried = this.writes.carry();
     this.record(row, replaces);
     const applied: EffectWrite = { run: effect, row, output: undefined };
     try {
@@ -457,11 +435,7 @@ export class ExecutionRun implements RunHost {
     } catch (error) {
       if (!(error instanceof StepError)) throw error;
       // Nothing of that commit landed: what it carried besides the row goes with the next one.
-      this.pending = carried.pending.concat(this.pending);
-      this.openingChanges = Object.assign({}, carried.opening, this.openingChanges);
-      this.executionChanges = Object.assign({}, carried.changes, this.executionChanges);
-      this.responseUnsent = this.responseUnsent || carried.responseUnsent;
-      this.stepCount = carried.stepCount;
+      this.writes.restore(carried);
       return { type: 'failed', error: serializeStepError(error) };
     }
   }
@@ -518,20 +492,14 @@ export class ExecutionRun implements RunHost {
       workspaceId: this.execution.workspace_id,
       loopNodeId: frame.iteration?.nodeId ?? null,
       iterIndex: frame.iteration?.index ?? null,
-      savePayloads: this.savePayloads,
+      savePayloads: this.writes.savePayloads,
     };
     return stepRow(owner, record);
   }
 
-  /**
-   * Queues a step row: it replaces the waiting row of a resumed attempt, else it is new. A row
-   * that ends its node (completed, skipped, failed without a retry: `final`) is counted.
-   */
+  /** Queues a step row (run-writes.ts): it replaces the waiting row of a resumed attempt, else it is new. */
   record(row: StepRow, resumedStepId?: string, final = true): void {
-    if (resumedStepId) row.id = resumedStepId;
-    if (final && (row.status === 'completed' || row.status === 'failed' || row.status === 'skipped'))
-      this.deps.metrics?.stepFinished(row.status);
-    this.pending.push(resumedStepId ? { update: resumedStepId, row } : { insert: row });
+    this.writes.record(row, resumedStepId, final);
   }
 
   /** Attempts a dead process left `running` are recorded failed (`interrupted`); their nodes run again. */
@@ -544,7 +512,7 @@ export class ExecutionRun implements RunHost {
         finished_at: now,
         updated_at: now,
       });
-      this.pending.push({ update: row.id, row: failed });
+      this.writes.replace(failed);
     }
   }
 
@@ -553,46 +521,8 @@ export class ExecutionRun implements RunHost {
     frame.flow.markWaiting(waiting.nodeId);
   }
 
-  /**
-   * Writes the queued rows (and maybe the execution's new state) in the next group commit. A
-   * run that ends also clears kept outputs (payload saving off) and wakes a waiting parent; a
-   * run that waits for children is due at once if one of them ended meanwhile. Resolves false
-   * when the execution had already ended (cancelled meanwhile): its row is left as it is.
-   */
+  /** Writes the queued rows (and maybe the execution's new state) in the next group commit (run-writes.ts). */
   persist(final?: Partial<ExecutionRow>, awaited: string[] = [], effect?: EffectWrite): Promise<boolean> {
-    const writes = this.pending;
-    this.responseUnsent = false;
-    // Object.assign, not spreads: see StepOwner in step-rows.ts (the keys are column names).
-    const changes: Partial<ExecutionRow> = Object.assign({}, this.openingChanges, this.executionChanges, final);
-    this.pending = [];
-    this.executionChanges = {};
-    this.openingChanges = {};
-    this.stepCount += writes.filter((w) => 'insert' in w).length;
-    const { execution } = this;
-    const { coordination } = this.deps;
-    if (coordination && changes.status === 'waiting') Object.assign(changes, coordination.releaseColumns);
-    const commit: RunCommit = {
-      execution,
-      coordination,
-      writes,
-      changes,
-      stepCount: this.stepCount,
-      awaited,
-      effect,
-      savePayloads: this.savePayloads,
-    };
-    let written: { current: boolean; news: RunNews | null } = { current: true, news: null };
-    const locks =
-      isRunEnd(changes.status) && execution.parent_execution_id !== null ? [execution.id, execution.parent_execution_id] : [execution.id];
-    return this.deps.batcher
-      .write(async (trx) => {
-        written = await writeRunCommit(trx, commit);
-      }, locks)
-      .then(() => {
-        const { current, news } = written;
-        if (news) coordination?.committed(news);
-        if (current && changes.response) this.control.responded?.(JSON.parse(changes.response));
-        return current;
-      });
+    return this.writes.persist(final, awaited, effect);
   }
 }

@@ -56,6 +56,16 @@ export interface RunControl {
   responded?: (response: unknown) => void;
 }
 
+/** How a stretch of running begins (ExecutionRun.advance). */
+export interface AdvanceOptions {
+  /** Changes of the execution row as it starts running (a pending or waiting execution becoming `running`). */
+  opening?: Partial<ExecutionRow>;
+  /** The run is held in this process (new, queued or parked): `opening` rides on its next commit. */
+  lazy?: boolean;
+  /** A wait only for children is not written at once (RunEnd `deferred`; the engine writes it later). */
+  deferWait?: boolean;
+}
+
 /** How a run ended: the execution finished (with its output or error), or it waits until `runAt` (null: for a child execution). */
 export type RunEnd =
   | { status: 'completed'; output: unknown }

@@ -68,7 +68,7 @@ export class ExecutionService {
     try {
       return await this.engine.run(
         { workspaceId: actor.workspaceId, workflowId: workflow.id, snapshotId, ...(graph ? { graph } : {}), userId: actor.userId, trigger },
-        RUN_ADMISSION_TIMEOUT_MS,
+        { admissionTimeoutMs: RUN_ADMISSION_TIMEOUT_MS },
       );
     } catch (error) {
       if (error instanceof EngineBusyError)
