@@ -1,5 +1,4 @@
 import { RunCancel } from '../../lib/cancellation.js';
-import { formatMicros } from '../../lib/clock.js';
 import type { GraphNode } from '../../graph/graph-types.js';
 import { findStepDefinition } from '../../steps/registry.js';
 import type { ExecutionRow, StepRow } from '../execution-store.js';
@@ -11,13 +10,11 @@ import type { EffectWrite } from '../commit/run-commit.js';
 import { runAttempt } from './node-runner.js';
 import { nodeCalls, nodeJournal } from './node-journal.js';
 import type { FrameState, WaitingNode } from './restore-state.js';
-import { serializeStepError, StepError, type SerializedStepError } from '../step-errors.js';
-import { nextRetryDelay } from './retry-policy.js';
 import type { StepEffect } from '../../steps/step-runtime.js';
 import { json, stepRow, type StepOwner, type StepRecord } from '../commit/step-rows.js';
-import { RunWrites } from './run-writes.js';
+import { RunWrites, type EffectCommitted } from './run-writes.js';
+import { settleOutcome } from './attempt-outcome.js';
 import type { AdvanceOptions, ChildResult, FrameEnd, Outcome, RunControl, RunDeps, RunEnd } from './run-types.js';
-import { elapsedMs, recordFailure } from './run-frames.js';
 import { awaitedChildren, earliestDue, nextDue } from './run-waits.js';
 
 function hasEffects(slug: string): boolean {
@@ -31,16 +28,6 @@ function hasEffects(slug: string): boolean {
  * trace: the run that takes over marks that attempt failed (`interrupted`) and runs the next.
  */
 const TRANSACTIONAL_EFFECTS = new Set(['call_workflow', 'save_to_store']);
-
-/** How an attempt cut short by its process's death is recorded by the run that takes over. */
-const INTERRUPTED: SerializedStepError = {
-  name: 'StepError',
-  code: 'interrupted',
-  message:
-    'the process running this attempt stopped before it finished (a crash, or a drain past its grace); the next attempt runs it again',
-  retryable: true,
-  retry_after_ms: null,
-};
 
 /** The control of a run not advancing (replaced by `advance`), shared by every such run. */
 const IDLE_CONTROL: RunControl = { cancel: new RunCancel(), cancelled: () => true };
@@ -194,7 +181,7 @@ export class ExecutionRun implements RunHost {
   async runFrame(frame: FrameState): Promise<FrameEnd> {
     const { clock } = this.deps;
     const { flow } = frame;
-    if (frame.interrupted.length > 0) this.recordInterrupted(frame.interrupted.splice(0));
+    if (frame.interrupted.length > 0) this.writes.interrupted(frame.interrupted.splice(0), this.deps.clock.now());
     while (true) {
       if (this.control.cancelled() || this.ended) {
         this.sendResponse();
@@ -299,145 +286,22 @@ export class ExecutionRun implements RunHost {
       const finishedAt = clock.now();
       const durationMs = Math.max(0, clock.nowMs() - startedMs);
 
-      switch (outcome.type) {
-        case 'completed': {
-          const began = outcome.startedAt ?? resumed?.startedAt ?? startedAt;
-          const took = began === startedAt ? durationMs : Math.max(0, Math.round(elapsedMs(began, finishedAt)));
-          const row = this.row(frame, {
-            id: outcome.rowId,
-            nodeId,
-            attempt,
-            input,
-            now: finishedAt,
-            status: 'completed',
-            startedAt: began,
-            finishedAt,
-            durationMs: took,
-            kind: outcome.kind,
-            provider: outcome.provider ?? null,
-            output: outcome.output,
-            logs: outcome.logs ?? null,
-            ports: outcome.ports,
-            memoryBytes: outcome.memoryBytes ?? null,
-            reductions: outcome.reductions ?? null,
-            resumeAt: resumed?.resumeAt ?? null,
-            awaitingExecutionId: resumed?.awaiting ?? null,
-          });
-          if (outcome.effect) {
-            const applied = await this.commitEffect(outcome.effect, row, runningRowId ?? resumed?.stepId ?? undefined);
-            if (applied.type === 'cancelled') return { status: 'cancelled' };
-            if (applied.type === 'failed') {
-              const failed: StepRecord = {
-                nodeId,
-                attempt,
-                input,
-                now: finishedAt,
-                status: 'failed',
-                startedAt: began,
-                finishedAt,
-                durationMs: took,
-                kind: outcome.kind,
-                error: applied.error,
-                resumeAt: resumed?.resumeAt ?? null,
-                awaitingExecutionId: resumed?.awaiting ?? null,
-              };
-              const end = recordFailure(
-                this,
-                frame,
-                node,
-                failed,
-                nextRetryDelay(node.retry, attempt, applied.error),
-                runningRowId ?? resumed?.stepId ?? undefined,
-              );
-              if (end) return end;
-              continue;
-            }
-            flow.resolve(nodeId, 'completed', applied.output, outcome.ports);
-            continue;
-          }
-          flow.resolve(nodeId, 'completed', outcome.output, outcome.ports);
-          this.record(row, runningRowId ?? resumed?.stepId ?? undefined);
-          // What a respond step answered goes on the execution; its caller is answered once the
-          // commit holding it is durable (see sendResponse).
-          if (node.type === 'respond_to_webhook') this.writes.respond(json(outcome.output));
-          continue;
-        }
-        case 'wait': {
-          const resumeAt = formatMicros(outcome.resumeAtMs * 1000);
-          const row = this.row(frame, {
-            nodeId,
-            attempt,
-            input,
-            status: 'waiting',
-            startedAt,
-            finishedAt: null,
-            durationMs: null,
-            kind: 'wait',
-            resumeAt,
-            now: startedAt,
-          });
-          this.park(frame, { nodeId, stepId: row.id, attempt, resumeAt, awaiting: null, startedAt: null, loop: false });
-          this.record(row);
-          continue;
-        }
-        case 'call':
-          // `call()` answers with the step waiting for its child: the waiting row is recorded.
-          continue;
-        case 'loop_waiting':
-          this.park(frame, { nodeId, stepId: null, attempt, resumeAt: outcome.runAt, awaiting: null, startedAt: null, loop: true });
-          continue;
-        case 'failed': {
-          const failed: StepRecord = {
-            nodeId,
-            attempt,
-            input,
-            now: finishedAt,
-            status: 'failed',
-            startedAt: outcome.startedAt ?? resumed?.startedAt ?? startedAt,
-            finishedAt,
-            durationMs,
-            kind: outcome.kind,
-            error: outcome.error,
-            resumeAt: resumed?.resumeAt ?? null,
-            awaitingExecutionId: resumed?.awaiting ?? null,
-          };
-          const end = recordFailure(
-            this,
-            frame,
-            node,
-            failed,
-            outcome.retryInMs,
-            outcome.replaces ?? runningRowId ?? resumed?.stepId ?? undefined,
-          );
-          if (end) return end;
-          continue;
-        }
-      }
+      const end = await settleOutcome(this, frame, node, outcome, {
+        attempt,
+        input,
+        resumed,
+        startedAt,
+        finishedAt,
+        durationMs,
+        replaces: runningRowId ?? resumed?.stepId ?? undefined,
+      });
+      if (end) return end;
     }
   }
 
-  /**
-   * Commits a step's effect (a store row) in the same transaction as its completed row, at once:
-   * the steps after it see the write. An effect that throws a StepError (schema, cap, a key
-   * conflict) rolled back with everything of that commit; the attempt is then failed with it,
-   * and what else the commit carried waits for the next one.
-   */
-  private async commitEffect(
-    effect: StepEffect,
-    row: StepRow,
-    replaces: string | undefined,
-  ): Promise<{ type: 'committed'; output: unknown } | { type: 'failed'; error: SerializedStepError } | { type: 'cancelled' }> {
-    const carried = this.writes.carry();
-    this.record(row, replaces);
-    const applied: EffectWrite = { run: effect, row, output: undefined };
-    try {
-      return (await this.persist(undefined, [], applied)) ? { type: 'committed', output: applied.output } : { type: 'cancelled' };
-    } catch (error) {
-      if (!(error instanceof StepError)) throw error;
-      // Nothing of that commit landed: what it carried besides the row goes with the next one.
-      this.writes.restore(carried);
-      return { type: 'failed', error: serializeStepError(error) };
-    }
+  /** Commits a step's effect with its completed row at once (RunWrites.commitEffect). */
+  commitEffect(effect: StepEffect, row: StepRow, replaces: string | undefined): Promise<EffectCommitted> {
+    return this.writes.commitEffect(effect, row, replaces);
   }
 
   /** One attempt of a node: a resumed call takes its child's result; a loop runs its iterations. */
@@ -497,23 +361,13 @@ export class ExecutionRun implements RunHost {
     return stepRow(owner, record);
   }
 
+  respond(response: string | null): void {
+    this.writes.respond(response);
+  }
+
   /** Queues a step row (run-writes.ts): it replaces the waiting row of a resumed attempt, else it is new. */
   record(row: StepRow, resumedStepId?: string, final = true): void {
     this.writes.record(row, resumedStepId, final);
-  }
-
-  /** Attempts a dead process left `running` are recorded failed (`interrupted`); their nodes run again. */
-  private recordInterrupted(rows: StepRow[]): void {
-    const now = this.deps.clock.now();
-    for (const row of rows) {
-      const failed: StepRow = Object.assign({}, row, {
-        status: 'failed' as const,
-        error: JSON.stringify(INTERRUPTED),
-        finished_at: now,
-        updated_at: now,
-      });
-      this.writes.replace(failed);
-    }
   }
 
   park(frame: FrameState, waiting: WaitingNode): void {

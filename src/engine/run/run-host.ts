@@ -3,6 +3,8 @@ import type { ChildResult, ExecutionRow, StepRow } from '../execution-store.js';
 import type { FrameState, WaitingNode } from './restore-state.js';
 import type { FrameEnd, RunDeps } from './run-types.js';
 import type { EffectWrite } from '../commit/run-commit.js';
+import type { EffectCommitted } from './run-writes.js';
+import type { StepEffect } from '../../steps/step-runtime.js';
 import type { StepRecord } from '../commit/step-rows.js';
 
 /** A loop under way: its items, the results so far, and the iteration in progress. */
@@ -31,5 +33,9 @@ export interface RunHost {
   row(frame: FrameState, record: StepRecord): StepRow;
   record(row: StepRow, resumedStepId?: string, final?: boolean): void;
   park(frame: FrameState, waiting: WaitingNode): void;
+  /** Commits a step's effect with its completed row at once (ExecutionRun.commitEffect). */
+  commitEffect(effect: StepEffect, row: StepRow, replaces: string | undefined): Promise<EffectCommitted>;
+  /** A respond step's answer (JSON text), put on the execution with the run's next commit. */
+  respond(response: string | null): void;
   persist(final?: Partial<ExecutionRow>, awaited?: string[], effect?: EffectWrite): Promise<boolean>;
 }

@@ -2,7 +2,23 @@ import { writeRunCommit, type EffectWrite, type RunCommit, type StepWrite } from
 import type { RunNews } from '../commit/run-coordination.js';
 import type { ExecutionRow, StepRow } from '../execution-store.js';
 import { isRunEnd } from '../statuses.js';
+import { serializeStepError, StepError, type SerializedStepError } from '../step-errors.js';
+import type { StepEffect } from '../../steps/step-runtime.js';
 import type { RunControl, RunDeps } from './run-types.js';
+
+/** How an attempt cut short by its process's death is recorded by the run that takes over. */
+const INTERRUPTED: SerializedStepError = {
+  name: 'StepError',
+  code: 'interrupted',
+  message:
+    'the process running this attempt stopped before it finished (a crash, or a drain past its grace); the next attempt runs it again',
+  retryable: true,
+  retry_after_ms: null,
+};
+
+/** How a step's effect fared in its commit: its result, its error, or the execution had ended. */
+export type EffectCommitted =
+  { type: 'committed'; output: unknown } | { type: 'failed'; error: SerializedStepError } | { type: 'cancelled' };
 
 /** What a commit carried besides a step's effect, restored when the effect failed (`carry`, `restore`). */
 export interface CarriedWrites {
@@ -82,9 +98,17 @@ export class RunWrites {
     this.pending.push(resumedStepId ? { update: resumedStepId, row } : { insert: row });
   }
 
-  /** Replaces a row as it is (an attempt a dead process left `running`, recorded failed). */
-  replace(row: StepRow): void {
-    this.pending.push({ update: row.id, row });
+  /** Attempts a dead process left `running` are recorded failed (`interrupted`); their nodes run again. */
+  interrupted(rows: StepRow[], now: string): void {
+    for (const row of rows) {
+      const failed: StepRow = Object.assign({}, row, {
+        status: 'failed' as const,
+        error: JSON.stringify(INTERRUPTED),
+        finished_at: now,
+        updated_at: now,
+      });
+      this.pending.push({ update: row.id, row: failed });
+    }
   }
 
   /** What the next commit carries, to be put back if it fails (a step's effect refused). */
@@ -100,6 +124,26 @@ export class RunWrites {
     this.changes = Object.assign({}, carried.changes, this.changes);
     this.unsent = this.unsent || carried.responseUnsent;
     this.stepCount = carried.stepCount;
+  }
+
+  /**
+   * Commits a step's effect (a store row) in the same transaction as its completed row, at once:
+   * the steps after it see the write. An effect that throws a StepError (schema, cap, a key
+   * conflict) rolled back with everything of that commit; the attempt is then failed with it,
+   * and what else the commit carried waits for the next one.
+   */
+  async commitEffect(effect: StepEffect, row: StepRow, replaces: string | undefined): Promise<EffectCommitted> {
+    const carried = this.carry();
+    this.record(row, replaces);
+    const applied: EffectWrite = { run: effect, row, output: undefined };
+    try {
+      return (await this.persist(undefined, [], applied)) ? { type: 'committed', output: applied.output } : { type: 'cancelled' };
+    } catch (error) {
+      if (!(error instanceof StepError)) throw error;
+      // Nothing of that commit landed: what it carried besides the row goes with the next one.
+      this.restore(carried);
+      return { type: 'failed', error: serializeStepError(error) };
+    }
   }
 
   /**
