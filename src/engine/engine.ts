@@ -32,6 +32,7 @@ import { NonRetriableError } from './step-errors.js';
 
 export { ADMISSION_QUEUE_LIMIT, EngineBusyError } from './local/admission.js';
 export type { CallTargetResolver, EngineOptions, ExecutionObserver, RunOptions, StartRun } from './engine-options.js';
+export type { GraphPlan } from './run/graph-plan.js';
 export type { RunEnd } from './run/run-types.js';
 
 /**

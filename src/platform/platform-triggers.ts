@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DataStamp } from '../db/data-stamp.js';
 import type { Database } from '../db/schema.js';
-import type { GraphPlan } from '../engine/run/graph-plan.js';
+import type { GraphPlan } from '../engine/engine.js';
 import { FreshCache } from '../lib/fresh-cache.js';
 
 /** A live trigger node of an active workflow: what a platform delivery is matched against. */
