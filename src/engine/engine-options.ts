@@ -6,9 +6,9 @@ import type { StepSettings, StepStoreAccess } from '../steps/step-runtime.js';
 import type { AgentResources } from '../steps/agent/agent-resources.js';
 import type { ClusterSettings } from './cluster/cluster.js';
 import type { EngineMetrics } from '../observability/engine-metrics.js';
-import type { ExecutionObserver } from './flights/answers.js';
+import type { ExecutionObserver } from './answers.js';
 
-export type { ExecutionObserver } from './flights/answers.js';
+export type { ExecutionObserver } from './answers.js';
 
 /** What callers give the engine (engine.ts): its options, a run to start, and an observer of one. */
 

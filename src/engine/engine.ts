@@ -15,7 +15,7 @@ import {
   wakeParent,
   type ExecutionRow,
 } from './execution-store.js';
-import { Answers } from './flights/answers.js';
+import { Answers } from './answers.js';
 import { DueTimer } from './flights/due-timer.js';
 import type { EngineParts } from './flights/engine-parts.js';
 import { Flights } from './flights/flights.js';
@@ -33,7 +33,7 @@ import { NonRetriableError } from './step-errors.js';
 export { ADMISSION_QUEUE_LIMIT, EngineBusyError } from './local/admission.js';
 export type { CallTargetResolver, EngineOptions, ExecutionObserver, RunOptions, StartRun } from './engine-options.js';
 export type { GraphPlan } from './run/graph-plan.js';
-export type { RunEnd } from './run/run-types.js';
+export type { RunEnd } from './answers.js';
 
 /**
  * How deep call_workflow may nest (a top-level run is depth 0). Deep enough for real call

@@ -1,8 +1,8 @@
 import { MAX_NOTIFY_PAYLOAD } from '../../db/notifier.js';
 import type { HandedOff } from './hand-off.js';
-import type { AnswerMessage } from '../flights/answers.js';
+import type { AnswerMessage } from '../answers.js';
 
-export type { AnswerMessage } from '../flights/answers.js';
+export type { AnswerMessage } from '../answers.js';
 
 /** The notification channels and messages of the processes of a cluster (cluster.ts). */
 

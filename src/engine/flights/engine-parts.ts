@@ -6,7 +6,7 @@ import type { AgentResources } from '../../steps/agent/agent-resources.js';
 import type { StepSettings, StepStoreAccess } from '../../steps/step-runtime.js';
 import type { WriteBatcher } from '../commit/write-batcher.js';
 import type { PlanCache } from '../run/plan-cache.js';
-import type { Answers } from './answers.js';
+import type { Answers } from '../answers.js';
 import type { DueTimer } from './due-timer.js';
 import type { RunSlots } from './run-slots.js';
 

@@ -113,9 +113,9 @@ export class Flights {
   }
 
   private newRun(row: ExecutionRow, plan: GraphPlan, steps: StepRow[]): ExecutionRun {
-    const { db, clock, batcher, settings, stores, agent, metrics } = this.parts;
+    const { db, clock, batcher, settings, stores, agent, metrics, answers } = this.parts;
     const { startChild } = this;
-    const deps = { db, clock, batcher, settings, stores, agent, startChild, coordination: this.hooks.coordination, metrics };
+    const deps = { db, clock, batcher, settings, stores, agent, startChild, coordination: this.hooks.coordination, metrics, answers };
     const run = new ExecutionRun(deps, row, steps.length, plan.settings.savePayloads);
     noteJournaledRows(run, steps);
     return run;
@@ -172,8 +172,7 @@ export class Flights {
           : { status: 'failed', output: null, error: end.status === 'failed' ? end.error : null };
       this.childEnded(row.parent_execution_id, row.id, result);
     };
-    const responded = (response: unknown) => this.parts.answers.responded(row.id, response);
-    const control = { cancel: flight.cancel, cancelled: () => flight.cancelled || this.stopped, ending, responded };
+    const control = { cancel: flight.cancel, cancelled: () => flight.cancelled || this.stopped, ending };
     const end = await run.advance(root, control, { opening, lazy, deferWait: true });
     if (end.status !== 'waiting') this.parts.answers.ended(row.id, end);
     if (isRunEnd(end.status)) this.parts.metrics.executionFinished(end.status);

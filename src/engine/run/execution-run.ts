@@ -60,7 +60,7 @@ export class ExecutionRun implements RunHost {
     savePayloads: boolean,
   ) {
     this.trigger = execution.inputs === null ? null : JSON.parse(execution.inputs);
-    this.writes = new RunWrites(deps, execution, stepCount, savePayloads, () => this.control);
+    this.writes = new RunWrites(deps, execution, stepCount, savePayloads);
   }
 
   /**

@@ -10,6 +10,7 @@ import type { SerializedStepError } from '../step-errors.js';
 import type { WriteBatcher } from '../commit/write-batcher.js';
 import type { RunCoordination } from '../commit/run-coordination.js';
 import type { EngineMetrics } from '../../observability/engine-metrics.js';
+import type { Answers } from '../answers.js';
 
 /** The types an ExecutionRun is made of and answers with (execution-run.ts runs them). */
 
@@ -25,6 +26,10 @@ export interface ChildRequest {
 
 export type { ChildResult } from '../execution-store.js';
 
+import type { RunEnd } from '../answers.js';
+
+export type { RunEnd } from '../answers.js';
+
 export interface RunDeps {
   db: Kysely<Database>;
   clock: Clock;
@@ -39,6 +44,8 @@ export interface RunDeps {
   /** Several processes share the database: leases and notifications in every commit (cluster.ts). */
   coordination?: RunCoordination;
   metrics?: EngineMetrics;
+  /** The callers waiting for an execution's answer, told a respond step's answer once the commit holding it is durable. */
+  answers?: Answers;
 }
 
 /** One stretch of running (the engine attaches a new one each time it resumes the execution). */
@@ -52,8 +59,6 @@ export interface RunControl {
    * commit (the batcher commits in order, so the parent's writes never land before the child's end).
    */
   ending?: (end: RunEnd) => void;
-  /** Told a respond step's answer once the commit holding it is durable. */
-  responded?: (response: unknown) => void;
 }
 
 /** How a stretch of running begins (ExecutionRun.advance). */
@@ -65,14 +70,6 @@ export interface AdvanceOptions {
   /** A wait only for children is not written at once (RunEnd `deferred`; the engine writes it later). */
   deferWait?: boolean;
 }
-
-/** How a run ended: the execution finished (with its output or error), or it waits until `runAt` (null: for a child execution). */
-export type RunEnd =
-  | { status: 'completed'; output: unknown }
-  | { status: 'failed'; error: unknown }
-  | { status: 'cancelled' }
-  /** `deferred`: it waits only for children and its `waiting` status is not written yet (see `commitWait`). */
-  | { status: 'waiting'; runAt: string | null; deferred?: boolean };
 
 /** How a frame (the run, or one loop iteration) ended. */
 export type FrameEnd =

@@ -4,7 +4,7 @@ import type { ExecutionRow, StepRow } from '../execution-store.js';
 import { isRunEnd } from '../statuses.js';
 import { serializeStepError, StepError, type SerializedStepError } from '../step-errors.js';
 import type { StepEffect } from '../../steps/step-runtime.js';
-import type { RunControl, RunDeps } from './run-types.js';
+import type { RunDeps } from './run-types.js';
 
 /** How an attempt cut short by its process's death is recorded by the run that takes over. */
 const INTERRUPTED: SerializedStepError = {
@@ -49,8 +49,6 @@ export class RunWrites {
     private readonly execution: ExecutionRow,
     private stepCount: number,
     readonly savePayloads: boolean,
-    /** The stretch of running under way (its `responded` is told an answer once committed). */
-    private readonly control: () => RunControl,
   ) {}
 
   /** Changes that ride on the next commit without calling for one. */
@@ -184,7 +182,7 @@ export class RunWrites {
       .then(() => {
         const { current, news } = written;
         if (news) coordination?.committed(news);
-        if (current && changes.response) this.control().responded?.(JSON.parse(changes.response));
+        if (current && changes.response) this.deps.answers?.responded(execution.id, JSON.parse(changes.response));
         return current;
       });
   }

@@ -1,12 +1,11 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.js';
-import type { RunEnd } from '../run/run-types.js';
-import { findExecution, type ExecutionRow } from '../execution-store.js';
-import { isTerminal } from '../statuses.js';
+import type { Database } from '../db/schema.js';
+import { findExecution, type ExecutionRow } from './execution-store.js';
+import { isTerminal } from './statuses.js';
 
 /**
- * An answer for the process holding a synchronous delivery, sent by the process that ran it (cluster/cluster-messages.ts): `r` a respond step's answer, `e`
- * the end, `b` both, committed together (a respond step that was the run's last step: one
+ * An answer for the process holding a synchronous delivery, sent by the process that ran it
+ * (cluster/cluster-messages.ts): `r` a respond step's answer, `e` the end, `b` both, committed together (a respond step that was the run's last step: one
  * notification instead of two). Values too large for a notification stay out (`v`/`o` absent):
  * the receiver reads them from the execution row, where the same commit wrote them.
  */
@@ -20,6 +19,14 @@ export interface AnswerMessage {
   /** The output (completed) or error (failed), JSON text. */
   o?: string;
 }
+
+/** How a run ended: the execution finished (with its output or error), or it waits until `runAt` (null: for a child execution). */
+export type RunEnd =
+  | { status: 'completed'; output: unknown }
+  | { status: 'failed'; error: unknown }
+  | { status: 'cancelled' }
+  /** `deferred`: it waits only for children and its `waiting` status is not written yet (see `commitWait`). */
+  | { status: 'waiting'; runAt: string | null; deferred?: boolean };
 
 /** What a waiting HTTP caller learns of an execution, each once it is committed. */
 export interface ExecutionObserver {
