@@ -6,7 +6,7 @@ import { attachBuffer, BufferingScope, TransactionBuffer, type BufferedTable } f
 const BUFFERED_TABLES: readonly BufferedTable[] = ['executions', 'execution_steps'];
 
 export type BatchedWrite = (trx: Transaction<Database>) => Promise<void>;
-/** Locks rows a batch is about to write, all at once and in one order (cluster-store.ts `lockExecutions`). */
+/** Locks rows a batch is about to write, all at once and in one order (cluster/cluster-store.ts `lockExecutions`). */
 export type RowLocker = (trx: Transaction<Database>, ids: string[]) => Promise<void>;
 
 interface Queued {
@@ -42,7 +42,6 @@ export class WriteBatcher {
     private readonly lockRows?: RowLocker,
   ) {}
 
-  /** Runs writes in one transaction: rows locked up front, buffered rows and notifications sent last. */
   /**
    * Runs writes in one transaction. On PostgreSQL (`lockRows` set) rows are locked up front, and
    * the rows, gathered updates and notifications of all the writes go out at the end together

@@ -36,7 +36,7 @@ const frameKey = (loopNodeId: string | null, loopIndex: number | null, nodeId: s
   return `${loopNodeId ?? ''}/${index ?? ''}/${nodeId}`;
 };
 
-/** Notes which nodes of a run have journal rows among the rows it starts from (engine-runs.ts). */
+/** Notes which nodes of a run have journal rows among the rows it starts from (flights/flights.ts). */
 export function noteJournaledRows(run: RunHost, rows: readonly StepRow[]): void {
   const keys = new Set<string>();
   for (const row of rows) if (isJournalRow(row)) keys.add(frameKey(row.loop_node_id, null, row.node_id, row.output));
