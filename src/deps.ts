@@ -21,7 +21,7 @@ import { WebhookEndpoints } from './webhooks/webhook-endpoints.js';
 import { StoreService } from './services/stores/store-service.js';
 import { StoreRowService } from './services/stores/store-row-service.js';
 import { StoreSweeper } from './services/stores/store-sweeper.js';
-import { FeedCursors } from './api/routes/stores/feed-cursor.js';
+import { FeedCursors } from './services/stores/feed-cursor.js';
 import { stepStoreAccess } from './api/routes/stores/step-store-access.js';
 import { Metrics } from './observability/metrics.js';
 import { countQueue } from './store/queue-depth.js';

@@ -9,7 +9,7 @@ import type { WorkflowService } from '../services/workflows/workflow-service.js'
 import type { ExecutionService } from '../services/executions/execution-service.js';
 import type { StoreService } from '../services/stores/store-service.js';
 import type { StoreRowService } from '../services/stores/store-row-service.js';
-import type { FeedCursors } from './routes/stores/feed-cursor.js';
+import type { FeedCursors } from '../services/stores/feed-cursor.js';
 import type { ConnectionService } from '../services/connections/connection-service.js';
 import type { KnowledgeBaseService } from '../services/knowledge/knowledge-base-service.js';
 import type { KnowledgeDocumentService } from '../services/knowledge/knowledge-document-service.js';

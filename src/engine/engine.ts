@@ -106,7 +106,7 @@ export class Engine {
 
   /** Resumes executions a previous process left running, and those already due (in a cluster: starts claiming). */
   async start(): Promise<void> {
-    this.flights.stopped = false;
+    this.flights.start();
     await this.scheduler.start();
   }
 

@@ -39,8 +39,7 @@ export class Flights {
   private readonly resumeWhenFree = new Set<string>();
   /** Resumptions of parents whose child ended, and deferred waits being written, so `idle()` waits for them too. */
   readonly wakes = new Set<Promise<void>>();
-  /** Set by a stop: nothing new starts; cleared by a start. */
-  stopped = false;
+  private halted = false;
   /** Executions whose run failed here, taken up again after a pause (run-recovery.ts). */
   readonly recovery: RunRecovery;
   private hooks!: FlightHooks;
@@ -64,14 +63,24 @@ export class Flights {
     this.hooks = hooks;
   }
 
+  /** Set by a stop (`halt`): nothing new starts; cleared by a start (`resume`). */
+  get stopped(): boolean {
+    return this.halted;
+  }
+
   /** Whether a run or a wake-up is under way here. */
   get busy(): boolean {
     return this.inFlight.size > 0 || this.wakes.size > 0;
   }
 
+  /** A start (again, after a stop). */
+  start(): void {
+    this.halted = false;
+  }
+
   /** A stop: nothing new starts, no failed run is taken up again, no parked run waits for a slot. */
   halt(): void {
-    this.stopped = true;
+    this.halted = true;
     this.recovery.stop();
     this.resumeWhenFree.clear();
   }

@@ -6,6 +6,7 @@ import { nextRetryDelay } from './retry-policy.js';
 import { elapsedMs, recordFailure } from './run-frames.js';
 import type { RunHost } from './run-host.js';
 import type { FrameEnd, Outcome } from './run-types.js';
+import type { SerializedStepError } from '../step-errors.js';
 
 /** When and how an attempt ran, as the frame saw it (ExecutionRun.runFrame). */
 export interface AttemptTimes {
@@ -31,8 +32,9 @@ export async function settleOutcome(
   frame: FrameState,
   node: GraphNode,
   outcome: Outcome,
-  { attempt, input, resumed, startedAt, finishedAt, durationMs, replaces }: AttemptTimes,
+  times: AttemptTimes,
 ): Promise<FrameEnd | null> {
+  const { attempt, input, resumed, startedAt, finishedAt, durationMs, replaces } = times;
   const { flow } = frame;
   const nodeId = node.id;
   switch (outcome.type) {
@@ -63,23 +65,8 @@ export async function settleOutcome(
         const applied = await host.commitEffect(outcome.effect, row, replaces);
         if (applied.type === 'cancelled') return { status: 'cancelled' };
         if (applied.type === 'failed') {
-          const failed: StepRecord = {
-            nodeId,
-            attempt,
-            input,
-            now: finishedAt,
-            status: 'failed',
-            startedAt: began,
-            finishedAt,
-            durationMs: took,
-            kind: outcome.kind,
-            error: applied.error,
-            resumeAt: resumed?.resumeAt ?? null,
-            awaitingExecutionId: resumed?.awaiting ?? null,
-          };
-          const end = recordFailure(host, frame, node, failed, nextRetryDelay(node.retry, attempt, applied.error), replaces);
-          if (end) return end;
-          return null;
+          const failed = failedRecord(nodeId, times, outcome.kind, applied.error, began, took);
+          return recordFailure(host, frame, node, failed, nextRetryDelay(node.retry, attempt, applied.error), replaces);
         }
         flow.resolve(nodeId, 'completed', applied.output, outcome.ports);
         return null;
@@ -116,24 +103,41 @@ export async function settleOutcome(
       host.park(frame, { nodeId, stepId: null, attempt, resumeAt: outcome.runAt, awaiting: null, startedAt: null, loop: true });
       return null;
     case 'failed': {
-      const failed: StepRecord = {
+      const failed = failedRecord(
         nodeId,
-        attempt,
-        input,
-        now: finishedAt,
-        status: 'failed',
-        startedAt: outcome.startedAt ?? resumed?.startedAt ?? startedAt,
-        finishedAt,
+        times,
+        outcome.kind,
+        outcome.error,
+        outcome.startedAt ?? resumed?.startedAt ?? startedAt,
         durationMs,
-        kind: outcome.kind,
-        error: outcome.error,
-        resumeAt: resumed?.resumeAt ?? null,
-        awaitingExecutionId: resumed?.awaiting ?? null,
-      };
-      const end = recordFailure(host, frame, node, failed, outcome.retryInMs, outcome.replaces ?? replaces);
-      if (end) return end;
-      return null;
+      );
+      return recordFailure(host, frame, node, failed, outcome.retryInMs, outcome.replaces ?? replaces);
     }
   }
   return null;
+}
+
+/** The record of a failed attempt: `startedAt` and `durationMs` as the attempt took them (a resumed call began earlier). */
+function failedRecord(
+  nodeId: string,
+  { attempt, input, resumed, finishedAt }: AttemptTimes,
+  kind: string,
+  error: SerializedStepError,
+  startedAt: string,
+  durationMs: number,
+): StepRecord {
+  return {
+    nodeId,
+    attempt,
+    input,
+    now: finishedAt,
+    status: 'failed',
+    startedAt,
+    finishedAt,
+    durationMs,
+    kind,
+    error,
+    resumeAt: resumed?.resumeAt ?? null,
+    awaitingExecutionId: resumed?.awaiting ?? null,
+  };
 }

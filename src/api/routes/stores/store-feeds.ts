@@ -14,7 +14,7 @@ import { rejectInclude } from '../../jsonapi/include.js';
 import { parsePage, type PageParams } from '../../jsonapi/page.js';
 import { columnOf } from '../../jsonapi/resource-definition.js';
 import { JSONAPI_VERSION, toResourceObject, type ResourceObject } from '../../jsonapi/serialize.js';
-import type { FeedKind } from './feed-cursor.js';
+import type { FeedKind } from '../../../services/stores/feed-cursor.js';
 import { rowFilterDefinition } from './row-filter.js';
 import { storeRowResource } from './store-resource.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expectInvalidParameter } from '../../../../test/support/expect-invalid-parameter.js';
+import { expectInvalidParameter } from '../../../test/support/expect-invalid-parameter.js';
 import { FeedCursors } from './feed-cursor.js';
 
 const STORE = '0190f2a0-0000-7000-8000-000000000001';

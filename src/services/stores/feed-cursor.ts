@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { canonicalTimestamp } from '../../../lib/clock.js';
-import type { FeedPosition } from '../../../store/store-row-repository.js';
-import { invalidParameter } from '../../jsonapi/filter-operand.js';
+import { canonicalTimestamp } from '../../lib/clock.js';
+import type { FeedPosition } from '../../store/store-row-repository.js';
+import { AppError } from '../../errors/app-error.js';
 
 export type FeedKind = 'rows' | 'deletions';
 
@@ -54,4 +54,9 @@ export class FeedCursors {
   private tag(payload: string): Buffer {
     return createHmac('sha256', this.key).update(payload).digest().subarray(0, TAG_BYTES);
   }
+}
+
+/** The 400 of a cursor that is not one (the same as the query language's invalid parameter, api/jsonapi/filter-operand.ts). */
+function invalidParameter(parameter: string, detail: string): AppError {
+  return new AppError('invalid_query_parameter', detail, { parameter });
 }
