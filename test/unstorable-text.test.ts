@@ -145,4 +145,34 @@ describeEachDialect('text the database cannot store', (dialect) => {
       ['assistant', 'reply xy \ufffd'],
     ]);
   });
+
+  it('answers a webhook node id holding NUL like an unknown node (404), on both dialects', async () => {
+    const workflow = await workflowWith(t, 'Hooked', { nodes: [node('hook', 'webhook')], edges: [] });
+    for (const [method, url] of [
+      ['GET', `/api/v1/workflows/${workflow}/webhooks/%00/capture`],
+      ['POST', `/api/v1/workflows/${workflow}/webhooks/a%00b/capture`],
+      ['POST', `/api/v1/workflows/${workflow}/webhooks/%00/rotate`],
+    ] as const) {
+      const res = await t.request(method, url);
+      expect(res.status, `${method} ${url}: ${res.raw}`).toBe(404);
+      expect(res.body.errors[0].code).toBe('not_found');
+    }
+  });
+
+  it('answers a memory session key holding NUL like an unknown session (404), on both dialects', async () => {
+    const memory = (await t.request('POST', '/api/v1/memories', { body: { data: { type: 'memory', attributes: { name: 'Keys' } } } })).body
+      .data.id as string;
+    for (const [method, url] of [
+      ['GET', `/api/v1/memories/${memory}/sessions/%00/messages`],
+      ['DELETE', `/api/v1/memories/${memory}/sessions/a%00b/messages`],
+    ] as const) {
+      const res = await t.request(method, url);
+      expect(res.status, `${method} ${url}: ${res.raw}`).toBe(404);
+    }
+    const appended = await t.request('POST', `/api/v1/memories/${memory}/sessions/a%00b/messages`, {
+      body: { data: { role: 'user', content: 'hi' } },
+    });
+    expect(appended.status, appended.raw).toBe(400);
+    expect(appended.body.errors[0].source).toEqual({ parameter: 'key' });
+  });
 });

@@ -1,4 +1,5 @@
 import { escapePointerToken } from '../../lib/json-pointer.js';
+import { unstorable } from '../../lib/storable-text.js';
 import type { Kysely } from 'kysely';
 import {
   COMPACTION_MODES,
@@ -52,7 +53,8 @@ export class MemoryService {
 
   async session(actor: Actor, memoryId: string, key: string): Promise<{ memory: MemoryRow; session: MemorySessionRow }> {
     const memory = await this.get(actor, memoryId);
-    const session = await this.memories(actor).findSession(memory.id, key);
+    // A key PostgreSQL cannot hold (NUL) names no session: the same 404 on both dialects, not its 500.
+    const session = unstorable(key) === null ? await this.memories(actor).findSession(memory.id, key) : undefined;
     if (!session) throw notFound('session');
     return { memory, session };
   }
@@ -189,6 +191,8 @@ export class MemoryService {
     const violations = new Violations();
     if (key.length === 0 || key.length > MAX_SESSION_KEY)
       throw new AppError('bad_request', `a session key has 1 to ${MAX_SESSION_KEY} characters`, { parameter: 'key' });
+    const keyProblem = unstorable(key);
+    if (keyProblem) throw new AppError('bad_request', `a session key cannot be stored: it ${keyProblem}`, { parameter: 'key' });
     for (const name of Object.keys(data))
       if (name !== 'role' && name !== 'content')
         violations.add(`/data/${escapePointerToken(name)}`, `${name} is not a message member (role, content)`);

@@ -3,6 +3,7 @@ import type { Database } from '../../db/schema.js';
 import { AppError, notFound } from '../../errors/app-error.js';
 import type { Clock } from '../../lib/clock.js';
 import { isUuid } from '../../lib/ids.js';
+import { unstorable } from '../../lib/storable-text.js';
 import { WebhookRepository, type WebhookRow } from '../../store/webhook-repository.js';
 import { WorkflowRepository } from '../../store/workflow-repository.js';
 import type { Actor } from '../workflows/workflow-service.js';
@@ -53,7 +54,9 @@ export class WebhookService {
   private async endpoint(actor: Actor, workflowId: string, nodeId: string): Promise<WebhookRow> {
     const workflow = isUuid(workflowId) ? await new WorkflowRepository(this.db, actor.workspaceId).find(workflowId) : undefined;
     if (!workflow) throw notFound('workflow');
-    const endpoint = await new WebhookRepository(this.db, actor.workspaceId).findByNode(workflow.id, nodeId);
+    // A node id PostgreSQL cannot hold (NUL) names no node: the same 404 on both dialects, not its 500.
+    const endpoint =
+      unstorable(nodeId) === null ? await new WebhookRepository(this.db, actor.workspaceId).findByNode(workflow.id, nodeId) : undefined;
     if (!endpoint) throw new AppError('not_found', `the workflow's canvas has no webhook node "${nodeId}"`);
     return endpoint;
   }
