@@ -29,16 +29,21 @@ const args = Object.fromEntries(
       return [key, value.join(' ')];
     }),
 );
-if (!args.base) {
-  console.error('usage: node bench/compare-refs.mjs --base REF [--head REF] [--suites engine,webhooks,cluster] [--rounds N]');
+if (!args.base && !args.from) {
+  console.error(
+    'usage: node bench/compare-refs.mjs --base REF [--head REF] [--suites engine,webhooks,cluster] [--rounds N]\n' +
+      '       node bench/compare-refs.mjs --from a.json,b.json (one report of the runs several comparisons saved)',
+  );
   process.exit(2);
 }
 const ROUNDS = Number(args.rounds || 3);
 const SUITES = (args.suites || 'engine,webhooks').split(',');
 
 const git = (...argv) => execFileSync('git', argv, { cwd: repo, encoding: 'utf8' }).trim();
-const base = { ref: args.base, commit: git('rev-parse', '--short', args.base) };
-const head = { ref: args.head || 'HEAD', commit: git('rev-parse', '--short', args.head || 'HEAD') };
+/** Saved comparisons of the same two commits, pooled (`--from`): their runs, in their order. */
+const saved = args.from ? args.from.split(',').map((file) => JSON.parse(readFileSync(path.resolve(file), 'utf8'))) : [];
+const base = saved[0]?.base ?? { ref: args.base, commit: git('rev-parse', '--short', args.base) };
+const head = saved[0]?.head ?? { ref: args.head || 'HEAD', commit: git('rev-parse', '--short', args.head || 'HEAD') };
 
 /** A scratch worktree of `side`'s commit with this checkout's node_modules and its own dist/. */
 function prepare(side) {
@@ -116,54 +121,68 @@ const median = (values) => {
 
 const dirs = {};
 const runs = { base: {}, head: {} };
-try {
-  dirs.base = prepare(base);
-  dirs.head = prepare(head);
-  for (const suite of SUITES) {
-    runs.base[suite] = [];
-    runs.head[suite] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      // A B, then B A: neither commit always runs first (a warmer machine, a later hour).
-      const order = round % 2 === 0 ? ['base', 'head'] : ['head', 'base'];
-      for (const side of order) {
-        const commit = side === 'base' ? base.commit : head.commit;
-        console.log(`${suite} round ${round + 1}/${ROUNDS}: ${side} (${commit})`);
-        const run = runSuite(dirs[side], suite);
-        runs[side][suite].push(run);
-        console.log(`  ${run.seconds} s, load ${run.load.join(' ')}`);
+if (saved.length > 0) {
+  for (const one of saved)
+    for (const side of ['base', 'head'])
+      for (const [suite, list] of Object.entries(one.runs[side])) runs[side][suite] = (runs[side][suite] ?? []).concat(list);
+  SUITES.splice(0, SUITES.length, ...Object.keys(runs.base));
+} else measure();
+
+function measure() {
+  try {
+    dirs.base = prepare(base);
+    dirs.head = prepare(head);
+    for (const suite of SUITES) {
+      runs.base[suite] = [];
+      runs.head[suite] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        // A B, then B A: neither commit always runs first (a warmer machine, a later hour).
+        const order = round % 2 === 0 ? ['base', 'head'] : ['head', 'base'];
+        for (const side of order) {
+          const commit = side === 'base' ? base.commit : head.commit;
+          console.log(`${suite} round ${round + 1}/${ROUNDS}: ${side} (${commit})`);
+          const run = runSuite(dirs[side], suite);
+          runs[side][suite].push(run);
+          console.log(`  ${run.seconds} s, load ${run.load.join(' ')}`);
+        }
       }
     }
-  }
-} finally {
-  for (const dir of Object.values(dirs)) {
-    try {
-      git('worktree', 'remove', '--force', dir);
-    } catch {
-      rmSync(dir, { recursive: true, force: true });
+  } finally {
+    for (const dir of Object.values(dirs)) {
+      try {
+        git('worktree', 'remove', '--force', dir);
+      } catch {
+        rmSync(dir, { recursive: true, force: true });
+      }
     }
   }
 }
 
-const name = `compare-${base.commit}-${head.commit}`;
+const name = `compare-${base.commit}-${head.commit}${saved.length > 0 ? '-pooled' : ''}`;
+const command =
+  saved.length > 0
+    ? `node bench/compare-refs.mjs --from ${args.from}`
+    : `node bench/compare-refs.mjs --base ${base.ref} --head ${head.ref} --suites ${SUITES.join(',')} --rounds ${ROUNDS}`;
 const lines = [
   `# ${base.commit} (base) against ${head.commit} (head)`,
   '',
-  `\`node bench/compare-refs.mjs --base ${base.ref} --head ${head.ref} --suites ${SUITES.join(',')} --rounds ${ROUNDS}\`, ${new Date().toISOString()}.`,
+  `\`${command}\`, ${new Date().toISOString()}.`,
   '',
-  `Each suite ran ${ROUNDS} times on each commit, alternating (A B, B A, …), each run one round of`,
-  'the suite script at its defaults (`switchyard serve` as shipped, its dist/ built from that commit in a scratch',
-  'worktree, the same node_modules), the in-process rows off. Medians of the runs; the ratio is',
-  'head / base (for a rate higher is better, for a latency lower is).',
+  'Each suite ran on each commit in alternating order (A B, B A, …), each run one round of the suite',
+  'script at its defaults (`switchyard serve` as shipped, its dist/ built from that commit in a scratch',
+  'worktree, the same node_modules), the in-process rows off. Ratios are head / base (for a rate higher',
+  'is better, for a latency lower is): of the medians, and the median of the ratios of the runs made',
+  "side by side in one round, which the host's swings between rounds (see the bare node:http row) do not move.",
   '',
-  `Machine: ${JSON.stringify(machineFacts())}`,
+  `Machine${saved.length > 0 ? " (when this report was written; the runs' loads are in the JSON)" : ''}: ${JSON.stringify(machineFacts())}`,
   '',
 ];
 for (const suite of SUITES) {
   lines.push(
     `## ${suite}`,
     '',
-    `| figure | base ${base.commit}: runs | head ${head.commit}: runs | base median | head median | head / base |`,
-    '| --- | --- | --- | --- | --- | --- |',
+    `| figure | base ${base.commit}: runs | head ${head.commit}: runs | base median | head median | head / base | paired ratios' median |`,
+    '| --- | --- | --- | --- | --- | --- | --- |',
   );
   const keys = Object.keys(runs.base[suite][0].figures);
   for (const key of keys) {
@@ -172,12 +191,19 @@ for (const suite of SUITES) {
     const ma = median(a);
     const mb = median(b);
     const ratio = ma && mb !== null ? (mb / ma).toFixed(2) : '';
-    lines.push(`| ${key} | ${a.join(', ')} | ${b.join(', ')} | ${ma} | ${mb} | ${ratio} |`);
+    const paired = median(a.map((value, i) => (value && typeof b[i] === 'number' ? b[i] / value : null)));
+    const shown = (value) => (value === null ? '' : Number(value.toFixed(3)));
+    lines.push(
+      `| ${key} | ${a.join(', ')} | ${b.join(', ')} | ${shown(ma)} | ${shown(mb)} | ${ratio} | ${paired === null ? '' : paired.toFixed(2)} |`,
+    );
   }
   const seconds = (side) => runs[side][suite].map((run) => run.seconds).join(', ');
   lines.push('', `Run times (s): base ${seconds('base')}; head ${seconds('head')}.`, '');
 }
 writeFileSync(path.join(here, 'results', `${name}.md`), `${lines.join('\n')}\n`);
-writeFileSync(path.join(here, 'results', `${name}.json`), `${JSON.stringify({ base, head, rounds: ROUNDS, runs }, null, 2)}\n`);
+writeFileSync(
+  path.join(here, 'results', `${name}.json`),
+  `${JSON.stringify({ base, head, rounds: runs.base[SUITES[0]].length, runs }, null, 2)}\n`,
+);
 console.log(`bench/results/${name}.md written`);
 if (!existsSync(path.join(here, 'results', `${name}.md`))) process.exit(1);
