@@ -741,6 +741,17 @@ describeEachDialect('n8n imports', (dialect) => {
           '/data/attributes/document',
         ]);
       }
+      // A member of the wrong type is pointed at, not the whole document.
+      for (const nodes of [{}, 'a', 3]) {
+        const wrong = await importDocument(t, { nodes, connections: {} });
+        expect([wrong.status, wrong.body.errors[0].code, wrong.body.errors[0].source.pointer]).toEqual([
+          422,
+          'unsupported_document',
+          '/data/document/nodes',
+        ]);
+      }
+      const absent = await importDocument(t, { connections: {} });
+      expect(absent.body.errors[0].source.pointer).toBe('/data/document');
       const malformed = await importDocument(t, { format: 'service/v1', name: 5, graph: { nodes: [], edges: [] } });
       expect(malformed.status).toBe(422);
       expect(malformed.body.errors.map((e: { code: string; source: { pointer: string } }) => [e.code, e.source.pointer])).toEqual([

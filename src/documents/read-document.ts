@@ -40,6 +40,8 @@ export function detectDocument(document: unknown, pointer: string): DocumentKind
   if (unwrapN8n(document, pointer) !== null && !looksLikeN8nWorkflow(document)) return 'n8n';
   const hasConnections = document.connections !== undefined;
   const hasEdges = document.edges !== undefined;
+  if (document.nodes !== undefined && !Array.isArray(document.nodes))
+    throw unsupportedDocument(`${pointer}/nodes`, 'The document\'s "nodes" must be a list of nodes.');
   if (!Array.isArray(document.nodes)) throw unsupportedDocument(pointer, 'The document has no "nodes" list and no "format".');
   if (hasConnections && hasEdges)
     throw unsupportedDocument(
