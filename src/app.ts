@@ -142,8 +142,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(
     async (api) => {
-      registerMediaType(api);
+      // Authentication's onRequest hook first: docs/api.md's order of refusals (401, 403, then 406).
       registerAuthentication(api, deps.authenticator);
+      registerMediaType(api);
       await registerApiRateLimit(api, deps.config.apiRateLimit, sharedRateLimits);
       api.get(
         '/open_api',

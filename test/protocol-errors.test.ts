@@ -68,6 +68,29 @@ describeEachDialect('answers raised outside the route handlers', (dialect) => {
       expectErrorDocument(res, 405, 'method_not_allowed');
     });
 
+    it('refuses a missing token (401) and a read token writing (403) before an unacceptable Accept (406)', async () => {
+      for (const [url, accept] of [
+        ['/api/v1/workflows', 'text/html'],
+        [`/api/v1/stores/${UNKNOWN_ID}/dump`, 'application/vnd.api+json'],
+      ]) {
+        const res = await t.app.inject({ method: 'GET', url, headers: { accept } });
+        expect([res.statusCode, res.json().errors[0].code], `${url} with Accept ${accept}`).toEqual([401, 'unauthorized']);
+      }
+      const write = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/workflows',
+        headers: { authorization: `Bearer ${t.tokens.read}`, accept: 'text/html', 'content-type': 'application/vnd.api+json' },
+        payload: '{"data":{"type":"workflow","attributes":{"name":"x"}}}',
+      });
+      expect([write.statusCode, write.json().errors[0].code]).toEqual([403, 'forbidden']);
+      const authenticated = await t.app.inject({
+        method: 'GET',
+        url: '/api/v1/workflows',
+        headers: { authorization: `Bearer ${t.tokens.build}`, accept: 'text/html' },
+      });
+      expect([authenticated.statusCode, authenticated.json().errors[0].code]).toEqual([406, 'not_acceptable']);
+    });
+
     it('answers OPTIONS on a served path with 204 and Allow, and on an unknown one with 404', async () => {
       const served = await t.app.inject({ method: 'OPTIONS', url: `/api/v1/workflows/${UNKNOWN_ID}/graph` });
       expect(served.statusCode).toBe(204);
