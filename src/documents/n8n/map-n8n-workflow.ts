@@ -21,12 +21,14 @@ import { mapperFor, STICKY_NOTE } from './node-mappers.js';
 import { assignIds } from './node-ids.js';
 import { inputExpressionFor, outputAdapter } from './output-adapters.js';
 import { buildEdges } from './n8n-edges.js';
+import { droppedConnectionRequirement } from './n8n-connections.js';
 
 /**
  * An n8n workflow as a Switchyard draft (docs/import.md has the table). Every source node is
  * accounted for: a step, a placeholder, an annotation (sticky notes) or part of the agent step
- * its sub-node feeds; `report.sourceNodes` says which. Connections keyed by node names and
- * output indexes become edges between ports.
+ * its sub-node feeds; `report.sourceNodes` says which. Connections (keyed by node names or ids,
+ * read as names) and output indexes become edges between ports; those naming no node are listed
+ * under `bindings`.
  */
 export function mapN8nWorkflow(workflow: N8nWorkflow): ImportDraft {
   const report = new ImportReport();
@@ -161,6 +163,7 @@ export function mapN8nWorkflow(workflow: N8nWorkflow): ImportDraft {
     nodes.push(graphNode);
   }
 
+  for (const dropped of workflow.droppedConnections) report.require('bindings', droppedConnectionRequirement(dropped, indexOf));
   const edges = buildEdges(workflow, nodes, indexOf, results, ids);
   const annotationIds = assignIds(
     stickies.map((node) => ({ name: node.name, id: node.id })),

@@ -1,6 +1,7 @@
 import { isPlainObject } from '../../lib/json.js';
 import { DocumentProblems } from '../import-errors.js';
 import { pointerJoin } from '../json-pointer-path.js';
+import { readConnections, type DroppedConnection, type N8nConnections } from './n8n-connections.js';
 
 /** One n8n node as exports carry it. */
 export interface N8nNode {
@@ -21,9 +22,6 @@ export interface N8nNode {
   webhookId: string | null;
 }
 
-/** n8n's connections: by source node name, by connection type, one list per output index. */
-export type N8nConnections = Record<string, Record<string, Array<Array<{ node: string; type: string; index: number }>>>>;
-
 /** The shapes n8n workflows travel in (docs/import.md). */
 export const N8N_SHAPES = ['editor', 'clipboard', 'template', 'template_api', 'public_api', 'cli_export', 'community'] as const;
 export type N8nShape = (typeof N8N_SHAPES)[number];
@@ -34,7 +32,10 @@ export interface N8nWorkflow {
   id: string | null;
   description: string | null;
   nodes: N8nNode[];
+  /** Keyed by node name, targets by node name, whichever the document used (n8n-connections.ts). */
   connections: N8nConnections;
+  /** Connections naming no node of the workflow: left out of `connections`, listed by the import report. */
+  droppedConnections: DroppedConnection[];
   settings: Record<string, unknown>;
   /** Where the workflow object sits in the request (nodes are at `${pointer}/nodes/i`). */
   pointer: string;
@@ -109,9 +110,9 @@ export function readN8nWorkflow(document: unknown, pointer: string): N8nWorkflow
       webhookId: typeof raw.webhookId === 'string' ? raw.webhookId : null,
     });
   });
-  const connections = readConnections(
+  const { connections, dropped } = readConnections(
     workflow.connections as Record<string, unknown>,
-    names,
+    nodes,
     pointerJoin(found.pointer, 'connections'),
     problems,
   );
@@ -130,58 +131,10 @@ export function readN8nWorkflow(document: unknown, pointer: string): N8nWorkflow
           : null,
     nodes,
     connections,
+    droppedConnections: dropped,
     settings: isPlainObject(workflow.settings) ? workflow.settings : {},
     pointer: found.pointer,
   };
-}
-
-function readConnections(raw: Record<string, unknown>, names: Set<string>, pointer: string, problems: DocumentProblems): N8nConnections {
-  const out: N8nConnections = {};
-  for (const [source, byType] of Object.entries(raw)) {
-    const at = pointerJoin(pointer, source);
-    if (!names.has(source)) {
-      problems.add(at, `connections name a node "${source}" that the workflow does not have`);
-      continue;
-    }
-    if (!isPlainObject(byType)) {
-      problems.add(at, 'connections of a node must be an object keyed by connection type');
-      continue;
-    }
-    out[source] = {};
-    for (const [type, outputs] of Object.entries(byType)) {
-      if (!Array.isArray(outputs)) {
-        problems.add(pointerJoin(at, type), 'connections of a type must be a list with one entry per output');
-        continue;
-      }
-      out[source][type] = outputs.map((targets: unknown, outputIndex) => {
-        // n8n writes null for an output that leads nowhere.
-        if (targets === null || targets === undefined) return [];
-        if (!Array.isArray(targets)) {
-          problems.add(pointerJoin(at, type, outputIndex), 'an output must list its targets');
-          return [];
-        }
-        return targets.flatMap((target: unknown, targetIndex) => {
-          const tat = pointerJoin(at, type, outputIndex, targetIndex);
-          if (!isPlainObject(target) || typeof target.node !== 'string') {
-            problems.add(tat, 'a connection target needs "node"');
-            return [];
-          }
-          if (!names.has(target.node)) {
-            problems.add(`${tat}/node`, `connections name a node "${target.node}" that the workflow does not have`);
-            return [];
-          }
-          return [
-            {
-              node: target.node,
-              type: typeof target.type === 'string' ? target.type : type,
-              index: typeof target.index === 'number' ? target.index : 0,
-            },
-          ];
-        });
-      });
-    }
-  }
-  return out;
 }
 
 /** Which export produced the object: only informational (reported in `meta.source.shape`). */

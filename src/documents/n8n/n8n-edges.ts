@@ -10,7 +10,8 @@ interface Edge {
 }
 
 /**
- * n8n main connections (by node name and output index) as edges between ports. An error output
+ * n8n main connections (by node name, as read whether keyed by name or id, and output index) as
+ * edges between ports. An error output
  * (after the regular ones, with "continue (using error output)") leaves through `error`; with
  * "continue (regular output)" n8n sent failures down output 0, so `error` also feeds output 0's
  * targets. Connections back into a loop from its own body close an iteration in n8n; a loop
