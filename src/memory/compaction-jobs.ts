@@ -15,6 +15,7 @@ import { claimDue, releaseLeases } from '../store/lease-claims.js';
 import { MemoryRepository, type MemorySessionRow } from '../store/memory-repository.js';
 import { failure, retryDelay, DEFAULT_MAX_ATTEMPTS } from '../knowledge/embedding-jobs.js';
 import { settingsOf } from './memory-settings.js';
+import { lockSession } from './session-lock.js';
 import { recordCompaction } from './session-messages.js';
 
 export const SUMMARY_SYSTEM_PROMPT =
@@ -105,16 +106,23 @@ export function createCompactionJobs(options: {
         });
         return;
       }
-      // The model failed for good: truncate instead, so the window is bounded anyway.
-      let tokens = tokensBefore;
-      const leaving: string[] = [];
-      for (const message of folded) {
-        if (tokens <= settings.compaction.threshold_tokens) break;
-        leaving.push(message.id);
-        tokens -= message.tokens;
-      }
+      // The model failed for good: truncate instead, so the window is bounded anyway. Appends
+      // may have committed meanwhile: the window is read again under the session's lock.
       await db.transaction().execute(async (trx) => {
         const scoped = repo.withTransaction(trx);
+        const current = await lockSession(trx, session.workspace_id, session.id);
+        if (!current || current.lease_owner !== owner) return;
+        const window = await scoped.windowMessages(session.id);
+        const before = window.reduce((sum, m) => sum + m.tokens, 0);
+        const foldable = new Set(folded.map((m) => m.id));
+        let tokens = before;
+        const leaving: string[] = [];
+        for (const message of window) {
+          if (tokens <= settings.compaction.threshold_tokens) break;
+          if (!foldable.has(message.id)) continue;
+          leaving.push(message.id);
+          tokens -= message.tokens;
+        }
         await scoped.leaveWindow(leaving);
         await scoped.updateSession(session.id, {
           compaction_due: false,
@@ -125,10 +133,10 @@ export function createCompactionJobs(options: {
           updated_at: now,
           window_tokens: tokens,
           compaction_error: JSON.stringify(failure(error)),
-          ...recordCompaction(session, {
+          ...recordCompaction(current, {
             mode: 'truncate',
             messages: leaving.length,
-            tokens_before: tokensBefore,
+            tokens_before: before,
             tokens_after: tokens,
             at: now,
             error: failure(error),
@@ -137,9 +145,11 @@ export function createCompactionJobs(options: {
       });
       return;
     }
+    // The summary takes the next position under the session's lock (session-lock.ts): appends
+    // committed while the model wrote it are counted, and those still running wait for it.
     await db.transaction().execute(async (trx) => {
       const scoped = repo.withTransaction(trx);
-      const current = await scoped.findSessionById(session.id);
+      const current = await lockSession(trx, session.workspace_id, session.id);
       if (!current || current.lease_owner !== owner) return;
       const summaryTokens = countTokens(summary);
       await scoped.leaveWindow([...previous, ...folded].map((m) => m.id));
@@ -163,7 +173,8 @@ export function createCompactionJobs(options: {
       await scoped.updateSession(session.id, {
         message_count: current.message_count + 1,
         window_tokens: tokensAfter,
-        compaction_due: false,
+        // Appends while the model wrote may have crossed the threshold again: due once more.
+        compaction_due: tokensAfter > settings.compaction.threshold_tokens,
         attempts: 0,
         next_attempt_at: null,
         lease_owner: null,

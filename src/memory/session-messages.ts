@@ -8,6 +8,7 @@ import { countTokens } from '../knowledge/token-counter.js';
 import { MemoryRepository, type MemoryMessageRow, type MemoryRow, type MemorySessionRow } from '../store/memory-repository.js';
 import { toVectorBytes } from '../store/stored-vector.js';
 import { settingsOf } from './memory-settings.js';
+import { openSession } from './session-lock.js';
 
 export interface NewMessage {
   role: MessageRole;
@@ -45,32 +46,27 @@ export async function appendMessages(
   const repo = new MemoryRepository(trx, memory.workspace_id);
   const settings = settingsOf(memory);
   const now = clock.now();
-  // Touching the session first takes its row lock on PostgreSQL until the commit, so two appends
-  // to one session (two runs of a workflow) take turns instead of colliding on positions.
-  await repo.touchSession(memory.id, sessionKey, now);
-  let session = await repo.findSession(memory.id, sessionKey);
-  if (!session) {
-    session = {
-      id: newId(),
-      workspace_id: memory.workspace_id,
-      memory_id: memory.id,
-      session_key: sessionKey,
-      message_count: 0,
-      window_tokens: 0,
-      compaction_count: 0,
-      last_compacted_at: null,
-      last_compaction: null,
-      compaction_due: false,
-      lease_owner: null,
-      lease_expires_at: null,
-      next_attempt_at: null,
-      attempts: 0,
-      compaction_error: null,
-      created_at: now,
-      updated_at: now,
-    };
-    await repo.insertSession(session);
-  }
+  // The session is locked until the commit (session-lock.ts): appends, compactions and clears
+  // of one session take turns, in this process and across processes, so positions never collide.
+  const session = await openSession(trx, {
+    id: newId(),
+    workspace_id: memory.workspace_id,
+    memory_id: memory.id,
+    session_key: sessionKey,
+    message_count: 0,
+    window_tokens: 0,
+    compaction_count: 0,
+    last_compacted_at: null,
+    last_compaction: null,
+    compaction_due: false,
+    lease_owner: null,
+    lease_expires_at: null,
+    next_attempt_at: null,
+    attempts: 0,
+    compaction_error: null,
+    created_at: now,
+    updated_at: now,
+  });
   const rows: MemoryMessageRow[] = messages.map((message, i) => {
     // A chat message or a model's answer with a NUL in it must not fail the step that keeps it.
     const content = toStorableText(message.content);

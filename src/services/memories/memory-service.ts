@@ -24,6 +24,7 @@ import {
   type CompactionSettings,
   type RecallSettings,
 } from '../../memory/memory-settings.js';
+import { lockMemorySessions, lockSession } from '../../memory/session-lock.js';
 import { appendMessages } from '../../memory/session-messages.js';
 import { promptContext, type PromptContext } from '../../memory/prompt-context.js';
 import { readString, rejectUnknown, Violations, type AttributeInput } from '../attribute-input.js';
@@ -177,7 +178,11 @@ export class MemoryService {
 
   async remove(actor: Actor, id: string): Promise<void> {
     await this.get(actor, id);
-    await this.db.transaction().execute((trx) => this.memories(actor).withTransaction(trx).delete(id));
+    await this.db.transaction().execute(async (trx) => {
+      // After the appends and compactions in flight on its sessions (session-lock.ts).
+      await lockMemorySessions(trx, actor.workspaceId, id);
+      await this.memories(actor).withTransaction(trx).delete(id);
+    });
   }
 
   /** `POST /memories/:id/sessions/:key/messages` with `{data: {role, content}}`. */
@@ -213,7 +218,11 @@ export class MemoryService {
   /** Clears a session: its messages and the session itself. */
   async clear(actor: Actor, memoryId: string, key: string): Promise<void> {
     const { session } = await this.session(actor, memoryId, key);
-    await this.db.transaction().execute((trx) => this.memories(actor).withTransaction(trx).deleteSession(session.id));
+    await this.db.transaction().execute(async (trx) => {
+      // Under the session's lock (session-lock.ts): an append in flight commits first and its
+      // messages go too; deleting the messages under it could deadlock with its window updates.
+      if (await lockSession(trx, actor.workspaceId, session.id)) await this.memories(actor).withTransaction(trx).deleteSession(session.id);
+    });
   }
 
   async context(actor: Actor, memoryId: string, key: string, query: string | undefined): Promise<PromptContext> {
