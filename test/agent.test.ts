@@ -353,53 +353,6 @@ describeEachDialect('agent step', (dialect) => {
     expect(provider.received('chat')).toHaveLength(2);
   });
 
-  it('retries a 429 after its Retry-After without repeating the model turn that had completed', async () => {
-    const workflow = await agentWorkflow(
-      'Rate limited',
-      {
-        tools: [
-          {
-            type: 'http',
-            name: 'weather',
-            description: 'Weather',
-            method: 'GET',
-            url: `${toolBase}/weather`,
-            input_schema: { type: 'object' },
-          },
-        ],
-      },
-      { retry: { max_attempts: 3, backoff_ms: 1000, backoff: 'fixed' } },
-    );
-    provider.script(
-      'chat',
-      { body: openAiCompletion({ toolCalls: [{ id: 'c1', name: 'weather', arguments: {} }] }) },
-      { status: 429, headers: { 'retry-after': '7' }, body: { error: { message: 'slow down', type: 'rate_limit' } } },
-      { body: openAiCompletion({ text: 'Sunny.' }) },
-    );
-    const executionId = await run(workflow, 'Weather?');
-    expect((await executionRow(t, executionId)).status).toBe('waiting');
-    const failed = (await stepRows(t, executionId)).find((r) => r.kind === 'agent' && r.status === 'failed')!;
-    expect(failed.error).toMatchObject({ code: 'provider_429', retryable: true, retry_after_ms: 7000 });
-    t.clock.advance(6_000);
-    await t.deps.engine.runDue();
-    await t.deps.engine.idle();
-    expect(provider.received('chat')).toHaveLength(2);
-    t.clock.advance(1_001);
-    await t.deps.engine.runDue();
-    await t.deps.engine.idle();
-    const output = await agentOutput(executionId);
-    expect(output.text).toBe('Sunny.');
-    // Turn 0 and its tool call ran once; only the rate-limited turn was asked again.
-    expect(provider.received('chat')).toHaveLength(3);
-    expect(toolHits).toEqual(['GET /weather']);
-    expect(output.tool_calls).toHaveLength(1);
-    expect((await journal(executionId)).map((e) => [e.kind, e.iter_index])).toEqual([
-      ['model_call', 0],
-      ['tool_call', 0],
-      ['model_call', 1],
-    ]);
-  });
-
   it('reads stores with read_store (a row by key, a list) and refuses a store it was not given', async () => {
     const store = (await t.request('POST', '/api/v1/stores', { body: { data: { type: 'store', attributes: { name: 'Orders' } } } })).body
       .data.id as string;

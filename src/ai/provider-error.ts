@@ -42,11 +42,12 @@ export class ProviderError extends Error {
     return this.status === null ? 'provider_network_error' : `provider_${this.status}`;
   }
 
-  /** The engine's vocabulary: retryable (with the provider's delay when it named one) or not. */
-  toStepError(): StepError {
+  /** The engine's vocabulary: retryable (with the provider's delay when it named one) or not; `extra` joins its details. */
+  toStepError(extra: Record<string, unknown> = {}): StepError {
     const details = {
       ...(this.status !== null ? { status: this.status } : {}),
       ...(this.options.provider ? { provider: this.options.provider } : {}),
+      ...extra,
     };
     if (this.kind !== 'retryable') return new NonRetriableError(this.message, { code: this.code, details });
     if (this.retryAfterMs !== null) return new RetryAfterError(this.message, this.retryAfterMs, { code: this.code, details });

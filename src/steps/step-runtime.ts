@@ -28,6 +28,11 @@ export interface StepRunContext {
   clock: Clock;
   /** 1 for the first attempt. */
   attempt: number;
+  /**
+   * The node sets its own `retry` policy. A step that otherwise retries inside its attempt (the
+   * agent's model calls, ai/provider-retry.ts) then leaves every retry to that policy.
+   */
+  nodeRetryPolicy?: boolean;
   execution: { id: string; workflowId: string; workspaceId: string };
   settings: StepSettings;
   /**

@@ -12,7 +12,8 @@ import { builtinEmbed } from '../../src/ai/builtin-embedder.js';
  * Each endpoint answers from a per-test script (a queue of answers: a status, headers and a
  * JSON body, or raw text for malformed answers); with an empty queue it answers a default
  * (embeddings: the built-in embedder's vectors of the inputs; chat: "ok"). Every request is
- * recorded with its headers and parsed body.
+ * recorded with its headers and parsed body. `freePort()` names a port where nothing listens
+ * yet, for a provider that refuses connections until it is started there.
  */
 export type Endpoint = 'chat' | 'embeddings' | 'messages';
 
@@ -132,7 +133,8 @@ function defaultAnswer(request: RecordedRequest): ScriptedAnswer {
   return { body: openAiCompletion({ text: 'ok', model: request.body?.model }) };
 }
 
-export async function startFakeProvider(): Promise<FakeProvider> {
+/** `port`: listen there (a test that first finds the port refusing connections); default any free port. */
+export async function startFakeProvider(options: { port?: number } = {}): Promise<FakeProvider> {
   const requests: RecordedRequest[] = [];
   const queues = new Map<Endpoint, (ScriptedAnswer | ((request: RecordedRequest) => ScriptedAnswer))[]>();
   const hung = new Set<http.ServerResponse>();
@@ -167,7 +169,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
       res.writeHead(answer.status ?? 200, headers).end(answer.raw ?? JSON.stringify(answer.body ?? defaultAnswer(request).body));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     origin,
@@ -189,4 +191,13 @@ export async function startFakeProvider(): Promise<FakeProvider> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A port of 127.0.0.1 that nothing listens on (taken from the OS, then let go): connections to it are refused. */
+export async function freePort(): Promise<number> {
+  const probe = http.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
 }

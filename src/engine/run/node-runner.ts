@@ -77,6 +77,7 @@ export async function runAttempt(args: AttemptInput): Promise<AttemptOutcome> {
       cancel: args.cancel,
       clock: args.clock,
       attempt: args.attempt,
+      nodeRetryPolicy: node.retry !== undefined,
       execution: args.execution,
       settings: args.settings,
       stores: args.stores,

@@ -46,7 +46,9 @@ export const agentStep = defineStep({
   docs: `Sends a prompt to a language model and passes on its answer. The model may call tools
 (other workflows, HTTP requests, knowledge search, store reads) and remember earlier turns of
 a conversation. Each model turn and tool call is journaled, so a crash or retry never pays for
-a completed one twice.
+a completed one twice. A model call answered with a 429 or 5xx, timed out or cut off is tried
+again, 3 tries in all (honouring \`Retry-After\`, at most 30 s a wait), before the step fails;
+a node with its own \`retry\` policy leaves every retry to that policy instead.
 
 **Config**
 

@@ -2,6 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ChatMessage, ChatResponse, ToolCall } from '../../ai/chat-types.js';
 import { ProviderError } from '../../ai/provider-error.js';
+import { DEFAULT_PROVIDER_RETRY, retryProviderCall, systemRetryWaits } from '../../ai/provider-retry.js';
 import { NonRetriableError } from '../../engine/step-errors.js';
 import { newId } from '../../lib/ids.js';
 import { isPlainObject } from '../../lib/json.js';
@@ -36,9 +37,11 @@ const required = (value: unknown, field: string, what: string): string => {
  * The agent step: model turn -> tool calls -> results back -> … until the model answers
  * without tools. Durable: each model turn and each tool call is journaled as it completes, and
  * a resumed attempt replays the journal instead of asking again (a workflow tool's child is
- * journaled before it starts, so a resume waits for the same child). Provider failures use the
- * engine's vocabulary (a 429 with Retry-After is a RetryAfterError for the node's retry policy);
- * tool problems go back to the model as tool errors.
+ * journaled before it starts, so a resume waits for the same child). A model call that fails
+ * retryably (429, 5xx, time-out, connection) is tried again inside the attempt, 3 tries in all
+ * (ai/provider-retry.ts), unless the node has a retry policy of its own; what fails uses the
+ * engine's vocabulary (a 429 with Retry-After is a RetryAfterError for the node's retry policy).
+ * Tool problems go back to the model as tool errors.
  */
 export const runAgent: StepRuntime = async (context) => {
   const { config, execution } = context;
@@ -178,11 +181,24 @@ async function modelTurn(
   }
   const startedAt = context.clock.now();
   const startedMs = context.clock.nowMs();
+  // Retried here, inside the attempt, rather than as attempts of the node: the engine retries a
+  // node only under its `retry` policy, and a failed model call has no effect that a crash could
+  // repeat, so its tries need no row of their own. What each one was is kept instead: on the
+  // turn's journal row once it answers, in the step's error (`details.retries`) if it never does.
+  // The waits are bounded (60 s in all) and end at once on a cancel or the engine's stop.
+  const retries: Record<string, unknown>[] = [];
   let answer: Answer;
   try {
-    answer = await resources.chat(context.execution.workspaceId, connectionId, request, context.cancel.signal);
+    answer = await retryProviderCall(() => resources.chat(context.execution.workspaceId, connectionId, request, context.cancel.signal), {
+      waits: systemRetryWaits,
+      cancel: context.cancel,
+      // The node's own policy overrides the default tries: each failure is then one of its attempts.
+      ...(context.nodeRetryPolicy ? { policy: { ...DEFAULT_PROVIDER_RETRY, maxAttempts: 1 } } : {}),
+      onRetry: ({ attempt, error, waitMs }) =>
+        retries.push({ attempt, code: error.code, status: error.status, retry_after_ms: error.retryAfterMs, waited_ms: waitMs }),
+    });
   } catch (error) {
-    if (error instanceof ProviderError) throw error.toStepError();
+    if (error instanceof ProviderError) throw error.toStepError(retries.length > 0 ? { attempts: retries.length + 1, retries } : {});
     throw error;
   }
   await journal.record({
@@ -194,7 +210,14 @@ async function modelTurn(
     startedAt,
     durationMs: Math.max(0, context.clock.nowMs() - startedMs),
     childExecutionId: null,
-    data: { text: answer.text, tool_calls: answer.toolCalls, usage: answer.usage, model: answer.model, stop_reason: answer.stopReason },
+    data: {
+      text: answer.text,
+      tool_calls: answer.toolCalls,
+      usage: answer.usage,
+      model: answer.model,
+      stop_reason: answer.stopReason,
+      ...(retries.length > 0 ? { retries } : {}),
+    },
   });
   return answer;
 }
