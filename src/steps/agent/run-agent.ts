@@ -43,6 +43,9 @@ const required = (value: unknown, field: string, what: string): string => {
  * engine's vocabulary (a 429 with Retry-After is a RetryAfterError for the node's retry policy).
  * Tool problems go back to the model as tool errors.
  */
+/** With a node `retry` policy: one try per attempt, the policy retries. */
+const ONE_TRY = Object.freeze(Object.assign({}, DEFAULT_PROVIDER_RETRY, { maxAttempts: 1 }));
+
 export const runAgent: StepRuntime = async (context) => {
   const { config, execution } = context;
   const resources = context.agent;
@@ -193,7 +196,7 @@ async function modelTurn(
       waits: systemRetryWaits,
       cancel: context.cancel,
       // The node's own policy overrides the default tries: each failure is then one of its attempts.
-      ...(context.nodeRetryPolicy ? { policy: { ...DEFAULT_PROVIDER_RETRY, maxAttempts: 1 } } : {}),
+      policy: context.nodeRetryPolicy ? ONE_TRY : DEFAULT_PROVIDER_RETRY,
       onRetry: ({ attempt, error, waitMs }) =>
         retries.push({ attempt, code: error.code, status: error.status, retry_after_ms: error.retryAfterMs, waited_ms: waitMs }),
     });
