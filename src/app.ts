@@ -7,6 +7,7 @@ import type { ApiContext } from './api/api-context.js';
 import { JSONAPI_MEDIA_TYPE, sendError } from './api/plugins/error-document.js';
 import { registerMediaType } from './api/plugins/media-type.js';
 import { registerAuthentication } from './api/plugins/authenticate.js';
+import { registerQueryNameCheck } from './api/plugins/query-names.js';
 import { registerApiRateLimit } from './api/plugins/rate-limit.js';
 import { SharedRateLimits } from './api/plugins/shared-rate-limits.js';
 import { RateLimitCounters } from './store/rate-limit-counters.js';
@@ -145,6 +146,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       // Authentication's onRequest hook first: docs/api.md's order of refusals (401, 403, then 406).
       registerAuthentication(api, deps.authenticator);
       registerMediaType(api);
+      registerQueryNameCheck(api);
       await registerApiRateLimit(api, deps.config.apiRateLimit, sharedRateLimits);
       api.get(
         '/open_api',

@@ -169,6 +169,13 @@ describeEachDialect('Slack events at /webhooks/inbound/slack', (dialect) => {
       expect(res.statusCode).toBe(400);
       expect(res.json().errors[0].code).toBe('invalid_body');
     });
+
+    it('answers 400, not 500, for a verified event nested 100,000 levels deep', async () => {
+      const deep = `{"type":"event_callback","event":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+      const res = await postSlack(t, deep);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().errors[0]).toMatchObject({ code: 'invalid_body', detail: expect.stringMatching(/deeper than 512 levels/) });
+    });
   });
 
   describe('routing', () => {

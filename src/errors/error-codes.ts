@@ -7,6 +7,7 @@ export const ERROR_CODES = {
   bad_request: { status: 400, title: 'Bad request' },
   invalid_query_parameter: { status: 400, title: 'Invalid query parameter' },
   malformed_json: { status: 400, title: 'Malformed JSON' },
+  json_too_deep: { status: 400, title: 'JSON nested too deep' },
   invalid_body: { status: 400, title: 'Invalid body' },
   invalid_document: { status: 400, title: 'Invalid request document' },
   invalid_key: { status: 400, title: 'Invalid row key' },

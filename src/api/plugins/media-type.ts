@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/app-error.js';
 import { findUnstorableInJson } from '../../lib/storable-text.js';
 import { JSONAPI_MEDIA_TYPE } from './error-document.js';
+import { findTooDeep, MAX_BODY_DEPTH, tooDeepError } from './json-depth.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -79,7 +80,8 @@ function producedTypes(request: FastifyRequest): readonly string[] | null {
 
 /**
  * JSON:API media type handling for the API scope: bodies are parsed only when sent as
- * `application/vnd.api+json` (a `charset=utf-8` parameter is tolerated, others are 415);
+ * `application/vnd.api+json` (a `charset=utf-8` parameter is tolerated, others are 415), and
+ * refused when nested deeper than MAX_BODY_DEPTH (400 `json_too_deep`, with a pointer);
  * an empty body is allowed for action routes; an Accept header without the type is 406, or, on
  * a route that declares the media types it produces, an Accept header admitting none of them.
  */
@@ -108,6 +110,10 @@ export function registerMediaType(app: FastifyInstance): void {
     const text = String(body);
     parseJson(request, text, (error, value) => {
       if (error) return done(error, undefined);
+      // Before anything walks or stores the value: past the limit, recursion (JSON.stringify
+      // first) would overflow the stack and answer 500 (json-depth.ts).
+      const tooDeep = findTooDeep(text, MAX_BODY_DEPTH);
+      if (tooDeep !== null) return done(tooDeepError(tooDeep), undefined);
       // Strings PostgreSQL cannot store (NUL, unpaired surrogates) are refused on both dialects
       // here, once, with a pointer, instead of failing the statement that would write them.
       const unstorable = request.routeOptions.config?.jsonTextBody ? null : findUnstorableInJson(text, value);

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { simpleParser } from 'mailparser';
+import { simpleParser, type ParsedMail } from 'mailparser';
 import { AppError } from '../../errors/app-error.js';
 import { addMs } from '../../lib/clock.js';
 import { DEFAULT_EMAIL_ATTACHMENT_MAX_BYTES } from '../../steps/email/index.js';
@@ -25,8 +25,8 @@ const PRUNE_EVERY_MS = 60_000;
  * and handle alike and accept either shape. Mailgun signs `timestamp` + `token` inside the form,
  * so the form fields are read first; the message itself (the MIME, the attachments) is parsed
  * only after the signature, the 300 s window and the unseen token are checked. A replayed token
- * is 406, which Mailgun does not retry; a verified delivery for an address no workspace
- * installed is 200 and dropped.
+ * and a message mailparser refuses are 406, which Mailgun does not retry; a verified delivery for
+ * an address no workspace installed is 200 and dropped.
  */
 export function mailgunEndpoints(ctx: PlatformContext): PlatformEndpoint[] {
   let prunedAt = 0;
@@ -78,7 +78,7 @@ async function handleMailgun(
 
   const maxBytes = ctx.emailAttachmentMaxBytes ?? DEFAULT_EMAIL_ATTACHMENT_MAX_BYTES;
   const mime = field('body-mime');
-  const message = mime !== undefined ? messageFromMime(await simpleParser(mime), maxBytes) : messageFromFields(form, maxBytes);
+  const message = mime !== undefined ? messageFromMime(await parseMime(mime, delivery), maxBytes) : messageFromFields(form, maxBytes);
   const envelope =
     field('recipient')
       ?.split(',')
@@ -94,6 +94,22 @@ async function handleMailgun(
     .code(200)
     .type('application/json')
     .send({ ok: true, started: outcomes.filter((o) => o === 'started').length });
+}
+
+/**
+ * The raw message, parsed. mailparser refuses some messages outright (more than 1,000 MIME parts,
+ * a part's header block over 1 MB): a property of the message, which Mailgun would post again for
+ * 8 hours on a 5xx. Such a verified delivery is 406, which Mailgun does not retry, and the log
+ * line says why (no workflow starts, so it is the only trace).
+ */
+async function parseMime(mime: string, delivery: PlatformDelivery): Promise<ParsedMail> {
+  try {
+    return await simpleParser(mime);
+  } catch (error) {
+    const reason = (error as Error).message;
+    delivery.log.warn({ provider: 'mailgun', reason, bytes: Buffer.byteLength(mime) }, 'Mailgun message refused: its MIME does not parse');
+    throw new AppError('not_acceptable', `the message (body-mime) cannot be parsed: ${reason}`, { pointer: '/body-mime' });
+  }
 }
 
 /**
@@ -184,7 +200,10 @@ function openApiOf(summary: string, description: string) {
         },
         '400': { description: 'Not a form' },
         '401': { description: 'Signature missing, wrong or outside the 300 s window' },
-        '406': { description: 'The token was seen before (a replay); Mailgun does not retry' },
+        '406': {
+          description:
+            'The token was seen before (a replay), or the raw message cannot be parsed (over 1,000 MIME parts, a part header over 1 MB); Mailgun does not retry',
+        },
         '413': { description: 'Body over the limit' },
         '429': { description: 'Too many deliveries from this address' },
       },

@@ -3,6 +3,7 @@ import { AppError } from '../../errors/app-error.js';
 import { safeEqual } from '../../lib/secrets.js';
 import { isPlainObject } from '../../lib/json.js';
 import { DEFAULT_EMAIL_ATTACHMENT_MAX_BYTES } from '../../steps/email/index.js';
+import { parseJsonBody } from '../../webhooks/parse-json-body.js';
 import type { PlatformContext } from '../platform-context.js';
 import type { ResolvedInstallation } from '../platform-directory.js';
 import type { PlatformDelivery, PlatformEndpoint } from '../platform-routes.js';
@@ -58,12 +59,11 @@ async function handlePostmark(ctx: PlatformContext, delivery: PlatformDelivery, 
     .trim()
     .toLowerCase();
   if (type !== 'application/json') throw new AppError('invalid_body', 'the body must be application/json', { header: 'Content-Type' });
-  let body: unknown;
-  try {
-    body = JSON.parse(delivery.body.toString('utf8'));
-  } catch (error) {
-    throw new AppError('invalid_body', `the body is not JSON: ${(error as Error).message}`, { pointer: '' });
-  }
+  // The webhook steps' parser: a located syntax error, and JSON nested deeper than can be
+  // stored (the event is) refused as 400 instead of failing the start with a 500.
+  const parsed = parseJsonBody(delivery.body.toString('utf8'));
+  if (!parsed.ok) throw new AppError('invalid_body', parsed.detail, { pointer: '' });
+  const body = parsed.value;
   if (!isPlainObject(body)) throw new AppError('invalid_body', 'the body must be a JSON object', { pointer: '' });
   const maxBytes = ctx.emailAttachmentMaxBytes ?? DEFAULT_EMAIL_ATTACHMENT_MAX_BYTES;
   const message = messageFromPostmark(body, maxBytes);

@@ -8,6 +8,7 @@ import type { PlatformDelivery, PlatformEndpoint } from '../platform-routes.js';
 import { startPlatformRuns } from '../platform-start.js';
 import { isMentioned, isOwnBot, matchesAppEvent, readSlackEvent, type SlackPayload } from './slack-event.js';
 import { verifySlack } from './verify-slack.js';
+import { parseJsonBody } from '../../webhooks/parse-json-body.js';
 
 /** Slack's event envelopes are small (a message is a few KB); 1 MiB leaves room for any block layout. */
 export const SLACK_MAX_BODY_BYTES = 1024 * 1024;
@@ -40,12 +41,11 @@ async function handleSlackEvent(ctx: PlatformContext, delivery: PlatformDelivery
     delivery.log.info({ provider: 'slack', reason: verified.reason }, 'platform delivery not authenticated');
     throw new AppError('unauthorized', 'the delivery is not authenticated');
   }
-  let envelope: unknown;
-  try {
-    envelope = JSON.parse(delivery.body.toString('utf8'));
-  } catch {
-    throw new AppError('invalid_body', 'the body is not JSON');
-  }
+  // The webhook steps' parser: JSON nested deeper than can be stored is a 400, not a 500 that
+  // Slack would retry.
+  const parsed = parseJsonBody(delivery.body.toString('utf8'));
+  if (!parsed.ok) throw new AppError('invalid_body', `the body is not JSON that can be stored: ${parsed.detail}`);
+  const envelope = parsed.value;
   if (!isPlainObject(envelope)) throw new AppError('invalid_body', 'the body is not a JSON object');
   if (envelope.type === 'url_verification') {
     if (typeof envelope.challenge !== 'string') throw new AppError('invalid_body', 'url_verification carries no challenge');
