@@ -11,7 +11,8 @@ import { registerQueryNameCheck } from './api/plugins/query-names.js';
 import { registerApiRateLimit } from './api/plugins/rate-limit.js';
 import { SharedRateLimits } from './api/plugins/shared-rate-limits.js';
 import { RateLimitCounters } from './store/rate-limit-counters.js';
-import { registerOpenApi } from './api/plugins/openapi.js';
+import { OPEN_API_RESPONSE, registerOpenApi } from './api/plugins/openapi.js';
+import { DOCUMENT_FORM } from './api/jsonapi/resource-schemas.js';
 import { requestLogOptions } from './api/plugins/request-log.js';
 import { protocolOptions } from './api/plugins/protocol-options.js';
 import { MAX_PARAM_LENGTH, type HttpLimits } from './api/plugins/http-limits.js';
@@ -83,7 +84,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       ignoreTrailingSlash: true,
       querystringParser: (query) => qs.parse(query, { depth: 10, arrayLimit: 100, parameterLimit: 1000, allowDots: false }),
     },
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+    // DOCUMENT_FORM: the exact form of a loosely checked schema, for the OpenAPI document only.
+    ajv: {
+      customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false, keywords: [DOCUMENT_FORM] },
+    },
   });
 
   app.decorateRequest('workspaceId', null);
@@ -151,10 +155,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       api.get(
         '/open_api',
         {
-          schema: { tags: ['Token'], summary: 'This OpenAPI document (the same as /api/docs/openapi.json), with a token' },
+          schema: {
+            tags: ['Token'],
+            summary: 'This OpenAPI document (the same as /api/docs/openapi.json), with a token',
+            response: { 200: OPEN_API_RESPONSE },
+          },
           config: { plainJson: true, anyPlan: true },
         },
-        async (_request, reply) => reply.type('application/json').send(app.swagger()),
+        // Sent as text: the document is its own schema, so no serializer is built for it.
+        async (_request, reply) => reply.type('application/json').send(JSON.stringify(app.swagger())),
       );
       await meRoutes(api, deps);
       await workflowRoutes(api, deps);

@@ -88,6 +88,9 @@ const ROUTES = [
   'get /metrics',
 ];
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- documents are walked by key
+type Json = any;
+
 describeEachDialect('OpenAPI document', (dialect) => {
   let t: TestApp;
   beforeAll(async () => {
@@ -202,6 +205,86 @@ describeEachDialect('OpenAPI document', (dialect) => {
       folderImport.responses['201'].content['application/vnd.api+json'].schema.properties.meta.properties.workflows.items.properties
         .requirements,
     ).toEqual(meta.properties.requirements);
+  });
+
+  it('names and tags every operation once, with a stable operationId', async () => {
+    const doc = (await t.request('GET', '/api/docs/openapi.json', { token: null })).body;
+    const operations = Object.entries(doc.paths as Record<string, Record<string, { operationId?: string; tags?: string[] }>>).flatMap(
+      ([path, item]) => Object.entries(item).map(([method, op]) => ({ key: `${method} ${path}`, ...op })),
+    );
+    expect(operations.length).toBeGreaterThanOrEqual(89);
+    for (const op of operations) {
+      expect(op.operationId, op.key).toMatch(/^[a-z][A-Za-z0-9]+$/);
+      expect(op.tags?.length, op.key).toBeGreaterThan(0);
+    }
+    expect(new Set(operations.map((op) => op.operationId)).size).toBe(operations.length);
+    expect(doc.paths['/api/v1/workflows'].get.operationId).toBe('listWorkflows');
+    expect(doc.paths['/api/v1/workflows/{id}'].get.operationId).toBe('getWorkflow');
+    expect(doc.paths['/api/v1/workflows/{id}/graph'].put.operationId).toBe('putWorkflowGraph');
+  });
+
+  it('declares filter, page and fields as deepObject parameters with their members', async () => {
+    const doc = (await t.request('GET', '/api/docs/openapi.json', { token: null })).body;
+    let objects = 0;
+    for (const item of Object.values(doc.paths as Record<string, Record<string, { parameters?: Record<string, Json>[] }>>)) {
+      for (const op of Object.values(item)) {
+        for (const parameter of op.parameters ?? []) {
+          if (parameter.in !== 'query' || parameter.schema?.type !== 'object') continue;
+          objects++;
+          expect(parameter, parameter.name).toMatchObject({ style: 'deepObject', explode: true });
+          expect(parameter.schema.additionalProperties, parameter.name).not.toBe(true);
+        }
+      }
+    }
+    expect(objects).toBeGreaterThan(70);
+    const parameters = Object.fromEntries(
+      (doc.paths['/api/v1/workflows'].get.parameters as { name: string; schema: Json }[]).map((p) => [p.name, p.schema]),
+    );
+    const status = parameters.filter.properties.status;
+    expect(status.anyOf[0]).toEqual({ type: 'string', enum: ['inactive', 'active'] });
+    expect(Object.keys(status.anyOf[1].properties)).toEqual(expect.arrayContaining(['eq', 'in', 'is_nil', 'greater_than']));
+    expect(parameters.filter.properties.name.anyOf[1].properties).toHaveProperty('ilike');
+    expect(parameters.filter.properties).toHaveProperty('or');
+    expect(parameters.filter.patternProperties).toHaveProperty(['^not$']);
+    expect(parameters.page.properties.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 500 });
+    expect(Object.keys(parameters.fields.properties)).toEqual(['workflow']);
+    const rows = doc.paths['/api/v1/stores/{store_id}/rows'].get.parameters.find((p: { name: string }) => p.name === 'filter');
+    expect(Object.keys(rows.schema.patternProperties)).toEqual(['^not$', '^row\\.[^.]+$']);
+  });
+
+  it('declares every status with its media type, errors as the JSON:API error document, and closes every object', async () => {
+    const doc = (await t.request('GET', '/api/docs/openapi.json', { token: null })).body;
+    const openApi = doc.paths['/api/v1/open_api'].get.responses;
+    expect(Object.keys(openApi['200'].content)).toEqual(['application/json']);
+    expect(openApi['401'].content['application/vnd.api+json'].schema).toEqual({ $ref: '#/components/schemas/ErrorDocument' });
+    for (const path of ['/api/v1/workflows/{id}', '/api/v1/workflows/{id}/move']) {
+      expect(Object.keys(doc.paths[path].patch.responses)).toEqual(
+        expect.arrayContaining(['401', '404', '406', '409', '415', '422', '429']),
+      );
+    }
+    const open: string[] = [];
+    const visit = (schema: unknown, at: string): void => {
+      if (Array.isArray(schema)) return schema.forEach((s, i) => visit(s, `${at}/${i}`));
+      if (typeof schema !== 'object' || schema === null) return;
+      const s = schema as Record<string, unknown>;
+      if (s.properties && s.additionalProperties === undefined && !s.patternProperties) open.push(at);
+      for (const [key, value] of Object.entries(s)) visit(value, `${at}/${key}`);
+    };
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
+      for (const [method, op] of Object.entries(item)) {
+        for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
+          expect(response.description, `${method} ${path} ${status}`).toBeTruthy();
+          if (path.startsWith('/api/v1/') && Number(status) >= 400) {
+            expect(response.content['application/vnd.api+json'].schema, `${method} ${path} ${status}`).toEqual({
+              $ref: '#/components/schemas/ErrorDocument',
+            });
+          }
+          visit(response.content, `${method} ${path} ${status}`);
+        }
+        visit(op.requestBody, `${method} ${path} body`);
+      }
+    }
+    expect(open).toEqual([]);
   });
 
   it('is the same document at /api/v1/open_api with a token, and 401 without one', async () => {

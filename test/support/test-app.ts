@@ -9,6 +9,7 @@ import { openPostgres } from '../../src/db/dialect/postgres.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { createTestDatabase, type TestDatabase } from './dialects.js';
 import { jsonApiViolations } from './jsonapi-schema.js';
+import { watchContract } from './openapi-contract.js';
 
 export const JSONAPI = 'application/vnd.api+json';
 
@@ -64,7 +65,11 @@ export interface AppOptions {
 const TEST_SECRET_KEY = 'test-secret-key-test-secret-key-0123456789';
 
 /** Deps and app over an open database, configured as every test app is. */
-async function buildTestApp(database: DatabaseHandle, clock: Clock, options: AppOptions): Promise<{ deps: Deps; app: FastifyInstance }> {
+async function buildTestApp(
+  database: DatabaseHandle,
+  clock: Clock,
+  options: AppOptions,
+): Promise<{ deps: Deps; app: FastifyInstance; violations: string[] }> {
   const deps = await buildDeps(
     {
       databaseUrl: null,
@@ -96,13 +101,13 @@ async function buildTestApp(database: DatabaseHandle, clock: Clock, options: App
     logger: false,
     httpLimits: options.httpLimits,
   });
-  return { deps, app };
+  return { deps, app, violations: watchContract(app) };
 }
 
 export async function createTestApp(dialect: DialectName, options: AppOptions & { sqliteFile?: boolean } = {}): Promise<TestApp> {
   const database = await createTestDatabase(dialect, { migrate: false, sqliteFile: options.sqliteFile });
   const clock = manualClock('2026-11-01T00:00:00.000000Z');
-  const { deps, app } = await buildTestApp(database, clock, options);
+  const { deps, app, violations } = await buildTestApp(database, clock, options);
 
   const main = await deps.identity.createWorkspace({ name: 'Main', slug: 'main', plan: 'pro', ownerEmail: 'main@example.test' });
   const other = await deps.identity.createWorkspace({ name: 'Other', slug: 'other', plan: 'pro', ownerEmail: 'other@example.test' });
@@ -121,10 +126,11 @@ export async function createTestApp(dialect: DialectName, options: AppOptions & 
     clock,
     tokens,
     workspaces: { main: main.id, other: other.id },
-    request: requester(app, tokens.build),
+    request: requester(app, tokens.build, violations),
     close: async () => {
       await app.close();
       await deps.close();
+      expectContractHeld(violations);
     },
   };
 }
@@ -135,19 +141,26 @@ export async function createTestApp(dialect: DialectName, options: AppOptions & 
  */
 export async function createPeerApp(t: TestApp, options: AppOptions = {}): Promise<Pick<TestApp, 'app' | 'deps' | 'request' | 'close'>> {
   if (t.database.dialectName !== 'postgres') throw new Error('a peer app shares a PostgreSQL database');
-  const { deps, app } = await buildTestApp(openPostgres(t.database.url!, { max: 5 }), t.clock, options);
+  const { deps, app, violations } = await buildTestApp(openPostgres(t.database.url!, { max: 5 }), t.clock, options);
   return {
     app,
     deps,
-    request: requester(app, t.tokens.build),
+    request: requester(app, t.tokens.build, violations),
     close: async () => {
       await app.close();
       await deps.close();
+      expectContractHeld(violations);
     },
   };
 }
 
-function requester(app: FastifyInstance, defaultToken: string): TestApp['request'] {
+/** Fails with what the app answered that its OpenAPI document does not declare (openapi-contract.ts). */
+function expectContractHeld(violations: string[]): void {
+  const found = violations.splice(0);
+  expect(found, 'answers that break the OpenAPI document').toEqual([]);
+}
+
+function requester(app: FastifyInstance, defaultToken: string, violations: string[]): TestApp['request'] {
   return async (method, url, opts = {}) => {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
     const token = opts.token === undefined ? defaultToken : opts.token;
@@ -161,6 +174,7 @@ function requester(app: FastifyInstance, defaultToken: string): TestApp['request
     const type = String(response.headers['content-type'] ?? '');
     const body = response.body && type.includes('json') ? JSON.parse(response.body) : undefined;
     if (type.startsWith(JSONAPI)) expect(jsonApiViolations(body), `${method} ${url} answered an invalid JSON:API document`).toEqual([]);
+    expectContractHeld(violations);
     return { status: response.statusCode, headers: response.headers, body, raw: response.body };
   };
 }

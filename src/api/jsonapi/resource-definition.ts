@@ -45,6 +45,10 @@ export interface ResourceDefinition {
   relationFilters?: Record<string, RelationFilterSpec>;
   /** JSON:API sort string used when the request has none, e.g. `-created_at`. */
   defaultSort: string;
+  /** The kind `filter[id]` compares as, when ids are not UUIDs (a store row's id is its key); for the OpenAPI document. */
+  idKind?: AttributeKind;
+  /** Filterable names beyond the attributes, as a pattern (a store row's `row.<field>`), for the OpenAPI document. */
+  filterPattern?: { pattern: string; description: string };
   /** Explains why a name is not filterable, when the generic message would not say enough. */
   filterHint?: (name: string) => string | undefined;
 }

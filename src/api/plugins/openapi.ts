@@ -2,11 +2,21 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { DOCS_BRANDING } from './docs-branding.js';
+import { exactDocument } from './openapi-exact.js';
 import { JSONAPI_MEDIA_TYPE } from './error-document.js';
 import { WEBHOOK_ERROR_SCHEMA, WEBHOOK_PATH_ITEM } from './openapi-webhooks.js';
 import { SERVICE_DOCUMENT_SCHEMA, SERVICE_FOLDER_DOCUMENT_SCHEMA } from '../routes/workflows/document-schemas.js';
 
 type Schema = Record<string, unknown>;
+
+/** GET /api/v1/open_api: this document, described by the OpenAPI 3.1 specification itself. */
+export const OPEN_API_RESPONSE = {
+  description: 'the OpenAPI 3.1 document',
+  type: 'object',
+  required: ['openapi', 'info', 'paths'],
+  properties: { openapi: { type: 'string' }, info: { type: 'object' }, paths: { type: 'object' }, components: { type: 'object' } },
+  additionalProperties: true,
+} as const;
 
 const inContent = (mediaType: string, schema: Schema) => {
   const { description, ...rest } = schema;
@@ -104,10 +114,12 @@ export async function registerOpenApi(
     transformObject: (document) => {
       if (!('openapiObject' in document)) return document.swaggerObject;
       const { openapiObject } = document;
-      return {
-        ...openapiObject,
-        paths: { ...openapiObject.paths, '/webhooks/{webhook_id}': WEBHOOK_PATH_ITEM, ...extraPaths },
-      } as typeof openapiObject;
+      const paths = {
+        ...openapiObject.paths,
+        '/webhooks/{webhook_id}': structuredClone(WEBHOOK_PATH_ITEM),
+        ...structuredClone(extraPaths),
+      };
+      return exactDocument({ ...openapiObject, paths } as Schema) as typeof openapiObject;
     },
     transform: ({ schema, url, route }) => ({
       schema: declareMediaTypes(schema as Schema, url, route.config?.plainJson === true) as never,

@@ -26,6 +26,8 @@ function bodyOf(operation: Operation, pathId: string | undefined, folder: string
   if (operation.path.endsWith('/move')) return { data: { type: 'workflow', id: pathId, attributes: { folder_id: folder } } };
   if (operation.path.endsWith('/reorder')) return { data: { type: 'workflow-folder', id: pathId, attributes: { before_id: folder } } };
   if (!operation.resourceType || operation.bodyType === null) return undefined;
+  // An action's body names nothing: its foreign id goes into the path.
+  if (operation.method === 'POST' && !operation.bodyNamesResources) return { data: {} };
   if (operation.method === 'POST')
     return {
       data: {
@@ -60,7 +62,7 @@ export function crossPairArbitrary(ctx: FuzzContext): fc.Arbitrary<CrossPair> {
         operation.bodyType !== null &&
         (operation.path.endsWith('/move') ||
           operation.path.endsWith('/reorder') ||
-          (operation.method === 'POST' && operation.resourceType !== null));
+          (operation.method === 'POST' && operation.resourceType !== null && operation.bodyNamesResources));
       let path = operation.path;
       let pathId: string | undefined;
       let foreignInPath = false;

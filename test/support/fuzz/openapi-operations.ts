@@ -22,6 +22,8 @@ export interface Operation {
   attributes: Record<string, Schema>;
   /** Kinds of the properties `data` may carry in the request body (the declared schema). */
   bodyData: Record<string, Schema>;
+  /** The body can name other resources (a relationship or an `…_id` member): a create, a move. */
+  bodyNamesResources: boolean;
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
@@ -66,6 +68,7 @@ export function operationsOf(document: Schema): Operation[] {
         resourceType: typeof resourceType === 'string' ? resourceType : null,
         attributes: (at(resource, 'properties', 'attributes', 'properties') ?? {}) as Record<string, Schema>,
         bodyData: (at(bodySchema, 'properties', 'data', 'properties') ?? {}) as Record<string, Schema>,
+        bodyNamesResources: /"relationships"|_id"/.test(JSON.stringify(bodySchema ?? {})),
       });
     }
   }

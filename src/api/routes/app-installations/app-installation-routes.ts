@@ -5,6 +5,7 @@ import { rejectInclude } from '../../jsonapi/include.js';
 import { sendList, sendResource } from '../../jsonapi/respond.js';
 import { toResourceObject } from '../../jsonapi/serialize.js';
 import {
+  actionBodySchema,
   ERROR_RESPONSE_SCHEMA,
   ID_PARAMS_SCHEMA,
   LIST_QUERY_SCHEMA,
@@ -64,6 +65,7 @@ export async function appInstallationRoutes(app: FastifyInstance, ctx: ApiContex
         tags,
         summary:
           'Start a Slack OAuth v2 install for this workspace: answers the Slack authorize URL to open (signed for this workspace, good for 10 minutes)',
+        body: actionBodySchema(),
         response: {
           200: {
             type: 'object',

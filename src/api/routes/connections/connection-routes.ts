@@ -10,13 +10,13 @@ import {
   ID_PARAMS_SCHEMA,
   LIST_QUERY_SCHEMA,
   listDocumentSchema,
-  RESOURCE_BODY_SCHEMA,
   SINGLE_QUERY_SCHEMA,
   singleDocumentSchema,
 } from '../../jsonapi/resource-schemas.js';
 import { ConnectionRepository, type ConnectionRow } from '../../../store/connection-repository.js';
 import { actorOf } from '../workflows/workflow-routes.js';
 import { connectionResource } from './connection-resource.js';
+import { CREATE_CONNECTION_BODY, UPDATE_CONNECTION_BODY } from './connection-body-schemas.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 const single = singleDocumentSchema(connectionResource);
@@ -29,10 +29,6 @@ const errors = {
   422: ERROR_RESPONSE_SCHEMA,
 };
 const tags = ['Connections'];
-const BODY = {
-  ...RESOURCE_BODY_SCHEMA,
-  description: 'attributes provider (openai, anthropic, openai_compatible), name, base_url, api_key (write-only)',
-};
 
 export async function connectionRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const present = (request: FastifyRequest, row: ConnectionRow) => {
@@ -71,7 +67,7 @@ export async function connectionRoutes(app: FastifyInstance, ctx: ApiContext): P
       schema: {
         tags,
         summary: 'Create a connection (the API key is sealed and never shown again)',
-        body: BODY,
+        body: CREATE_CONNECTION_BODY,
         querystring: SINGLE_QUERY_SCHEMA,
         response: { 201: single, ...errors },
       },
@@ -105,7 +101,7 @@ export async function connectionRoutes(app: FastifyInstance, ctx: ApiContext): P
         tags,
         summary: 'Rename a connection, change its base URL, or replace (null: remove) its API key',
         params: ID_PARAMS_SCHEMA,
-        body: BODY,
+        body: UPDATE_CONNECTION_BODY,
         querystring: SINGLE_QUERY_SCHEMA,
         response: { 200: single, ...errors },
       },

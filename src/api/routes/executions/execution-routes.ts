@@ -12,6 +12,7 @@ import { readActionData } from '../../jsonapi/request-document.js';
 import { RUN_RESPONSE_SCHEMA } from '../workflows/graph-schemas.js';
 import { toResourceObject, type ResourceObject } from '../../jsonapi/serialize.js';
 import {
+  actionBodySchema,
   ERROR_RESPONSE_SCHEMA,
   ID_PARAMS_SCHEMA,
   LIST_QUERY_SCHEMA,
@@ -142,6 +143,7 @@ export async function executionRoutes(app: FastifyInstance, ctx: ApiContext): Pr
         tags,
         summary: 'Cancel a pending, running or waiting execution (409 when it already ended)',
         params: ID_PARAMS_SCHEMA,
+        body: actionBodySchema(),
         querystring: SINGLE_QUERY_SCHEMA,
         response: {
           200: singleDocumentSchema(executionResource, EXECUTION_RELATIONSHIPS, [workflowResource]),
@@ -166,6 +168,7 @@ export async function executionRoutes(app: FastifyInstance, ctx: ApiContext): Pr
         tags,
         summary: 'Run a failed execution again from its failed step, as a new execution linked to it (completed steps keep their outputs)',
         params: ID_PARAMS_SCHEMA,
+        body: actionBodySchema(),
         response: { 202: RUN_RESPONSE_SCHEMA, 409: ERROR_RESPONSE_SCHEMA, ...errors },
       },
     },
@@ -202,7 +205,12 @@ export async function executionRoutes(app: FastifyInstance, ctx: ApiContext): Pr
         summary: 'List the steps of one execution in the order they ran',
         params: STEPS_PARAMS,
         querystring: LIST_QUERY_SCHEMA,
-        response: { 200: listDocumentSchema(executionStepResource, EXECUTION_STEP_RELATIONSHIPS, [executionResource]), ...errors },
+        response: {
+          200: listDocumentSchema(executionStepResource, EXECUTION_STEP_RELATIONSHIPS, [
+            { definition: executionResource, relationships: EXECUTION_RELATIONSHIPS },
+          ]),
+          ...errors,
+        },
       },
     },
     async (request: FastifyRequest<{ Params: { workflow_execution_id: string } }>, reply) => {

@@ -6,9 +6,10 @@ import { toResourceObject } from '../../jsonapi/serialize.js';
 import { ERROR_RESPONSE_SCHEMA, ID_PARAMS_SCHEMA, singleDocumentSchema } from '../../jsonapi/resource-schemas.js';
 import { isFolderImportBody } from '../../../services/folders/folder-documents.js';
 import { actorOf } from '../workflows/workflow-routes.js';
-import { FOLDER_EXPORT_RESPONSE_SCHEMA, SERVICE_FOLDER_DOCUMENT_SCHEMA } from '../workflows/document-schemas.js';
+import { FOLDER_EXPORT_RESPONSE_SCHEMA } from '../workflows/document-schemas.js';
 import { FOLDER_IMPORT_META_SCHEMA } from '../workflows/import-schemas.js';
 import { folderResource } from './folder-resource.js';
+import { IMPORT_FOLDER_BODY } from './folder-body-schemas.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 const errors = {
@@ -20,28 +21,6 @@ const errors = {
 };
 const tags = ['Folders'];
 const imported = singleDocumentSchema(folderResource, { parent: 'workflow-folder' });
-
-const IMPORT_BODY_SCHEMA = {
-  type: 'object',
-  required: ['data'],
-  properties: {
-    data: {
-      type: 'object',
-      required: ['document'],
-      properties: {
-        // Described, not validated here: the service reads it and answers 422 with pointers into it.
-        document: {
-          description: `a service-folder/v1 document (components.schemas.ServiceFolderDocument: ${SERVICE_FOLDER_DOCUMENT_SCHEMA.description}), or an n8n export:workflow list (all into one new folder)`,
-        },
-        parent_id: {
-          type: ['string', 'null'],
-          description: 'file the new folder under this root folder (documents without sub-folders only)',
-        },
-        name: { type: 'string', description: "the new folder's name instead of the document's" },
-      },
-    },
-  },
-};
 
 /** Folder documents: export (plain JSON) and import (creates a folder tree and its workflows). */
 export async function folderDocumentRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
@@ -69,7 +48,7 @@ export async function folderDocumentRoutes(app: FastifyInstance, ctx: ApiContext
           'Create a folder tree and its workflows from a service-folder/v1 document (or an n8n export:workflow list), calls among them rewired, in one transaction',
         description:
           "Answers the new folder; `meta.workflows` has each workflow's id and import report, `meta.folders` every folder created.",
-        body: IMPORT_BODY_SCHEMA,
+        body: IMPORT_FOLDER_BODY,
         response: { 201: { ...imported, properties: { ...imported.properties, meta: FOLDER_IMPORT_META_SCHEMA } }, ...errors },
       },
     },

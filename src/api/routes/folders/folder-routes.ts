@@ -10,17 +10,17 @@ import {
   ID_PARAMS_SCHEMA,
   LIST_QUERY_SCHEMA,
   listDocumentSchema,
-  RESOURCE_BODY_SCHEMA,
   SINGLE_QUERY_SCHEMA,
   singleDocumentSchema,
 } from '../../jsonapi/resource-schemas.js';
 import { FolderRepository, type FolderRow } from '../../../store/folder-repository.js';
 import { actorOf } from '../workflows/workflow-routes.js';
 import { folderResource } from './folder-resource.js';
+import { CREATE_FOLDER_BODY, RENAME_FOLDER_BODY, REORDER_FOLDER_BODY } from './folder-body-schemas.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 const RELATIONSHIPS = { parent: 'workflow-folder' };
-const single = singleDocumentSchema(folderResource, RELATIONSHIPS, [folderResource]);
+const single = singleDocumentSchema(folderResource, RELATIONSHIPS, [{ definition: folderResource, relationships: RELATIONSHIPS }]);
 const errors = {
   400: ERROR_RESPONSE_SCHEMA,
   401: ERROR_RESPONSE_SCHEMA,
@@ -65,7 +65,10 @@ export async function folderRoutes(app: FastifyInstance, ctx: ApiContext): Promi
         tags,
         summary: 'List folders by position',
         querystring: LIST_QUERY_SCHEMA,
-        response: { 200: listDocumentSchema(folderResource, RELATIONSHIPS, [folderResource]), ...errors },
+        response: {
+          200: listDocumentSchema(folderResource, RELATIONSHIPS, [{ definition: folderResource, relationships: RELATIONSHIPS }]),
+          ...errors,
+        },
       },
     },
     async (request, reply) => {
@@ -87,7 +90,7 @@ export async function folderRoutes(app: FastifyInstance, ctx: ApiContext): Promi
       schema: {
         tags,
         summary: 'Create a folder (optional parent: one level deep)',
-        body: RESOURCE_BODY_SCHEMA,
+        body: CREATE_FOLDER_BODY,
         querystring: SINGLE_QUERY_SCHEMA,
         response: { 201: single, ...errors },
       },
@@ -123,7 +126,7 @@ export async function folderRoutes(app: FastifyInstance, ctx: ApiContext): Promi
         tags,
         summary: 'Rename a folder',
         params: ID_PARAMS_SCHEMA,
-        body: RESOURCE_BODY_SCHEMA,
+        body: RENAME_FOLDER_BODY,
         querystring: SINGLE_QUERY_SCHEMA,
         response: { 200: single, ...errors },
       },
@@ -157,7 +160,7 @@ export async function folderRoutes(app: FastifyInstance, ctx: ApiContext): Promi
         tags,
         summary: 'Order a folder among its siblings (before_id/after_id or position) or reparent it (parent_id)',
         params: ID_PARAMS_SCHEMA,
-        body: RESOURCE_BODY_SCHEMA,
+        body: REORDER_FOLDER_BODY,
         querystring: SINGLE_QUERY_SCHEMA,
         response: { 200: single, ...errors },
       },

@@ -11,7 +11,6 @@ import {
   ID_PARAMS_SCHEMA,
   LIST_QUERY_SCHEMA,
   listDocumentSchema,
-  RESOURCE_BODY_SCHEMA,
   SINGLE_QUERY_SCHEMA,
   singleDocumentSchema,
 } from '../../jsonapi/resource-schemas.js';
@@ -21,6 +20,7 @@ import { KnowledgeDocumentRepository, type KnowledgeDocumentRow } from '../../..
 import { MAX_DOCUMENT_BYTES } from '../../../services/knowledge/knowledge-document-service.js';
 import { actorOf } from '../workflows/workflow-routes.js';
 import { knowledgeBaseResource, knowledgeDocumentResource } from './knowledge-base-resource.js';
+import { CREATE_BASE_BODY, INGEST_BODY, SEARCH_BODY, UPDATE_BASE_BODY } from './knowledge-base-body-schemas.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 type DocumentRequest = FastifyRequest<{ Params: { id: string; document_id: string } }>;
@@ -43,18 +43,6 @@ const DOCUMENT_PARAMS = {
 } as const;
 const RAW_TYPES = ['text/markdown', 'text/plain'];
 
-const INGEST_BODY = {
-  content: {
-    [JSONAPI_MEDIA_TYPE]: {
-      schema: {
-        ...RESOURCE_BODY_SCHEMA,
-        description: 'attributes title, content, content_type (text/markdown default, text/plain), external_key, metadata',
-      },
-    },
-    'text/markdown': { schema: { type: 'string', description: 'the document itself; title and external_key in the query' } },
-    'text/plain': { schema: { type: 'string', description: 'the document itself; title and external_key in the query' } },
-  },
-};
 const INGEST_QUERY = {
   type: 'object',
   additionalProperties: false,
@@ -65,22 +53,6 @@ const INGEST_QUERY = {
   },
 } as const;
 
-/** Documented here; the values are checked by the service, so a bad one is a 422 with its pointer. */
-const SEARCH_BODY = {
-  type: 'object',
-  required: ['data'],
-  properties: {
-    data: {
-      type: 'object',
-      properties: {
-        query: { type: 'string', description: 'required' },
-        top_k: { type: 'integer', description: '1 to 50, default 5' },
-        mode: { type: 'string', description: 'hybrid (default), vector or keyword' },
-        filter: { type: 'object', description: 'equality on metadata keys: {"lang": "en"}' },
-      },
-    },
-  },
-} as const;
 const SEARCH_RESPONSE = {
   type: 'object',
   properties: {
@@ -151,7 +123,7 @@ export async function knowledgeBaseRoutes(app: FastifyInstance, ctx: ApiContext)
       schema: {
         tags,
         summary: 'Create a knowledge base (built-in embedder by default)',
-        body: RESOURCE_BODY_SCHEMA,
+        body: CREATE_BASE_BODY,
         querystring: SINGLE_QUERY_SCHEMA,
         response: { 201: single, ...errors },
       },
@@ -185,7 +157,7 @@ export async function knowledgeBaseRoutes(app: FastifyInstance, ctx: ApiContext)
         tags,
         summary: 'Change a knowledge base (a new embedder re-embeds every chunk in the background)',
         params: ID_PARAMS_SCHEMA,
-        body: RESOURCE_BODY_SCHEMA,
+        body: UPDATE_BASE_BODY,
         querystring: SINGLE_QUERY_SCHEMA,
         response: { 200: single, ...errors },
       },

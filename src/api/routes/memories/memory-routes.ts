@@ -10,13 +10,13 @@ import {
   ID_PARAMS_SCHEMA,
   LIST_QUERY_SCHEMA,
   listDocumentSchema,
-  RESOURCE_BODY_SCHEMA,
   SINGLE_QUERY_SCHEMA,
   singleDocumentSchema,
 } from '../../jsonapi/resource-schemas.js';
 import { MemoryRepository, type MemoryRow } from '../../../store/memory-repository.js';
 import { actorOf } from '../workflows/workflow-routes.js';
 import { memoryMessageResource, memoryResource, memorySessionResource } from './memory-resource.js';
+import { CREATE_MEMORY_BODY, MESSAGE_BODY, UPDATE_MEMORY_BODY } from './memory-body-schemas.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 type SessionRequest = FastifyRequest<{ Params: { id: string; key: string } }>;
@@ -34,20 +34,6 @@ const SESSION_PARAMS = {
   type: 'object',
   required: ['id', 'key'],
   properties: { id: { type: 'string' }, key: { type: 'string', description: "the caller's session key (URL-encoded)" } },
-} as const;
-const MESSAGE_BODY = {
-  type: 'object',
-  required: ['data'],
-  // Values are checked by the service (422 with a pointer), so the schema only documents them.
-  properties: {
-    data: {
-      type: 'object',
-      properties: {
-        role: { description: 'user, assistant, system, tool or summary' },
-        content: { description: 'the message text (a string)' },
-      },
-    },
-  },
 } as const;
 const SESSION_SUMMARY = {
   type: 'object',
@@ -124,7 +110,7 @@ export async function memoryRoutes(app: FastifyInstance, ctx: ApiContext): Promi
       schema: {
         tags,
         summary: 'Create a memory (window, compaction, recall)',
-        body: RESOURCE_BODY_SCHEMA,
+        body: CREATE_MEMORY_BODY,
         querystring: SINGLE_QUERY_SCHEMA,
         response: { 201: single, ...errors },
       },
@@ -157,7 +143,7 @@ export async function memoryRoutes(app: FastifyInstance, ctx: ApiContext): Promi
         tags,
         summary: "Change a memory's name or settings (they apply from the next message)",
         params: ID_PARAMS_SCHEMA,
-        body: RESOURCE_BODY_SCHEMA,
+        body: UPDATE_MEMORY_BODY,
         querystring: SINGLE_QUERY_SCHEMA,
         response: { 200: single, ...errors },
       },

@@ -162,7 +162,11 @@ export async function storeDumpRoutes(app: FastifyInstance, ctx: ApiContext & { 
             description: `${NDJSON}: the dump's header line, then one {key, row, created_at, updated_at} per line`,
             content: { [NDJSON]: { schema: { type: 'string' } } },
           },
-          response: { 201: RESTORE_RESPONSE, ...errors },
+          response: {
+            201: RESTORE_RESPONSE,
+            ...errors,
+            408: { ...ERROR_RESPONSE_SCHEMA, description: 'the body stalled past the restore lease; the store is given up' },
+          },
         },
       },
       async (request: FastifyRequest, reply: FastifyReply) => {

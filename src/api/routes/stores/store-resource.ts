@@ -28,6 +28,12 @@ export const storeRowResource: ResourceDefinition = {
   type: 'store-row',
   table: 'store_rows',
   defaultSort: 'updated_at',
+  idKind: 'string',
+  filterPattern: {
+    pattern: '^row\\.[^.]+$',
+    description:
+      "filter[row.<field>][operator]=value: a top-level field the store's schema declares with one scalar type, compared as that type",
+  },
   attributes: {
     key: { kind: 'string', default: true },
     row: { kind: 'object', default: true, filterable: false },

@@ -12,13 +12,12 @@ import {
   ID_PARAMS_SCHEMA,
   LIST_QUERY_SCHEMA,
   listDocumentSchema,
-  RESOURCE_BODY_SCHEMA,
   SINGLE_QUERY_SCHEMA,
   singleDocumentSchema,
 } from '../../jsonapi/resource-schemas.js';
 import { actorOf } from '../workflows/workflow-routes.js';
 import { sendDeletionFeed } from './store-feeds.js';
-import { DELETIONS_QUERY_SCHEMA, DELETIONS_RESPONSE } from './store-schemas.js';
+import { CREATE_STORE_BODY, DELETIONS_QUERY_SCHEMA, DELETIONS_RESPONSE, UPDATE_STORE_BODY } from './store-schemas.js';
 import { storeResource } from './store-resource.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
@@ -70,7 +69,7 @@ export async function storeRoutes(app: FastifyInstance, ctx: ApiContext): Promis
       schema: {
         tags,
         summary: 'Create a store (name; optional slug, description, schema, row_cap)',
-        body: RESOURCE_BODY_SCHEMA,
+        body: CREATE_STORE_BODY,
         querystring: SINGLE_QUERY_SCHEMA,
         response: { 201: single, ...errors },
       },
@@ -103,7 +102,7 @@ export async function storeRoutes(app: FastifyInstance, ctx: ApiContext): Promis
         tags,
         summary: 'Change a store: name, slug, description, row_cap, or schema (accepted only when every row satisfies it)',
         params: ID_PARAMS_SCHEMA,
-        body: RESOURCE_BODY_SCHEMA,
+        body: UPDATE_STORE_BODY,
         querystring: SINGLE_QUERY_SCHEMA,
         response: { 200: single, ...errors },
       },

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiContext } from '../../api-context.js';
-import { ERROR_RESPONSE_SCHEMA } from '../../jsonapi/resource-schemas.js';
+import { actionBodySchema, ERROR_RESPONSE_SCHEMA } from '../../jsonapi/resource-schemas.js';
 import { actorOf } from '../workflows/workflow-routes.js';
 
 type NodeRequest = FastifyRequest<{ Params: { id: string; node_id: string } }>;
@@ -48,6 +48,7 @@ export async function webhookAdminRoutes(app: FastifyInstance, ctx: ApiContext):
         tags,
         summary: "Rotate a webhook node's bearer token (the old one stops working at once)",
         params: PARAMS,
+        body: actionBodySchema(),
         response: { 200: TOKEN_SCHEMA, ...errors },
       },
     },
@@ -63,6 +64,7 @@ export async function webhookAdminRoutes(app: FastifyInstance, ctx: ApiContext):
         tags,
         summary: 'Capture the next authenticated delivery as a sample, even while the workflow is inactive',
         params: PARAMS,
+        body: actionBodySchema(),
         response: { 200: CAPTURE_SCHEMA, ...errors },
       },
     },

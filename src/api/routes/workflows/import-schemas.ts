@@ -1,5 +1,8 @@
+import { BUILD_MODES } from '../../../db/schema.js';
 import { REQUIREMENT_KINDS } from '../../../documents/import-report.js';
 import { N8N_SHAPES } from '../../../documents/n8n/n8n-document.js';
+import { DOCUMENT_FORM, resourceBodySchema } from '../../jsonapi/resource-schemas.js';
+import { DESCRIPTION } from '../body-schemas.js';
 import { SERVICE_DOCUMENT_SCHEMA } from './document-schemas.js';
 
 /**
@@ -49,23 +52,50 @@ const ATTRIBUTES = {
   },
 };
 
+const CREATE_DESCRIPTION =
+  "`name` alone creates a bare workflow; `document` imports one (created inactive; the answer's `meta` is the import report).";
+const BARE_ONLY = 'a bare create only: an import (with `document`) refuses it';
+
+/**
+ * What the create and the import read (WorkflowService.create, WorkflowImports.importWorkflow):
+ * `name` is required without a document; ai_auto_probe, build_mode and build_prompt only
+ * without one (the document carries its own).
+ */
+const CREATE_ATTRIBUTES = {
+  name: {
+    ...ATTRIBUTES.name,
+    minLength: 1,
+    description: `${ATTRIBUTES.name.description}; required without a document; trimmed, not blank`,
+  },
+  description: DESCRIPTION,
+  ai_auto_probe: { type: 'boolean', description: `default false; ${BARE_ONLY}` },
+  build_mode: { type: 'string', enum: [...BUILD_MODES], description: `default advanced; ${BARE_ONLY}` },
+  build_prompt: { type: ['string', 'null'], maxLength: 20_000, description: `trimmed; ${BARE_ONLY}` },
+  document: IMPORT_DOCUMENT,
+  folder_id: ATTRIBUTES.folder_id,
+};
+
 /**
  * Either form DESIGN.md allows: the flat `{data: {name, description, document, folder_id}}`
  * the contract shows, or a JSON:API resource object. The schema describes; the service reads
  * the body and answers with a pointer per problem. Neither alternative constrains the other
  * form's members, so a body of one form passes the other alternative: the framework refuses
- * only a body mixing both forms, which the service refuses too.
+ * only a body mixing both forms, which the service refuses too. The document shows the exact
+ * form (DOCUMENT_FORM), both alternatives closed.
  */
 export const CREATE_WORKFLOW_BODY_SCHEMA = {
   type: 'object',
   required: ['data'],
   definitions: { ServiceDocument: SERVICE_DOCUMENT_SCHEMA },
+  [DOCUMENT_FORM]: resourceBodySchema('workflow', CREATE_ATTRIBUTES, {
+    relationships: { folder: 'workflow-folder' },
+    description: CREATE_DESCRIPTION,
+  })[DOCUMENT_FORM],
   properties: {
     data: {
       type: 'object',
       additionalProperties: true,
-      description:
-        "`name` alone creates a bare workflow; `document` imports one (created inactive; the answer's `meta` is the import report).",
+      description: CREATE_DESCRIPTION,
       anyOf: [
         { title: 'Flat', type: 'object', properties: ATTRIBUTES },
         {

@@ -10,7 +10,6 @@ import {
   ID_PARAMS_SCHEMA,
   LIST_QUERY_SCHEMA,
   listDocumentSchema,
-  RESOURCE_BODY_SCHEMA,
   SINGLE_QUERY_SCHEMA,
   singleDocumentSchema,
 } from '../../jsonapi/resource-schemas.js';
@@ -20,6 +19,7 @@ import type { Actor } from '../../../services/workflows/workflow-service.js';
 import { workflowResource } from './workflow-resource.js';
 import { GRAPH_BODY_SCHEMA, GRAPH_RESPONSE_SCHEMA, RUN_BODY_SCHEMA, RUN_RESPONSE_SCHEMA } from './graph-schemas.js';
 import { CREATE_WORKFLOW_BODY_SCHEMA, IMPORT_META_SCHEMA } from './import-schemas.js';
+import { MOVE_WORKFLOW_BODY, UPDATE_WORKFLOW_BODY, WORKFLOW_ACTION_BODY } from './workflow-body-schemas.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 
@@ -116,7 +116,7 @@ export async function workflowRoutes(app: FastifyInstance, ctx: ApiContext): Pro
         tags,
         summary: 'Rename a workflow or change its description',
         params: ID_PARAMS_SCHEMA,
-        body: RESOURCE_BODY_SCHEMA,
+        body: UPDATE_WORKFLOW_BODY,
         querystring: SINGLE_QUERY_SCHEMA,
         response: { 200: single, ...errors },
       },
@@ -155,6 +155,7 @@ export async function workflowRoutes(app: FastifyInstance, ctx: ApiContext): Pro
               ? 'Validate the canvas and freeze it into the snapshot the workflow runs'
               : 'Stop the triggers (the snapshot is kept for audit)',
           params: ID_PARAMS_SCHEMA,
+          body: WORKFLOW_ACTION_BODY,
           querystring: SINGLE_QUERY_SCHEMA,
           response: { 200: single, ...errors },
         },
@@ -174,6 +175,7 @@ export async function workflowRoutes(app: FastifyInstance, ctx: ApiContext): Pro
         tags,
         summary: 'Copy a workflow as "<name> (copy)", inactive',
         params: ID_PARAMS_SCHEMA,
+        body: WORKFLOW_ACTION_BODY,
         querystring: SINGLE_QUERY_SCHEMA,
         response: { 201: single, ...errors },
       },
@@ -193,7 +195,7 @@ export async function workflowRoutes(app: FastifyInstance, ctx: ApiContext): Pro
         tags,
         summary: 'File a workflow into a folder (or the root) and order it among its siblings',
         params: ID_PARAMS_SCHEMA,
-        body: RESOURCE_BODY_SCHEMA,
+        body: MOVE_WORKFLOW_BODY,
         querystring: SINGLE_QUERY_SCHEMA,
         response: { 200: single, ...errors },
       },
