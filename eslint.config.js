@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'data/', 'scratch/'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', 'data/', 'scratch/', 'clients/*/dist/', 'clients/typescript/src/schema.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
