@@ -1984,7 +1984,7 @@ export interface operations {
           count?: boolean;
         };
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           workflow?: string;
@@ -2159,7 +2159,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           workflow?: string;
@@ -2537,7 +2537,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           workflow?: string;
@@ -2831,7 +2831,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           workflow?: string;
@@ -3068,7 +3068,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           workflow?: string;
@@ -3278,7 +3278,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           workflow?: string;
@@ -3488,7 +3488,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           workflow?: string;
@@ -3698,7 +3698,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           workflow?: string;
@@ -6256,7 +6256,7 @@ export interface operations {
           count?: boolean;
         };
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           'step-template'?: string;
@@ -10019,7 +10019,7 @@ export interface operations {
           count?: boolean;
         };
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           store?: string;
@@ -10185,7 +10185,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           store?: string;
@@ -10428,7 +10428,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           store?: string;
@@ -10715,7 +10715,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           store?: string;
@@ -11321,7 +11321,7 @@ export interface operations {
           count?: boolean;
         };
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           'store-row'?: string;
@@ -11484,7 +11484,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           'store-row'?: string;
@@ -12537,7 +12537,7 @@ export interface operations {
           count?: boolean;
         };
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           connection?: string;
@@ -12693,7 +12693,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           connection?: string;
@@ -12908,7 +12908,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           connection?: string;
@@ -13185,7 +13185,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           connection?: string;
@@ -13760,7 +13760,7 @@ export interface operations {
           count?: boolean;
         };
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           'knowledge-base'?: string;
@@ -13945,7 +13945,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           'knowledge-base'?: string;
@@ -14221,7 +14221,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           'knowledge-base'?: string;
@@ -14527,7 +14527,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           'knowledge-base'?: string;
@@ -15162,7 +15162,7 @@ export interface operations {
           count?: boolean;
         };
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           'knowledge-document'?: string;
@@ -15341,7 +15341,7 @@ export interface operations {
         /** @description raw bodies: the key a re-send matches */
         external_key?: string;
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           'knowledge-document'?: string;
@@ -15659,7 +15659,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           'knowledge-document'?: string;
@@ -16366,7 +16366,7 @@ export interface operations {
           count?: boolean;
         };
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           memory?: string;
@@ -16530,7 +16530,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           memory?: string;
@@ -16813,7 +16813,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           memory?: string;
@@ -17098,7 +17098,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           memory?: string;
@@ -17672,7 +17672,7 @@ export interface operations {
           count?: boolean;
         };
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           'memory-session'?: string;
@@ -18059,7 +18059,7 @@ export interface operations {
           count?: boolean;
         };
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           'memory-message'?: string;
@@ -18614,7 +18614,7 @@ export interface operations {
         /** @description keep systems and standalone workflows with a member whose name contains this (case-insensitive) */
         search?: string;
         /** @description only members with this status (active, inactive); systems are formed among them */
-        status?: string;
+        status?: 'inactive' | 'active';
       };
       header?: never;
       path?: never;
@@ -19730,7 +19730,7 @@ export interface operations {
           count?: boolean;
         };
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           'app-installation'?: string;
@@ -19997,7 +19997,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description comma-separated relationship names */
-        include?: string;
+        include?: '';
         /** @description sparse fieldsets: fields[type]=a,b */
         fields?: {
           'app-installation'?: string;

@@ -65,14 +65,42 @@ function answeredDefinitions(operation: Operation): ResourceDefinition[] {
     const resource = (data?.items ?? data) as Schema | undefined;
     const included = ((properties?.included?.items as Schema | undefined)?.anyOf ?? []) as Schema[];
     for (const candidate of [resource, ...included]) {
-      // The generator writes a `const` as a one-value `enum`.
-      const typeSchema = (candidate?.properties as Record<string, Schema> | undefined)?.type as Schema | undefined;
-      const type = typeSchema?.const ?? (typeSchema?.enum as unknown[] | undefined)?.[0];
+      const type = typeOf(candidate);
       const definition = typeof type === 'string' ? definitionOfType(type) : undefined;
       if (definition && !found.includes(definition)) found.push(definition);
     }
   }
   return found;
+}
+
+/** A resource schema's `type` (the generator writes a `const` as a one-value `enum`). */
+const typeOf = (resource: Schema | undefined): unknown => {
+  const type = (resource?.properties as Record<string, Schema> | undefined)?.type;
+  return type?.const ?? (type?.enum as unknown[] | undefined)?.[0];
+};
+
+/** `include` takes the relationships of the answered resource whose type the answer can include. */
+function includeSchema(operation: Operation): Schema | undefined {
+  const schema = Object.entries(operation.responses ?? {}).find(([status]) => status.startsWith('2'))?.[1].content?.[JSONAPI_MEDIA_TYPE]
+    ?.schema;
+  if (!schema) return undefined;
+  const properties = schema.properties as Record<string, Schema>;
+  const resource = (properties.data?.items ?? properties.data) as Schema | undefined;
+  const included = new Set((((properties.included?.items as Schema | undefined)?.anyOf ?? []) as Schema[]).map(typeOf));
+  const relationships = ((resource?.properties as Record<string, Schema> | undefined)?.relationships?.properties ?? {}) as Record<
+    string,
+    Schema
+  >;
+  const names = Object.entries(relationships)
+    .filter(([, relationship]) => {
+      const linkage = (relationship.properties as Record<string, Schema>).data?.anyOf as Schema[] | undefined;
+      return (linkage ?? []).some((form) => included.has(typeOf(form)));
+    })
+    .map(([name]) => name);
+  if (names.length === 0)
+    return { type: 'string', enum: [''], description: 'nothing to include: this resource has no relationships to include' };
+  const one = `(${names.join('|')})`;
+  return { type: 'string', pattern: `^(${one}(,${one})*)?$`, description: `comma-separated: ${names.join(', ')}` };
 }
 
 /** filter, page and fields are deepObject parameters, each described from the answered resource's definition. */
@@ -86,6 +114,7 @@ function describeQuery(operation: Operation): void {
     else if (parameter.name === 'sort' && definitions[0] && parameter.schema.type === 'string')
       parameter.schema = sortParameterSchema(definitions[0]);
     else if (parameter.name === 'page') parameter.schema = structuredClone(PAGE_PARAMETER_SCHEMA);
+    else if (parameter.name === 'include') parameter.schema = includeSchema(operation) ?? parameter.schema;
     else if (parameter.name === 'fields' && definitions.length > 0) parameter.schema = fieldsParameterSchema(definitions);
     if (parameter.schema.type === 'object') {
       parameter.style = 'deepObject';

@@ -1,4 +1,5 @@
-import { APP_PROVIDERS } from '../../../db/schema.js';
+import { APP_PROVIDERS, WORKFLOW_STATUSES } from '../../../db/schema.js';
+import { DOCUMENT_FORM } from '../../jsonapi/resource-schemas.js';
 
 /**
  * OpenAPI schemas of the workflow documents (docs/import.md) and of the call graph answers.
@@ -139,7 +140,15 @@ export const MAP_QUERY_SCHEMA = {
       type: 'string',
       description: 'keep systems and standalone workflows with a member whose name contains this (case-insensitive)',
     },
-    status: { type: 'string', description: 'only members with this status (active, inactive); systems are formed among them' },
+    status: {
+      type: 'string',
+      description: 'only members with this status (active, inactive); systems are formed among them',
+      [DOCUMENT_FORM]: {
+        type: 'string',
+        enum: [...WORKFLOW_STATUSES],
+        description: 'only members with this status; systems are formed among them',
+      },
+    },
   },
 } as const;
 
