@@ -64,16 +64,6 @@ export class MemoryRepository {
       .executeTakeFirst();
   }
 
-  async touchSession(memoryId: string, key: string, now: string): Promise<void> {
-    await this.db
-      .updateTable('memory_sessions')
-      .set({ updated_at: now })
-      .where('workspace_id', '=', this.workspaceId)
-      .where('memory_id', '=', memoryId)
-      .where('session_key', '=', key)
-      .execute();
-  }
-
   findSessionById(id: string): Promise<MemorySessionRow | undefined> {
     return this.db
       .selectFrom('memory_sessions')
