@@ -1,7 +1,19 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { countText, countTokens, joinCounts, joinTexts, pieceTokens, startJoin, tokenPieces, tokensWithNewline } from './token-counter.js';
+import { Tiktoken } from 'js-tiktoken/lite';
+import cl100k from 'js-tiktoken/ranks/cl100k_base';
+import {
+  countText,
+  countTokens,
+  joinCounts,
+  joinTexts,
+  LONG_PIECE,
+  pieceTokens,
+  startJoin,
+  tokenPieces,
+  tokensWithNewline,
+} from './token-counter.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -103,5 +115,25 @@ describe('token counting', () => {
   it('counts a text followed by a newline', () => {
     for (const text of ['| a | b |', 'x.', '12', '', 'word  ', "it's"])
       expect(tokensWithNewline(countText(text))).toBe(countTokens(`${text}\n`));
+  });
+
+  it('counts a piece longer than LONG_PIECE in slices: exact up to it, never under past it, and a long run at all', () => {
+    const exact = new Tiktoken(cl100k);
+    const camel = Array.from({ length: 600 }, (_, i) => ['Quick', 'Brown', 'Fox', 'Jumps', 'Lazy', 'Dog'][(i * 7) % 6]).join('');
+    expect(tokenPieces(camel)).toEqual([camel]);
+    const atLimit = camel.slice(0, LONG_PIECE);
+    expect(pieceTokens(atLimit)).toBe(exact.encode(atLimit).length);
+    const sliced = pieceTokens(camel);
+    expect(sliced).toBeGreaterThanOrEqual(exact.encode(camel).length);
+    expect(sliced).toBeLessThanOrEqual(exact.encode(camel).length * 1.02);
+    // 200,000 characters without a space: its slices' counts added (the whole merge was hours).
+    const run = 'abcdefghij'.repeat(20_000);
+    let expected = 0;
+    for (let start = 0; start < run.length; start += LONG_PIECE) expected += exact.encode(run.slice(start, start + LONG_PIECE)).length;
+    expect(countTokens(run)).toBe(expected);
+    // A surrogate pair (an astral letter, so one piece) at a slice's edge stays whole.
+    const emoji = `${'x'.repeat(LONG_PIECE - 1)}𝐀${'y'.repeat(10)}`;
+    expect(tokenPieces(emoji)).toEqual([emoji]);
+    expect(pieceTokens(emoji)).toBe(exact.encode(emoji.slice(0, LONG_PIECE + 1)).length + exact.encode('y'.repeat(10)).length);
   });
 });
