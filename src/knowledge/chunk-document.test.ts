@@ -174,4 +174,22 @@ describe("chunking the project's own markdown", () => {
       },
     ]);
   });
+
+  it('cuts a run without spaces larger than a chunk into chunks within the size, losing nothing', () => {
+    const run = 'QuickBrownFoxJumpsOverTheLazyDog'.repeat(1500);
+    for (const text of [run, `Before. ${run} After.`, `\`\`\`\n${run}\n\`\`\``]) {
+      const chunks = chunkDocument(text, { size: 64, overlap: 0, markdown: true });
+      expect(chunks.length).toBeGreaterThan(100);
+      for (const chunk of chunks) {
+        expect(chunk.tokens).toBeLessThanOrEqual(64);
+        expect(countTokens(chunk.text)).toBe(chunk.tokens);
+      }
+      expect(
+        chunks
+          .map((c) => c.text)
+          .join('')
+          .replace(/[\s`]/g, ''),
+      ).toBe(text.replace(/[\s`]/g, ''));
+    }
+  });
 });

@@ -3,6 +3,7 @@ import {
   countTokens,
   joinCounts,
   joinTexts,
+  LONG_PIECE,
   pieceTokens,
   startJoin,
   tokenPieces,
@@ -20,7 +21,7 @@ import {
  *   with too little room left is closed first); one larger than a chunk is split between lines
  *   (code, re-fenced in every piece) or rows (tables, the header and delimiter rows repeated).
  * - Prose is split between sentences (list items between lines), and a sentence longer than a
- *   chunk between tokenizer pieces.
+ *   chunk between tokenizer pieces; a single piece longer than a chunk between characters.
  * - Plain text (`text/plain`) has no headings, code or tables: paragraphs and sentences only.
  *
  * Overlap: a new chunk of the same section starts with the trailing sentences of the previous
@@ -65,20 +66,47 @@ function unit(text: string, kind: UnitKind, joiner: string, counted = countText(
   return { text, tokens: counted.tokens, counted, kind, joiner };
 }
 
-/** Splits text longer than `size` tokens between tokenizer pieces. */
+/** Whether `text[end - 1]` is the first half of a surrogate pair (a cut there would split a character). */
+const cutsPair = (text: string, end: number) => {
+  const code = text.charCodeAt(end - 1);
+  return end < text.length && code >= 0xd800 && code <= 0xdbff;
+};
+
+/**
+ * A single tokenizer piece over `size` tokens (a run without spaces: base64, a long identifier),
+ * cut between characters into parts of at most `size` tokens each. Without this such a run was
+ * one chunk of any size (320,000 characters: 40,000 tokens), which no embedder takes.
+ */
+function slicesWithin(piece: string, size: number): string[] {
+  const out: string[] = [];
+  let start = 0;
+  while (start < piece.length) {
+    let end = Math.min(start + LONG_PIECE, piece.length);
+    while (end - start > 1 && pieceTokens(piece.slice(start, end)) > size) end = start + Math.ceil((end - start) / 2);
+    if (cutsPair(piece, end)) end += 1;
+    out.push(piece.slice(start, end));
+    start = end;
+  }
+  return out;
+}
+
+/** Splits text longer than `size` tokens between tokenizer pieces (inside a piece too large on its own). */
 function splitByPieces(text: string, size: number): string[] {
   const out: string[] = [];
   let current = '';
   let tokens = 0;
-  for (const piece of tokenPieces(text)) {
-    const n = pieceTokens(piece);
-    if (tokens + n > size && current !== '') {
-      out.push(current);
-      current = '';
-      tokens = 0;
+  for (const whole of tokenPieces(text)) {
+    const wholeTokens = pieceTokens(whole);
+    for (const piece of wholeTokens > size ? slicesWithin(whole, size) : [whole]) {
+      const n = piece === whole ? wholeTokens : pieceTokens(piece);
+      if (tokens + n > size && current !== '') {
+        out.push(current);
+        current = '';
+        tokens = 0;
+      }
+      current += piece;
+      tokens += n;
     }
-    current += piece;
-    tokens += n;
   }
   if (current.trim() !== '') out.push(current);
   return out;
