@@ -15,7 +15,9 @@
 //      beside the webhook -> code figure of bench/results/webhooks.json.
 // BENCH_STORE_ROWS (default 1,000,000), BENCH_DURATION (5 s), BENCH_WARMUP (2 s), BENCH_PAGE
 // (5,000). Writes bench/results/stores.{md,json} only at the default BENCH_STORE_ROWS (and
-// without BENCH_ONLY); every figure is printed as it is measured. See bench/README.md.
+// without BENCH_ONLY or BENCH_CPU_PROF); every figure is printed as it is measured. BENCH_CPU_PROF=1
+// runs serve under `node --cpu-prof` (profiles and summaries in bench/results/profiles/,
+// `stores-<database>.cpuprofile`). See bench/README.md.
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -60,6 +62,8 @@ const settings = {
 };
 /** The results are the full-size run's only: a reduced run would overwrite them with other figures. */
 const FULL_SIZE = settings.rows === DEFAULT_ROWS;
+/** BENCH_CPU_PROF=1: serve runs under `node --cpu-prof`; a profiled server is slower, so results are then not written. */
+const PROFILE_DIR = process.env.BENCH_CPU_PROF === '1' ? path.join(here, 'results', 'profiles') : undefined;
 /** The maintenance database a fresh PostgreSQL database is created on, as lib/cluster-procs.mjs reads it. */
 const ADMIN_URL = process.env.BENCH_DATABASE_URL || process.env.SWITCHYARD_TEST_DATABASE_URL || null;
 if (settings.page * settings.pageLimit > settings.rows) {
@@ -848,7 +852,11 @@ async function runDialect(dialect, baselines, dumpFile) {
   }
   let server = null;
   try {
-    server = await spawnServe({ id: `stores-${dialect.id}`, env: { ...RATE_LIMITS, ...(database ? { DATABASE_URL: database.url } : {}) } });
+    server = await spawnServe({
+      id: `stores-${dialect.id}`,
+      env: { ...RATE_LIMITS, ...(database ? { DATABASE_URL: database.url } : {}) },
+      profileDir: PROFILE_DIR,
+    });
     // serve names its database on its start line: the run is on the database it claims to be.
     const named = /database: (\w+)/.exec(fs.readFileSync(server.logFile, 'utf8'))?.[1];
     if (named !== dialect.id) throw new Error(`serve started on database "${named}", expected ${dialect.id}`);
@@ -898,6 +906,10 @@ async function runDialect(dialect, baselines, dumpFile) {
           log: stopped.log,
           shutdownMs: stopped.shutdownMs,
         };
+        if (stopped.profiles.length > 0)
+          console.log(
+            `  CPU profiles: ${stopped.profiles.map((file) => path.relative(process.cwd(), file)).join(', ')} (and .txt summaries)`,
+          );
         console.log(
           `  serve (${dialect.label}) logged ${whole(stopped.log.lines)} lines (${mb(stopped.log.bytes)}, ${stopped.log.errors} errors) and exited 0 on SIGTERM after ${stopped.shutdownMs} ms`,
         );
@@ -972,7 +984,7 @@ if (!FULL_SIZE)
   console.log(
     `\nResults not written (reduced size: BENCH_STORE_ROWS=${settings.rows}, the results are the ${whole(DEFAULT_ROWS)}-row run's).`,
   );
-else if (bench.only) console.log('\nResults not written (BENCH_ONLY set).');
+else if (bench.only || PROFILE_DIR) console.log('\nResults not written (BENCH_ONLY or BENCH_CPU_PROF set).');
 else {
   const report = {
     machine,

@@ -62,6 +62,10 @@ export interface StoreRowWriteResult {
  * 4. The write's time is max(now, last write + 1 µs), kept in the locked row as well: within a
  *    store, times strictly increase in commit order. The change cursor relies on it: a row that
  *    commits later can never sort before a cursor already handed out (docs/stores.md).
+ *
+ * Every refusal (an AppError) comes before the first statement that writes, so a refused write
+ * leaves its transaction as it found it: the API's group commit on SQLite
+ * (services/stores/row-write-batch.ts) relies on it to commit the rest of a batch.
  */
 export async function writeStoreRow(trx: Transaction<Database>, dialect: SqlDialect, write: StoreRowWrite): Promise<StoreRowWriteResult> {
   const mode = write.mode ?? 'upsert';

@@ -8,6 +8,7 @@ import { keyProblem } from '../../store/store-keys.js';
 import { StoreRowRepository, type StoreRowRecord } from '../../store/store-row-repository.js';
 import { STORE_WRITE_MODES, writeStoreRow, type StoreRowWriteResult, type StoreWriteMode } from '../../store/store-write.js';
 import type { Actor } from '../workflows/workflow-service.js';
+import { RowWriteBatch, type RowWrite } from './row-write-batch.js';
 import type { StoreService } from './store-service.js';
 
 /** PUT takes the row, and optionally the step's modes but delete (DELETE does that). */
@@ -15,12 +16,22 @@ const PUT_MODES: readonly string[] = STORE_WRITE_MODES.filter((mode) => mode !==
 
 /** Rows through the API: every write goes through the one validated write path (store/store-write.ts). */
 export class StoreRowService {
+  /** SQLite's group commit of row writes (row-write-batch.ts); null on PostgreSQL. */
+  private readonly batch: RowWriteBatch | null;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dialect: SqlDialect,
     private readonly clock: Clock,
     private readonly stores: StoreService,
-  ) {}
+  ) {
+    this.batch = dialect.rowLocks ? null : new RowWriteBatch(db);
+  }
+
+  /** A row write in a transaction that has committed when the promise resolves. */
+  private transaction<T>(write: RowWrite<T>): Promise<T> {
+    return this.batch ? this.batch.write(write) : this.db.transaction().execute(write);
+  }
 
   /** `PUT /stores/:store_id/rows/:key` with `{data: {row, mode?}}`. */
   async put(actor: Actor, storeId: string, key: string, body: unknown): Promise<StoreRowWriteResult> {
@@ -40,7 +51,7 @@ export class StoreRowService {
       });
     }
     // The store's existence is checked inside the write, under its lock.
-    return this.db.transaction().execute((trx) =>
+    return this.transaction((trx) =>
       writeStoreRow(trx, this.dialect, {
         workspaceId: actor.workspaceId,
         storeId,
@@ -65,7 +76,7 @@ export class StoreRowService {
 
   async remove(actor: Actor, storeId: string, key: string): Promise<void> {
     checkKey(key);
-    await this.db.transaction().execute((trx) =>
+    await this.transaction((trx) =>
       writeStoreRow(trx, this.dialect, {
         workspaceId: actor.workspaceId,
         storeId,

@@ -13,8 +13,9 @@ import { filterCondition } from '../../jsonapi/filter-sql.js';
 import { rejectInclude } from '../../jsonapi/include.js';
 import { parsePage, type PageParams } from '../../jsonapi/page.js';
 import { columnOf } from '../../jsonapi/resource-definition.js';
-import { JSONAPI_VERSION, toResourceObject, type ResourceObject } from '../../jsonapi/serialize.js';
+import { toResourceObject, type ResourceObject } from '../../jsonapi/serialize.js';
 import type { FeedKind } from '../../../services/stores/feed-cursor.js';
+import { feedDocument } from './feed-document.js';
 import { rowFilterDefinition } from './row-filter.js';
 import { storeRowResource } from './store-resource.js';
 
@@ -46,9 +47,12 @@ export async function sendRowFeed(request: FastifyRequest, reply: FastifyReply, 
   const workflowId = query.workflow_id;
   if (workflowId !== undefined && !isUuid(workflowId)) throw invalidParameter('workflow_id', 'workflow_id must be a workflow id (UUID)');
   const attributes = selectedAttributes(storeRowResource, parseFields(query.fields, [storeRowResource]));
-  const definition = rowFilterDefinition(store, ctx.dialect);
-  const filter =
-    query.filter === undefined ? null : filterCondition(parseFilter(query.filter, definition), definition, ctx.dialect, { scope: null });
+  // The filter's definition parses the store's schema: only for a request that filters.
+  let filter = null;
+  if (query.filter !== undefined) {
+    const definition = rowFilterDefinition(store, ctx.dialect);
+    filter = filterCondition(parseFilter(query.filter, definition), definition, ctx.dialect, { scope: null });
+  }
   const after = startPosition(ctx, page, 'rows', store.id, since);
 
   const columns = new Set<keyof StoreRowRecord>(['key', 'updated_at']);
@@ -63,13 +67,13 @@ export async function sendRowFeed(request: FastifyRequest, reply: FastifyReply, 
   const last = rows.at(-1);
   const next = last ? { at: last.updated_at!, key: last.key! } : after;
   const path = `/stores/${store.id}/rows`;
-  const body = {
-    data: rows.map((row) => rowResource(ctx, store.id, row, attributes)),
-    links: { self: selfLink(ctx, path, query), next: nextLink(ctx, path, query, page, ctx.feedCursors.encode('rows', store.id, next)) },
-    ...(page.count ? { meta: { count: await repo.countFeed(filters) } } : {}),
-    jsonapi: JSONAPI_VERSION,
+  const links = {
+    self: selfLink(ctx, path, query),
+    next: nextLink(ctx, path, query, page, ctx.feedCursors.encode('rows', store.id, next)),
   };
-  return reply.type(JSONAPI_MEDIA_TYPE).send(body);
+  const meta = page.count ? { meta: { count: await repo.countFeed(filters) } } : {};
+  // The document as text, each row's stored JSON spliced in as it is (feed-document.ts).
+  return reply.type(JSONAPI_MEDIA_TYPE).send(feedDocument(rows, attributes, (key) => rowUrl(ctx, store.id, key), { links, ...meta }));
 }
 
 /** `GET /stores/:id/deletions`: tombstones in (deleted_at, key) order, with a cursor like the rows feed's. */
