@@ -278,6 +278,39 @@ describeEachDialect('store dump and restore', (dialect) => {
       expect(row.body.data.attributes.row).toEqual({ name: 'one, again' });
     });
 
+    it('refuses a line nested 100,000 levels deep: a header with 400, a row line as a bad line (not a 500)', async () => {
+      const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+      const header = lines((await dump(storeId)).body)[0] as Record<string, unknown>;
+      const deepHeader = JSON.stringify({ ...header, schema: { type: 'object', default: '__DEEP__' } }).replace(
+        '"__DEEP__"',
+        deep(100_000),
+      );
+      const refused = await restore('deep-header', `${deepHeader}\n{"key":"a","row":{"name":"a"}}\n`);
+      expect(refused.statusCode).toBe(400);
+      expect(JSON.parse(refused.body).errors[0]).toMatchObject({
+        code: 'invalid_body',
+        detail: expect.stringMatching(/deeper than 99 levels/),
+      });
+      const atLimit = JSON.stringify({ key: 'at-limit', row: { name: 'x', tags: '__DEEP__' } }).replace('"__DEEP__"', deep(97));
+      const body = [
+        JSON.stringify(header),
+        JSON.stringify({ key: 'deep', row: { name: 'x', tags: '__DEEP__' } }).replace('"__DEEP__"', deep(100_000)),
+        atLimit,
+      ].join('\n');
+      const res = await restore('deep-rows', body);
+      expect(res.statusCode).toBe(201);
+      const { meta } = JSON.parse(res.body);
+      // Line 3 nests 98 levels under the line: within the limit, so the store's schema judges it.
+      expect(meta.failures).toEqual([
+        {
+          line: 2,
+          key: 'deep',
+          errors: [{ pointer: `/row/tags${'/0'.repeat(97)}`, detail: expect.stringMatching(/deeper than 99 levels/) }],
+        },
+        { line: 3, key: 'at-limit', errors: [{ pointer: '/row/tags/0', detail: 'row.tags[0] must be string' }] },
+      ]);
+    });
+
     it('refuses a taken slug with 409 and a malformed header with 400, creating nothing', async () => {
       const before = (await t.request('GET', '/api/v1/stores?page[count]=true')).body.meta.count;
       const dumped = (await dump(storeId)).body;

@@ -1,6 +1,7 @@
 import { AppError } from '../../../errors/app-error.js';
 import { canonicalTimestamp } from '../../../lib/clock.js';
 import { isPlainObject } from '../../../lib/json.js';
+import { findTooDeep } from '../../../lib/json-depth.js';
 import { rowViolations } from '../../../store/row-schema.js';
 import { checkRowText } from '../../../store/row-text.js';
 import { keyProblem } from '../../../store/store-keys.js';
@@ -24,6 +25,13 @@ export interface PendingRow {
   updated_at: string;
 }
 
+/**
+ * How deep a dump line may nest: a row keeps the 98 levels it has in `PUT …/rows/:key` (the API
+ * body's limit of 100 less the `{data:{row:` envelope), under the line's own object. Deeper, the
+ * row could not be stored (JSON.stringify recurses past the stack from ~4,000 levels: a 500).
+ */
+export const MAX_LINE_DEPTH = 99;
+
 /** The dump's first line; anything wrong with it is 400 `invalid_body`, and nothing is made. */
 export function parseHeader(text: string, line: number): DumpHeader {
   let header: unknown;
@@ -35,6 +43,9 @@ export function parseHeader(text: string, line: number): DumpHeader {
       `line ${line}: the header is not JSON; a dump starts with {"format":"${DUMP_FORMAT_TAG}", name, slug, description, schema, row_cap}`,
     );
   }
+  const tooDeep = findTooDeep(text, MAX_LINE_DEPTH);
+  if (tooDeep !== null)
+    throw new AppError('invalid_body', `line ${line}: the header nests deeper than ${MAX_LINE_DEPTH} levels (at ${tooDeep})`);
   if (!isPlainObject(header)) throw new AppError('invalid_body', `line ${line}: the header must be a JSON object`);
   if (header.format !== DUMP_FORMAT_TAG)
     throw new AppError(
@@ -64,6 +75,11 @@ export function parseRowLine(
     value = JSON.parse(text);
   } catch (error) {
     return fail(null, [{ pointer: '', detail: `the line is not JSON: ${(error as Error).message}` }]);
+  }
+  const tooDeep = findTooDeep(text, MAX_LINE_DEPTH);
+  if (tooDeep !== null) {
+    const key = isPlainObject(value) && typeof value.key === 'string' ? value.key : null;
+    return fail(key, [{ pointer: tooDeep, detail: `the line nests arrays and objects deeper than ${MAX_LINE_DEPTH} levels` }]);
   }
   if (!isPlainObject(value))
     return fail(null, [{ pointer: '', detail: 'a row line must be an object {key, row, created_at, updated_at}' }]);
