@@ -25,6 +25,7 @@ import { workflowRoutes } from './api/routes/workflows/workflow-routes.js';
 import { folderRoutes } from './api/routes/folders/folder-routes.js';
 import { stepTemplateRoutes } from './api/routes/step-templates/step-template-routes.js';
 import { executionRoutes } from './api/routes/executions/execution-routes.js';
+import { executionBulkRoutes } from './api/routes/executions/execution-bulk-routes.js';
 import type { Authenticator } from './services/identity/authenticator.js';
 import type { Engine } from './engine/engine.js';
 import type { Metrics } from './observability/metrics.js';
@@ -170,6 +171,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await folderRoutes(api, deps);
       await stepTemplateRoutes(api, deps);
       await executionRoutes(api, deps);
+      await executionBulkRoutes(api, deps);
       await webhookAdminRoutes(api, deps);
       await storeRoutes(api, deps);
       await storeRowRoutes(api, deps);

@@ -401,6 +401,40 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/executions/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Cancel every pending, running or waiting execution the filter matches (at most 1000 a call) */
+    post: operations['cancelExecutions'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/executions/retry': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Retry every failed or cancelled execution the filter matches, each as a new execution (at most 1000 a call) */
+    post: operations['retryExecutions'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/workflows/{id}/webhooks/{node_id}/rotate': {
     parameters: {
       query?: never;
@@ -9278,6 +9312,252 @@ export interface operations {
       };
       /** @description the Accept header excludes every media type this operation answers */
       406: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description over the API rate limit of this token; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the server is shutting down; retry on another connection */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+    };
+  };
+  cancelExecutions: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/vnd.api+json': {
+          data?: {
+            /** @description the filter of GET /executions as an object ({"status": {"eq": "failed"}, "workflow_id": {"eq": "…"}}, and/or/not); {} matches every execution */
+            filter: Record<string, never>;
+          };
+          meta?: {
+            [key: string]: unknown;
+          };
+          jsonapi?: {
+            version?: string;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description plain JSON (application/json): what this call did; call again while `remaining` is above 0 */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description executions of the workspace matching the filter in a status the action applies to */
+            matched: number;
+            /** @description executions this call cancelled or retried (at most 1000) */
+            acted: number;
+            /** @description matching executions left for the next call */
+            remaining: number;
+          };
+        };
+      };
+      /** @description JSON:API error document */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description JSON:API error document */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description JSON:API error document */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the Accept header excludes every media type this operation answers */
+      406: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the request body is over the size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the request body is not of a media type this operation takes */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description JSON:API error document */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description over the API rate limit of this token; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the server is shutting down; retry on another connection */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+    };
+  };
+  retryExecutions: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/vnd.api+json': {
+          data?: {
+            /** @description the filter of GET /executions as an object ({"status": {"eq": "failed"}, "workflow_id": {"eq": "…"}}, and/or/not); {} matches every execution */
+            filter: Record<string, never>;
+          };
+          meta?: {
+            [key: string]: unknown;
+          };
+          jsonapi?: {
+            version?: string;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description plain JSON (application/json): what this call did; call again while `remaining` is above 0 */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description executions of the workspace matching the filter in a status the action applies to */
+            matched: number;
+            /** @description executions this call cancelled or retried (at most 1000) */
+            acted: number;
+            /** @description matching executions left for the next call */
+            remaining: number;
+          };
+        };
+      };
+      /** @description JSON:API error document */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description JSON:API error document */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description JSON:API error document */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the Accept header excludes every media type this operation answers */
+      406: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the request body is over the size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the request body is not of a media type this operation takes */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description JSON:API error document */
+      422: {
         headers: {
           [name: string]: unknown;
         };

@@ -32,6 +32,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /api/v1/executions/{id}': 'getExecution',
   'POST /api/v1/executions/{id}/cancel': 'cancelExecution',
   'POST /api/v1/executions/{id}/retry': 'retryExecution',
+  'POST /api/v1/executions/cancel': 'cancelExecutions',
+  'POST /api/v1/executions/retry': 'retryExecutions',
   'GET /api/v1/workflows/{workflow_id}/executions': 'listWorkflowExecutions',
   'GET /api/v1/executions/{workflow_execution_id}/steps': 'listExecutionSteps',
   'POST /api/v1/workflows/{id}/webhooks/{node_id}/rotate': 'rotateWebhookToken',

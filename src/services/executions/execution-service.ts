@@ -13,6 +13,7 @@ import { FreshCache } from '../../lib/fresh-cache.js';
 import type { DataStamp } from '../../db/data-stamp.js';
 import type { Actor } from '../workflows/workflow-service.js';
 import { escapePointerToken } from '../../lib/json-pointer.js';
+import { actOnExecutions, type BulkAction } from './execution-bulk.js';
 
 /** How long `/run` waits for room when the engine's queue is full (admission control) before 503. */
 const RUN_ADMISSION_TIMEOUT_MS = 30_000;
@@ -169,6 +170,11 @@ export class ExecutionService {
     if (execution.status !== 'failed')
       throw new AppError('invalid_state', `only a failed execution can be retried; this one is ${execution.status}`);
     return this.engine.retry(execution, actor.userId);
+  }
+
+  /** `POST /executions/cancel|retry`: the action on executions the caller's filter chose (execution-bulk.ts). */
+  actOnMany(actor: Actor, action: BulkAction, ids: readonly string[]): Promise<number> {
+    return actOnExecutions(this.db, this.engine, actor, action, ids);
   }
 
   /** Re-fetches the execution under the actor's workspace first (fail closed), then cancels. */
