@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findTooDeep, MAX_BODY_DEPTH } from '../src/api/plugins/json-depth.js';
+import { MAX_BODY_DEPTH } from '../src/api/plugins/json-depth.js';
+import { findTooDeep } from '../src/lib/json-depth.js';
 import { describeEachDialect } from './support/dialects.js';
 import { node, workflowWith } from './support/engine-helpers.js';
 import { createTestApp, JSONAPI, type TestApp } from './support/test-app.js';

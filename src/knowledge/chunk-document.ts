@@ -5,6 +5,7 @@ import {
   joinTexts,
   LONG_PIECE,
   pieceTokens,
+  sliceEnd,
   startJoin,
   tokenPieces,
   tokensWithNewline,
@@ -66,12 +67,6 @@ function unit(text: string, kind: UnitKind, joiner: string, counted = countText(
   return { text, tokens: counted.tokens, counted, kind, joiner };
 }
 
-/** Whether `text[end - 1]` is the first half of a surrogate pair (a cut there would split a character). */
-const cutsPair = (text: string, end: number) => {
-  const code = text.charCodeAt(end - 1);
-  return end < text.length && code >= 0xd800 && code <= 0xdbff;
-};
-
 /**
  * A single tokenizer piece over `size` tokens (a run without spaces: base64, a long identifier),
  * cut between characters into parts of at most `size` tokens each. Without this such a run was
@@ -81,9 +76,12 @@ function slicesWithin(piece: string, size: number): string[] {
   const out: string[] = [];
   let start = 0;
   while (start < piece.length) {
-    let end = Math.min(start + LONG_PIECE, piece.length);
-    while (end - start > 1 && pieceTokens(piece.slice(start, end)) > size) end = start + Math.ceil((end - start) / 2);
-    if (cutsPair(piece, end)) end += 1;
+    let length = LONG_PIECE;
+    let end = sliceEnd(piece, start, length);
+    while (length > 1 && pieceTokens(piece.slice(start, end)) > size) {
+      length = Math.ceil(length / 2);
+      end = sliceEnd(piece, start, length);
+    }
     out.push(piece.slice(start, end));
     start = end;
   }

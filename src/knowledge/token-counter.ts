@@ -71,16 +71,19 @@ function encodedLength(piece: string): number {
   return count;
 }
 
+/** Where a slice of `text` from `start`, `length` characters long, ends without splitting a surrogate pair. */
+export function sliceEnd(text: string, start: number, length: number): number {
+  const end = Math.min(start + length, text.length);
+  const last = text.charCodeAt(end - 1);
+  return end < text.length && last >= 0xd800 && last <= 0xdbff ? end + 1 : end;
+}
+
 /** Tokens of one piece (as returned by tokenPieces). */
 export function pieceTokens(piece: string): number {
   if (piece.length <= LONG_PIECE) return encodedLength(piece);
   let total = 0;
-  let start = 0;
-  while (start < piece.length) {
-    let end = Math.min(start + LONG_PIECE, piece.length);
-    // Never split a surrogate pair: the slice would end in half a character.
-    const last = piece.charCodeAt(end - 1);
-    if (end < piece.length && last >= 0xd800 && last <= 0xdbff) end += 1;
+  for (let start = 0; start < piece.length;) {
+    const end = sliceEnd(piece, start, LONG_PIECE);
     total += encodedLength(piece.slice(start, end));
     start = end;
   }

@@ -1,5 +1,4 @@
 import { AppError } from '../../errors/app-error.js';
-import { findTooDeep as findDepth } from '../../lib/json-depth.js';
 
 /**
  * How deep a JSON request body may nest arrays and objects, the body itself being level 1.
@@ -16,11 +15,6 @@ import { findTooDeep as findDepth } from '../../lib/json-depth.js';
  * src/webhooks/parse-json-body.ts): their shape is the sender's, not the API's.
  */
 export const MAX_BODY_DEPTH = 100;
-
-/** Where a request body first nests past MAX_BODY_DEPTH (lib/json-depth.ts), or null. */
-export function findTooDeep(text: string, max: number = MAX_BODY_DEPTH): string | null {
-  return findDepth(text, max);
-}
 
 /** The 400 for a body that nests past the limit, pointing at the array or object that does. */
 export function tooDeepError(pointer: string): AppError {

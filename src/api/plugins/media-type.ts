@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/app-error.js';
 import { findUnstorableInJson } from '../../lib/storable-text.js';
 import { JSONAPI_MEDIA_TYPE } from './error-document.js';
-import { findTooDeep, MAX_BODY_DEPTH, tooDeepError } from './json-depth.js';
+import { findTooDeep } from '../../lib/json-depth.js';
+import { MAX_BODY_DEPTH, tooDeepError } from './json-depth.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -54,16 +54,24 @@ function isErrorSchema(schema: Schema | undefined): boolean {
   return errors !== undefined && JSON.stringify(errors) === JSON.stringify(ERROR_RESPONSE_SCHEMA.properties.errors);
 }
 
+/** The resource schema and the included ones of each 2xx JSON:API answer of the operation. */
+function answeredResources(operation: Operation): { resource: Schema | undefined; included: Schema[] }[] {
+  return Object.entries(operation.responses ?? {})
+    .filter(([status, response]) => status.startsWith('2') && response.content?.[JSONAPI_MEDIA_TYPE]?.schema)
+    .map(([, response]) => {
+      const properties = response.content![JSONAPI_MEDIA_TYPE]!.schema!.properties as Record<string, Schema> | undefined;
+      const data = properties?.data;
+      return {
+        resource: (data?.items ?? data) as Schema | undefined,
+        included: ((properties?.included?.items as Schema | undefined)?.anyOf ?? []) as Schema[],
+      };
+    });
+}
+
 /** The resource definitions a JSON:API answer of the operation holds: its data's type and the included ones. */
 function answeredDefinitions(operation: Operation): ResourceDefinition[] {
   const found: ResourceDefinition[] = [];
-  for (const [status, response] of Object.entries(operation.responses ?? {})) {
-    const schema = response.content?.[JSONAPI_MEDIA_TYPE]?.schema;
-    if (!status.startsWith('2') || !schema) continue;
-    const properties = schema.properties as Record<string, Schema> | undefined;
-    const data = properties?.data;
-    const resource = (data?.items ?? data) as Schema | undefined;
-    const included = ((properties?.included?.items as Schema | undefined)?.anyOf ?? []) as Schema[];
+  for (const { resource, included } of answeredResources(operation)) {
     for (const candidate of [resource, ...included]) {
       const type = typeOf(candidate);
       const definition = typeof type === 'string' ? definitionOfType(type) : undefined;
@@ -81,13 +89,10 @@ const typeOf = (resource: Schema | undefined): unknown => {
 
 /** `include` takes the relationships of the answered resource whose type the answer can include. */
 function includeSchema(operation: Operation): Schema | undefined {
-  const schema = Object.entries(operation.responses ?? {}).find(([status]) => status.startsWith('2'))?.[1].content?.[JSONAPI_MEDIA_TYPE]
-    ?.schema;
-  if (!schema) return undefined;
-  const properties = schema.properties as Record<string, Schema>;
-  const resource = (properties.data?.items ?? properties.data) as Schema | undefined;
-  const included = new Set((((properties.included?.items as Schema | undefined)?.anyOf ?? []) as Schema[]).map(typeOf));
-  const relationships = ((resource?.properties as Record<string, Schema> | undefined)?.relationships?.properties ?? {}) as Record<
+  const answer = answeredResources(operation)[0];
+  if (!answer) return undefined;
+  const included = new Set(answer.included.map(typeOf));
+  const relationships = ((answer.resource?.properties as Record<string, Schema> | undefined)?.relationships?.properties ?? {}) as Record<
     string,
     Schema
   >;
