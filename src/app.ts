@@ -7,6 +7,7 @@ import type { ApiContext } from './api/api-context.js';
 import { JSONAPI_MEDIA_TYPE, sendError } from './api/plugins/error-document.js';
 import { registerMediaType } from './api/plugins/media-type.js';
 import { registerAuthentication } from './api/plugins/authenticate.js';
+import { registerBodyMemberCheck } from './api/plugins/body-members.js';
 import { registerQueryNameCheck } from './api/plugins/query-names.js';
 import { registerApiRateLimit } from './api/plugins/rate-limit.js';
 import { SharedRateLimits } from './api/plugins/shared-rate-limits.js';
@@ -152,6 +153,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       registerAuthentication(api, deps.authenticator);
       registerMediaType(api);
       registerQueryNameCheck(api);
+      registerBodyMemberCheck(api);
       await registerApiRateLimit(api, deps.config.apiRateLimit, sharedRateLimits);
       api.get(
         '/open_api',

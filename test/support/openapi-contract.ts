@@ -139,7 +139,8 @@ export function watchContract(app: FastifyInstance): string[] {
       };
       contract ??= contractOf(app);
       for (const violation of contract.check(exchange)) {
-        violations.push(`${request.method} ${request.url} -> ${reply.statusCode}: ${violation}`);
+        // The answer's first bytes go with it: a random request that found drift is understood from the log alone.
+        violations.push(`${request.method} ${request.url} -> ${reply.statusCode}: ${violation} (answered ${(body ?? '').slice(0, 300)})`);
       }
     }
     done(null, payload);

@@ -7641,6 +7641,15 @@ export interface operations {
           'application/vnd.api+json': components['schemas']['ErrorDocument'];
         };
       };
+      /** @description the body breaks a rule of this operation, or a string in it holds NUL or an unpaired surrogate (`source.pointer` names it) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
       /** @description over the API rate limit of this token; see Retry-After */
       429: {
         headers: {
@@ -7766,6 +7775,15 @@ export interface operations {
       };
       /** @description the request body is not of a media type this operation takes */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the body breaks a rule of this operation, or a string in it holds NUL or an unpaired surrogate (`source.pointer` names it) */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -20246,6 +20264,15 @@ export interface operations {
       };
       /** @description the request body is not of a media type this operation takes */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the body breaks a rule of this operation, or a string in it holds NUL or an unpaired surrogate (`source.pointer` names it) */
+      422: {
         headers: {
           [name: string]: unknown;
         };

@@ -37,6 +37,11 @@ function commonAnswers(path: string, method: string, operation: Operation): Reco
     answers[413] = 'the request body is over the size limit';
     answers[415] = 'the request body is not of a media type this operation takes';
   }
+  // media-type.ts refuses, for every JSON body, a string PostgreSQL cannot store.
+  if (operation.requestBody?.content?.[JSONAPI_MEDIA_TYPE]) {
+    answers[422] =
+      'the body breaks a rule of this operation, or a string in it holds NUL or an unpaired surrogate (`source.pointer` names it)';
+  }
   if (isResourceDocument(operation.requestBody?.content?.[JSONAPI_MEDIA_TYPE]?.schema)) {
     answers[409] = "the body's `data.type` or `data.id` does not match the resource (`type_mismatch`)";
   }

@@ -1,0 +1,68 @@
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import { AppError } from '../../errors/app-error.js';
+import { isPlainObject } from '../../lib/json.js';
+import { escapePointerToken } from '../../lib/json-pointer.js';
+import { DOCUMENT_FORM } from '../jsonapi/resource-schemas.js';
+
+type Schema = Record<string, unknown>;
+
+/**
+ * A JSON body's top level is what its route's document form names, as the OpenAPI document
+ * says (openapi-exact.ts closes every object that names its members): anything else is 400
+ * `invalid_document` with a pointer, before the handler runs. The run-time schemas check only
+ * what the services do not (so that the services answer 422 with their own pointers), and left
+ * the top level open: `{"data":{…},"extra":1}` was taken, and a JSON `null` or array where an
+ * object is declared was read as an empty action, answers the document calls impossible (the
+ * fuzz run found both). Members inside `data` stay the services' to check. A route that declares
+ * no body (a DELETE, a GET) refuses one rather than ignoring it.
+ */
+export function registerBodyMemberCheck(app: FastifyInstance): void {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const schema = route.schema as { body?: Schema; hide?: boolean } | undefined;
+    // A route left out of the document exists to refuse something else (an empty row key).
+    if (schema?.hide) return;
+    const declared = schema?.body;
+    if (declared === undefined) {
+      addPreValidation(route, async (request) => {
+        if (request.body !== undefined) throw new AppError('invalid_document', 'this operation takes no request body', { pointer: '' });
+      });
+      return;
+    }
+    const form = topLevelForm(declared);
+    if (form === null) return;
+    const { members, required } = form;
+    const check = (body: unknown): void => {
+      if (body === undefined) return;
+      if (!isPlainObject(body)) throw new AppError('invalid_document', 'the body must be a JSON object', { pointer: '' });
+      // A missing required member (`data`) is the first thing to say: the route's own check says it.
+      if (required.some((name) => !Object.hasOwn(body, name))) return;
+      for (const key of Object.keys(body)) {
+        if (!members.has(key))
+          throw new AppError('invalid_document', `unknown member "${key}"`, { pointer: `/${escapePointerToken(key)}` });
+      }
+    };
+    addPreValidation(route, async (request) => check(request.body));
+  });
+}
+
+function addPreValidation(route: RouteOptions, hook: (request: { body: unknown }) => Promise<void>): void {
+  const existing = route.preValidation;
+  route.preValidation = existing === undefined ? [hook] : [...(Array.isArray(existing) ? existing : [existing]), hook];
+}
+
+/** The members a body's top level may hold and must hold, or null when its form is not a closed JSON object. */
+function topLevelForm(body: Schema | undefined): { members: Set<string>; required: string[] } | null {
+  if (body === undefined) return null;
+  const form = (body[DOCUMENT_FORM] as Schema | undefined) ?? body;
+  const alternatives = (form.oneOf ?? form.anyOf) as Schema[] | undefined;
+  const objects = alternatives ?? [form];
+  const members = new Set<string>();
+  const required = alternatives === undefined && Array.isArray(form.required) ? (form.required as string[]) : [];
+  for (const object of objects) {
+    if (object.type !== 'object' || !isPlainObject(object.properties)) return null;
+    if (object.additionalProperties !== undefined && object.additionalProperties !== false) return null;
+    if (object.patternProperties !== undefined) return null;
+    for (const key of Object.keys(object.properties)) members.add(key);
+  }
+  return { members, required };
+}
