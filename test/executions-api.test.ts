@@ -49,6 +49,11 @@ function executionRow(workspaceId: string, workflowId: string, second: number, v
     response: null,
     concurrency_limit: null,
     waiter: null,
+    replay_of_execution_id: null,
+    rerun_of_execution_id: null,
+    rerun_from_node_id: null,
+    error_of_execution_id: null,
+    error_workflow: null,
     ...values,
   };
 }
@@ -81,6 +86,7 @@ function stepRow(execution: ExecutionsTable, second: number, values: Partial<Exe
     resume_at: null,
     inserted_at: at(second),
     updated_at: at(second),
+    reused_from_step_id: null,
     ...values,
   };
 }

@@ -23,6 +23,7 @@ import * as endpointChecks from './migrations/0021-endpoint-checks.js';
 import * as handOffPresenceLocks from './migrations/0022-hand-off-presence-locks.js';
 import * as handOffEntries from './migrations/0023-hand-off-entries.js';
 import * as handOffChunks from './migrations/0024-hand-off-chunks.js';
+import * as runControl from './migrations/0025-run-control.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
 
@@ -51,6 +52,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0022-hand-off-presence-locks': handOffPresenceLocks,
   '0023-hand-off-entries': handOffEntries,
   '0024-hand-off-chunks': handOffChunks,
+  '0025-run-control': runControl,
 };
 
 /** Applies pending migrations. Like Kysely's migrator it reports instead of throwing. */

@@ -124,6 +124,8 @@ export interface WorkflowsTable {
   active_snapshot_id: string | null;
   /** Portable name, unique per workspace, kept across export and import (migration 0009). */
   export_key: string;
+  /** The workflow started when an execution of this one fails (migration 0025). */
+  error_workflow_id: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -198,6 +200,14 @@ export interface ExecutionsTable {
   concurrency_limit: number | null;
   /** The process waiting for this execution's answer (a synchronous webhook delivery), if another may run it. */
   waiter: string | null;
+  /** Run control (migration 0025): the execution this one replays, or re-runs from `rerun_from_node_id`. */
+  replay_of_execution_id: string | null;
+  rerun_of_execution_id: string | null;
+  rerun_from_node_id: string | null;
+  /** Set on an error workflow's execution: the failed execution it reports (it starts no error workflow itself). */
+  error_of_execution_id: string | null;
+  /** JSON text on a failed execution: `{"execution_id"}` of the error workflow it started, or `{"skipped"}` and why not. */
+  error_workflow: string | null;
 }
 
 export interface ExecutionStepsTable {
@@ -229,6 +239,8 @@ export interface ExecutionStepsTable {
   resume_at: string | null;
   inserted_at: string;
   updated_at: string;
+  /** The record this one copies (a retry's or a re-run's reused step; migration 0025). */
+  reused_from_step_id: string | null;
 }
 
 export const WEBHOOK_VERIFICATIONS = ['bearer', 'hmac', 'none'] as const;

@@ -1932,6 +1932,29 @@ export interface operations {
                 is_not_distinct_from?: string;
                 is_nil?: boolean;
               };
+          /** @description filter[error_workflow_id][operator]=value; filter[error_workflow_id]=value is filter[error_workflow_id][eq]=value */
+          error_workflow_id?:
+            | string
+            | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                not_eq?: string;
+                in?: string[];
+                /** Format: uuid */
+                greater_than?: string;
+                /** Format: uuid */
+                greater_than_or_equal?: string;
+                /** Format: uuid */
+                less_than?: string;
+                /** Format: uuid */
+                less_than_or_equal?: string;
+                /** Format: uuid */
+                is_distinct_from?: string;
+                /** Format: uuid */
+                is_not_distinct_from?: string;
+                is_nil?: boolean;
+              };
           /** @description all of: filter[and][0][attribute][operator]=…&filter[and][1][…]=… */
           and?: {
             [key: string]: {
@@ -2096,6 +2119,11 @@ export interface operations {
                  * @description returned when requested with fields[workflow]
                  */
                 active_snapshot_id?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[workflow]
+                 */
+                error_workflow_id?: string | null;
               };
               links?: {
                 self: string;
@@ -2369,6 +2397,11 @@ export interface operations {
                  * @description returned when requested with fields[workflow]
                  */
                 active_snapshot_id?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[workflow]
+                 */
+                error_workflow_id?: string | null;
               };
               links?: {
                 self: string;
@@ -2651,6 +2684,11 @@ export interface operations {
                  * @description returned when requested with fields[workflow]
                  */
                 active_snapshot_id?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[workflow]
+                 */
+                error_workflow_id?: string | null;
               };
               links?: {
                 self: string;
@@ -2978,6 +3016,11 @@ export interface operations {
                  * @description returned when requested with fields[workflow]
                  */
                 active_snapshot_id?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[workflow]
+                 */
+                error_workflow_id?: string | null;
               };
               links?: {
                 self: string;
@@ -3197,6 +3240,11 @@ export interface operations {
                  * @description returned when requested with fields[workflow]
                  */
                 active_snapshot_id?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[workflow]
+                 */
+                error_workflow_id?: string | null;
               };
               links?: {
                 self: string;
@@ -3407,6 +3455,11 @@ export interface operations {
                  * @description returned when requested with fields[workflow]
                  */
                 active_snapshot_id?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[workflow]
+                 */
+                error_workflow_id?: string | null;
               };
               links?: {
                 self: string;
@@ -3617,6 +3670,11 @@ export interface operations {
                  * @description returned when requested with fields[workflow]
                  */
                 active_snapshot_id?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[workflow]
+                 */
+                error_workflow_id?: string | null;
               };
               links?: {
                 self: string;
@@ -3873,6 +3931,11 @@ export interface operations {
                  * @description returned when requested with fields[workflow]
                  */
                 active_snapshot_id?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[workflow]
+                 */
+                error_workflow_id?: string | null;
               };
               links?: {
                 self: string;
@@ -6755,6 +6818,133 @@ export interface operations {
                 is_not_distinct_from?: string;
                 is_nil?: boolean;
               };
+          /** @description filter[retry_of][operator]=value; filter[retry_of]=value is filter[retry_of][eq]=value */
+          retry_of?:
+            | string
+            | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                not_eq?: string;
+                in?: string[];
+                /** Format: uuid */
+                greater_than?: string;
+                /** Format: uuid */
+                greater_than_or_equal?: string;
+                /** Format: uuid */
+                less_than?: string;
+                /** Format: uuid */
+                less_than_or_equal?: string;
+                /** Format: uuid */
+                is_distinct_from?: string;
+                /** Format: uuid */
+                is_not_distinct_from?: string;
+                is_nil?: boolean;
+              };
+          /** @description filter[replay_of][operator]=value; filter[replay_of]=value is filter[replay_of][eq]=value */
+          replay_of?:
+            | string
+            | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                not_eq?: string;
+                in?: string[];
+                /** Format: uuid */
+                greater_than?: string;
+                /** Format: uuid */
+                greater_than_or_equal?: string;
+                /** Format: uuid */
+                less_than?: string;
+                /** Format: uuid */
+                less_than_or_equal?: string;
+                /** Format: uuid */
+                is_distinct_from?: string;
+                /** Format: uuid */
+                is_not_distinct_from?: string;
+                is_nil?: boolean;
+              };
+          /** @description filter[rerun_of][operator]=value; filter[rerun_of]=value is filter[rerun_of][eq]=value */
+          rerun_of?:
+            | string
+            | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                not_eq?: string;
+                in?: string[];
+                /** Format: uuid */
+                greater_than?: string;
+                /** Format: uuid */
+                greater_than_or_equal?: string;
+                /** Format: uuid */
+                less_than?: string;
+                /** Format: uuid */
+                less_than_or_equal?: string;
+                /** Format: uuid */
+                is_distinct_from?: string;
+                /** Format: uuid */
+                is_not_distinct_from?: string;
+                is_nil?: boolean;
+              };
+          /** @description filter[rerun_from_node_id][operator]=value; filter[rerun_from_node_id]=value is filter[rerun_from_node_id][eq]=value */
+          rerun_from_node_id?:
+            | string
+            | {
+                eq?: string;
+                not_eq?: string;
+                in?: string[];
+                greater_than?: string;
+                greater_than_or_equal?: string;
+                less_than?: string;
+                less_than_or_equal?: string;
+                is_distinct_from?: string;
+                is_not_distinct_from?: string;
+                is_nil?: boolean;
+                contains?: string;
+                like?: string;
+                ilike?: string;
+                string_starts_with?: string;
+                string_ends_with?: string;
+              };
+          /** @description filter[error_of][operator]=value; filter[error_of]=value is filter[error_of][eq]=value */
+          error_of?:
+            | string
+            | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                not_eq?: string;
+                in?: string[];
+                /** Format: uuid */
+                greater_than?: string;
+                /** Format: uuid */
+                greater_than_or_equal?: string;
+                /** Format: uuid */
+                less_than?: string;
+                /** Format: uuid */
+                less_than_or_equal?: string;
+                /** Format: uuid */
+                is_distinct_from?: string;
+                /** Format: uuid */
+                is_not_distinct_from?: string;
+                is_nil?: boolean;
+              };
+          /** @description filter[error_workflow][operator]=value; filter[error_workflow]=value is filter[error_workflow][eq]=value */
+          error_workflow?:
+            | string
+            | {
+                eq?: string;
+                not_eq?: string;
+                in?: string[];
+                greater_than?: string;
+                greater_than_or_equal?: string;
+                less_than?: string;
+                less_than_or_equal?: string;
+                is_distinct_from?: string;
+                is_not_distinct_from?: string;
+                is_nil?: boolean;
+              };
           /** @description a filter on the related workflow: filter[workflow][attribute][operator]=value */
           workflow?: {
             [key: string]:
@@ -6954,6 +7144,34 @@ export interface operations {
                  * @description returned when requested with fields[execution]
                  */
                 workspace_id?: string;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                retry_of?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                replay_of?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                rerun_of?: string | null;
+                /** @description returned when requested with fields[execution] */
+                rerun_from_node_id?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                error_of?: string | null;
+                /** @description returned when requested with fields[execution] */
+                error_workflow?: {
+                  /** Format: uuid */
+                  execution_id?: string;
+                  skipped?: string;
+                } | null;
               };
               relationships?: {
                 workflow?: {
@@ -7027,6 +7245,11 @@ export interface operations {
                  * @description returned when requested with fields[workflow]
                  */
                 active_snapshot_id?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[workflow]
+                 */
+                error_workflow_id?: string | null;
               };
               links?: {
                 self: string;
@@ -7208,6 +7431,34 @@ export interface operations {
                  * @description returned when requested with fields[execution]
                  */
                 workspace_id?: string;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                retry_of?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                replay_of?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                rerun_of?: string | null;
+                /** @description returned when requested with fields[execution] */
+                rerun_from_node_id?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                error_of?: string | null;
+                /** @description returned when requested with fields[execution] */
+                error_workflow?: {
+                  /** Format: uuid */
+                  execution_id?: string;
+                  skipped?: string;
+                } | null;
               };
               relationships?: {
                 workflow?: {
@@ -7281,6 +7532,11 @@ export interface operations {
                  * @description returned when requested with fields[workflow]
                  */
                 active_snapshot_id?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[workflow]
+                 */
+                error_workflow_id?: string | null;
               };
               links?: {
                 self: string;
@@ -7477,6 +7733,34 @@ export interface operations {
                  * @description returned when requested with fields[execution]
                  */
                 workspace_id?: string;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                retry_of?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                replay_of?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                rerun_of?: string | null;
+                /** @description returned when requested with fields[execution] */
+                rerun_from_node_id?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                error_of?: string | null;
+                /** @description returned when requested with fields[execution] */
+                error_workflow?: {
+                  /** Format: uuid */
+                  execution_id?: string;
+                  skipped?: string;
+                } | null;
               };
               relationships?: {
                 workflow?: {
@@ -7550,6 +7834,11 @@ export interface operations {
                  * @description returned when requested with fields[workflow]
                  */
                 active_snapshot_id?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[workflow]
+                 */
+                error_workflow_id?: string | null;
               };
               links?: {
                 self: string;
@@ -8144,6 +8433,133 @@ export interface operations {
                 is_not_distinct_from?: string;
                 is_nil?: boolean;
               };
+          /** @description filter[retry_of][operator]=value; filter[retry_of]=value is filter[retry_of][eq]=value */
+          retry_of?:
+            | string
+            | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                not_eq?: string;
+                in?: string[];
+                /** Format: uuid */
+                greater_than?: string;
+                /** Format: uuid */
+                greater_than_or_equal?: string;
+                /** Format: uuid */
+                less_than?: string;
+                /** Format: uuid */
+                less_than_or_equal?: string;
+                /** Format: uuid */
+                is_distinct_from?: string;
+                /** Format: uuid */
+                is_not_distinct_from?: string;
+                is_nil?: boolean;
+              };
+          /** @description filter[replay_of][operator]=value; filter[replay_of]=value is filter[replay_of][eq]=value */
+          replay_of?:
+            | string
+            | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                not_eq?: string;
+                in?: string[];
+                /** Format: uuid */
+                greater_than?: string;
+                /** Format: uuid */
+                greater_than_or_equal?: string;
+                /** Format: uuid */
+                less_than?: string;
+                /** Format: uuid */
+                less_than_or_equal?: string;
+                /** Format: uuid */
+                is_distinct_from?: string;
+                /** Format: uuid */
+                is_not_distinct_from?: string;
+                is_nil?: boolean;
+              };
+          /** @description filter[rerun_of][operator]=value; filter[rerun_of]=value is filter[rerun_of][eq]=value */
+          rerun_of?:
+            | string
+            | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                not_eq?: string;
+                in?: string[];
+                /** Format: uuid */
+                greater_than?: string;
+                /** Format: uuid */
+                greater_than_or_equal?: string;
+                /** Format: uuid */
+                less_than?: string;
+                /** Format: uuid */
+                less_than_or_equal?: string;
+                /** Format: uuid */
+                is_distinct_from?: string;
+                /** Format: uuid */
+                is_not_distinct_from?: string;
+                is_nil?: boolean;
+              };
+          /** @description filter[rerun_from_node_id][operator]=value; filter[rerun_from_node_id]=value is filter[rerun_from_node_id][eq]=value */
+          rerun_from_node_id?:
+            | string
+            | {
+                eq?: string;
+                not_eq?: string;
+                in?: string[];
+                greater_than?: string;
+                greater_than_or_equal?: string;
+                less_than?: string;
+                less_than_or_equal?: string;
+                is_distinct_from?: string;
+                is_not_distinct_from?: string;
+                is_nil?: boolean;
+                contains?: string;
+                like?: string;
+                ilike?: string;
+                string_starts_with?: string;
+                string_ends_with?: string;
+              };
+          /** @description filter[error_of][operator]=value; filter[error_of]=value is filter[error_of][eq]=value */
+          error_of?:
+            | string
+            | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                not_eq?: string;
+                in?: string[];
+                /** Format: uuid */
+                greater_than?: string;
+                /** Format: uuid */
+                greater_than_or_equal?: string;
+                /** Format: uuid */
+                less_than?: string;
+                /** Format: uuid */
+                less_than_or_equal?: string;
+                /** Format: uuid */
+                is_distinct_from?: string;
+                /** Format: uuid */
+                is_not_distinct_from?: string;
+                is_nil?: boolean;
+              };
+          /** @description filter[error_workflow][operator]=value; filter[error_workflow]=value is filter[error_workflow][eq]=value */
+          error_workflow?:
+            | string
+            | {
+                eq?: string;
+                not_eq?: string;
+                in?: string[];
+                greater_than?: string;
+                greater_than_or_equal?: string;
+                less_than?: string;
+                less_than_or_equal?: string;
+                is_distinct_from?: string;
+                is_not_distinct_from?: string;
+                is_nil?: boolean;
+              };
           /** @description a filter on the related workflow: filter[workflow][attribute][operator]=value */
           workflow?: {
             [key: string]:
@@ -8346,6 +8762,34 @@ export interface operations {
                  * @description returned when requested with fields[execution]
                  */
                 workspace_id?: string;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                retry_of?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                replay_of?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                rerun_of?: string | null;
+                /** @description returned when requested with fields[execution] */
+                rerun_from_node_id?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                error_of?: string | null;
+                /** @description returned when requested with fields[execution] */
+                error_workflow?: {
+                  /** Format: uuid */
+                  execution_id?: string;
+                  skipped?: string;
+                } | null;
               };
               relationships?: {
                 workflow?: {
@@ -8419,6 +8863,11 @@ export interface operations {
                  * @description returned when requested with fields[workflow]
                  */
                 active_snapshot_id?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[workflow]
+                 */
+                error_workflow_id?: string | null;
               };
               links?: {
                 self: string;
@@ -8968,6 +9417,29 @@ export interface operations {
                 is_not_distinct_from?: string;
                 is_nil?: boolean;
               };
+          /** @description filter[reused_from_step_id][operator]=value; filter[reused_from_step_id]=value is filter[reused_from_step_id][eq]=value */
+          reused_from_step_id?:
+            | string
+            | {
+                /** Format: uuid */
+                eq?: string;
+                /** Format: uuid */
+                not_eq?: string;
+                in?: string[];
+                /** Format: uuid */
+                greater_than?: string;
+                /** Format: uuid */
+                greater_than_or_equal?: string;
+                /** Format: uuid */
+                less_than?: string;
+                /** Format: uuid */
+                less_than_or_equal?: string;
+                /** Format: uuid */
+                is_distinct_from?: string;
+                /** Format: uuid */
+                is_not_distinct_from?: string;
+                is_nil?: boolean;
+              };
           /** @description a filter on the related execution: filter[workflow_execution][attribute][operator]=value */
           workflow_execution?: {
             [key: string]:
@@ -9179,6 +9651,13 @@ export interface operations {
                  * @description returned when requested with fields[execution-step]
                  */
                 resume_at?: string | null;
+                /** @description returned when requested with fields[execution-step] */
+                reused?: boolean;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution-step]
+                 */
+                reused_from_step_id?: string | null;
               };
               relationships?: {
                 workflow_execution?: {
@@ -9264,6 +9743,34 @@ export interface operations {
                  * @description returned when requested with fields[execution]
                  */
                 workspace_id?: string;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                retry_of?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                replay_of?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                rerun_of?: string | null;
+                /** @description returned when requested with fields[execution] */
+                rerun_from_node_id?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                error_of?: string | null;
+                /** @description returned when requested with fields[execution] */
+                error_workflow?: {
+                  /** Format: uuid */
+                  execution_id?: string;
+                  skipped?: string;
+                } | null;
               };
               relationships?: {
                 workflow?: {

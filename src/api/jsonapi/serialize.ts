@@ -10,8 +10,9 @@ export interface ResourceObject {
 }
 
 /** Converts a stored value to its API form by attribute kind. */
-function present(kind: string, value: unknown): unknown {
-  if (value === null || value === undefined) return null;
+function present(kind: string, value: unknown, nullable: boolean | undefined): unknown {
+  // A boolean that cannot be null read from a nullable column (`reused`: a step's reused_from_step_id) is false for null.
+  if (value === null || value === undefined) return kind === 'boolean' && !nullable ? false : null;
   switch (kind) {
     case 'boolean':
       return Boolean(value);
@@ -36,7 +37,7 @@ export function toResourceObject(
   for (const name of attributes) {
     const spec = definition.attributes[name];
     if (!spec) continue;
-    out[name] = present(spec.kind, row[spec.column ?? name]);
+    out[name] = present(spec.kind, row[spec.column ?? name], spec.nullable);
   }
   return {
     type: definition.type,

@@ -3,7 +3,7 @@ import type { SqlDialect } from '../dialect/dialect.js';
 import { STEP_COLUMNS } from './0019-hand-off.js';
 
 /** The executions' columns, each as the row given (`x`) has it, or as a handed-off row (`a.owner` set) starts. */
-const EXECUTION_VALUES: ReadonlyArray<[string, string]> = [
+export const EXECUTION_VALUES: ReadonlyArray<[string, string]> = [
   ['id', 'x.id'],
   ['workspace_id', 'x.workspace_id'],
   ['workflow_id', 'x.workflow_id'],
@@ -78,9 +78,10 @@ export function admitHandingOff(
   listening: string,
   entries = false,
   notify: { declarations: string; block: string } = { declarations: '', block: entries ? NOTIFY_ENTRIES : NOTIFY_ROWS },
+  tables: { executions: ReadonlyArray<[string, string]>; steps: string } = { executions: EXECUTION_VALUES, steps: STEP_COLUMNS },
 ): string {
-  const columns = EXECUTION_VALUES.map(([column]) => column).join(', ');
-  const values = EXECUTION_VALUES.map(([, value]) => value).join(', ');
+  const columns = tables.executions.map(([column]) => column).join(', ');
+  const values = tables.executions.map(([, value]) => value).join(', ');
   return `
 create or replace function sy_admit_handing_off(p_executions jsonb, p_steps jsonb, ${entries ? 'p_entries text[], ' : ''}p_now text, p_workers text[], p_capacities integer[], p_max_running integer, p_lease_ms integer, p_turn text)
 returns boolean language plpgsql volatile set plan_cache_mode = force_generic_plan set enable_bitmapscan = off set enable_seqscan = off as $admit$
@@ -155,8 +156,8 @@ begin
     from jsonb_populate_recordset(null::executions, p_executions) as x
     left join unnest(v_ids, v_owners) as a(id, owner) on a.id = x.id;
   if jsonb_array_length(p_steps) > 0 then
-    insert into execution_steps (${STEP_COLUMNS})
-      select ${STEP_COLUMNS} from jsonb_populate_recordset(null::execution_steps, p_steps);
+    insert into execution_steps (${tables.steps})
+      select ${tables.steps} from jsonb_populate_recordset(null::execution_steps, p_steps);
   end if;
 ${notify.block}  if cardinality(v_ids) < jsonb_array_length(p_executions) and p_turn is not null then
     perform pg_notify('sy_work', p_turn);

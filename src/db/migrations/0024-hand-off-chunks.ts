@@ -16,7 +16,7 @@ export const HAND_OFF_IDS_PER_NOTIFICATION = 150;
  * Each worker's notifications: its entries in order, as many to a notification as fit; an entry
  * too large for a notification alone is named by its id, whose row the worker reads.
  */
-const NOTIFY_CHUNKS = `  if cardinality(v_ids) > 0 then
+export const NOTIFY_CHUNKS = `  if cardinality(v_ids) > 0 then
     v_head := '{"k":"h","l":' || to_json(v_lease)::text || ',"n":' || to_json(p_now)::text || ',"c":[';
     for r in
       select a.owner, array_agg(a.id order by a.n) as ids, array_agg(p_entries[a.place] order by a.n) as entries
@@ -49,7 +49,7 @@ const NOTIFY_CHUNKS = `  if cardinality(v_ids) > 0 then
   end if;
 `;
 
-const DECLARATIONS = `
+export const DECLARATIONS = `
   v_head text;
   v_channel text;
   v_entry text;

@@ -82,5 +82,6 @@ export function stepRow(owner: StepOwner, record: StepRecord): StepRow {
     resume_at: record.resumeAt ?? null,
     inserted_at: record.now,
     updated_at: record.now,
+    reused_from_step_id: null,
   };
 }

@@ -23,7 +23,16 @@ export type ExecutionIdentity = Omit<
   | 'response'
   | 'concurrency_limit'
   | 'waiter'
+  | 'error_workflow'
 >;
+
+/** No lineage: a run that replays, re-runs or reports nothing. */
+const NO_LINEAGE = {
+  replay_of_execution_id: null,
+  rerun_of_execution_id: null,
+  rerun_from_node_id: null,
+  error_of_execution_id: null,
+} as const;
 
 /** A top-level run (`/run`, a webhook delivery). */
 export function runIdentity(start: {
@@ -45,6 +54,7 @@ export function runIdentity(start: {
     user_id: start.userId,
     context: null,
     inputs: json(start.trigger),
+    ...NO_LINEAGE,
   };
 }
 
@@ -63,6 +73,7 @@ export function childIdentity(request: ChildRequest, snapshotId: string): { iden
     user_id: request.parent.user_id,
     context: null,
     inputs: json(trigger),
+    ...NO_LINEAGE,
   };
   return { identity, trigger };
 }
@@ -149,6 +160,7 @@ export function retryStart(
     response: _res,
     concurrency_limit: _cl,
     waiter: _w,
+    error_workflow: _ew,
     ...same
   } = failed;
   const identity = Object.assign(same, { id, retry_of_execution_id: failed.id, user_id: userId });
@@ -156,7 +168,7 @@ export function retryStart(
     const kept = rows.filter(
       (row) => row.status === 'completed' || row.status === 'skipped' || (row.status === 'failed' && row.ports !== null),
     );
-    return { identity, steps: kept.map((row) => Object.assign({}, row, { id: newId(), workflow_execution_id: id })) };
+    return { identity, steps: kept.map((row) => reusedCopy(row, id)) };
   }
   const fired = rows
     .filter((row) => row.loop_node_id === null && plan.roots.includes(row.node_id) && row.status !== 'skipped')
@@ -205,5 +217,15 @@ export function newExecutionRow(
     response: null,
     concurrency_limit: concurrencyLimit,
     waiter,
+    replay_of_execution_id: identity.replay_of_execution_id,
+    rerun_of_execution_id: identity.rerun_of_execution_id,
+    rerun_from_node_id: identity.rerun_from_node_id,
+    error_of_execution_id: identity.error_of_execution_id,
+    error_workflow: null,
   };
+}
+
+/** A step record of another execution copied into `executionId`, naming the record it copies (`reused`). */
+export function reusedCopy(row: StepRow, executionId: string): StepRow {
+  return Object.assign({}, row, { id: newId(), workflow_execution_id: executionId, reused_from_step_id: row.id });
 }

@@ -161,6 +161,7 @@ export class WorkflowImports {
       graph: '{"nodes":[],"edges":[]}',
       active_snapshot_id: null,
       export_key: exportKey,
+      error_workflow_id: null,
       created_at: now,
       updated_at: now,
     };

@@ -94,6 +94,7 @@ export class WorkflowService {
       graph: JSON.stringify(EMPTY_GRAPH),
       active_snapshot_id: null,
       export_key: newId(),
+      error_workflow_id: null,
       created_at: now,
       updated_at: now,
     };

@@ -29,6 +29,23 @@ export const executionResource: ResourceDefinition = {
     user_id: { kind: 'uuid', nullable: true },
     workflow_snapshot_id: { kind: 'uuid' },
     workspace_id: { kind: 'uuid' },
+    // Lineage (run control, docs/run-control.md), opt-in like every attribute the spec does not list.
+    retry_of: { kind: 'uuid', column: 'retry_of_execution_id', nullable: true },
+    replay_of: { kind: 'uuid', column: 'replay_of_execution_id', nullable: true },
+    rerun_of: { kind: 'uuid', column: 'rerun_of_execution_id', nullable: true },
+    rerun_from_node_id: { kind: 'string', nullable: true },
+    // On an error workflow's execution: the failed execution it reports.
+    error_of: { kind: 'uuid', column: 'error_of_execution_id', nullable: true },
+    // On a failed execution: the error workflow's execution it started, or why none started.
+    error_workflow: {
+      kind: 'object',
+      nullable: true,
+      schema: {
+        type: ['object', 'null'],
+        properties: { execution_id: { type: 'string', format: 'uuid' }, skipped: { type: 'string' } },
+        additionalProperties: false,
+      },
+    },
   },
   relationFilters: {
     workflow: { resource: () => workflowResource, localColumn: 'workflow_id' },

@@ -38,6 +38,9 @@ export const executionStepResource: ResourceDefinition = {
     output_bytes: { kind: 'integer', nullable: true },
     reductions: { kind: 'integer', nullable: true },
     resume_at: { kind: 'timestamp', nullable: true },
+    // A record copied from another execution (a retry's or a re-run's kept steps): it did not run here.
+    reused: { kind: 'boolean', column: 'reused_from_step_id', filterable: false, sortable: false },
+    reused_from_step_id: { kind: 'uuid', nullable: true },
   },
   relationFilters: {
     workflow_execution: { resource: () => executionResource, localColumn: 'workflow_execution_id' },

@@ -21,5 +21,7 @@ export const workflowResource: ResourceDefinition = {
     folder_id: { kind: 'uuid', nullable: true },
     position: { kind: 'number' },
     active_snapshot_id: { kind: 'uuid', nullable: true },
+    // The workflow started when an execution of this one fails (docs/run-control.md).
+    error_workflow_id: { kind: 'uuid', nullable: true },
   },
 };
