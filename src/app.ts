@@ -26,7 +26,9 @@ import { workflowRoutes } from './api/routes/workflows/workflow-routes.js';
 import { folderRoutes } from './api/routes/folders/folder-routes.js';
 import { stepTemplateRoutes } from './api/routes/step-templates/step-template-routes.js';
 import { executionRoutes } from './api/routes/executions/execution-routes.js';
+import { executionReplayRoutes } from './api/routes/executions/execution-replay-routes.js';
 import { executionBulkRoutes } from './api/routes/executions/execution-bulk-routes.js';
+import { approvalLinkRoutes, approvalRoutes } from './api/routes/executions/approval-routes.js';
 import type { Authenticator } from './services/identity/authenticator.js';
 import type { Engine } from './engine/engine.js';
 import type { Metrics } from './observability/metrics.js';
@@ -139,6 +141,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     { prefix: '/webhooks' },
   );
 
+  // Signed one-time links of waiting approval steps: no token, the signature is the credential.
+  await app.register(async (links) => approvalLinkRoutes(links, deps));
+
   if (platformEndpoints.length > 0) {
     await app.register(
       async (inbound) =>
@@ -174,6 +179,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await stepTemplateRoutes(api, deps);
       await executionRoutes(api, deps);
       await executionBulkRoutes(api, deps);
+      await approvalRoutes(api, deps);
+      await executionReplayRoutes(api, deps);
       await webhookAdminRoutes(api, deps);
       await storeRoutes(api, deps);
       await storeRowRoutes(api, deps);

@@ -16,6 +16,9 @@ import { FreshCache } from './lib/fresh-cache.js';
 import { stepDefinitions } from './steps/registry.js';
 import { Engine } from './engine/engine.js';
 import { ExecutionService } from './services/executions/execution-service.js';
+import { ApprovalLinks } from './services/executions/approval-links.js';
+import { ApprovalService } from './services/executions/approval-service.js';
+import { errorWorkflowResolver } from './services/executions/error-workflows.js';
 import { WebhookService } from './services/webhooks/webhook-service.js';
 import { WebhookEndpoints } from './webhooks/webhook-endpoints.js';
 import { StoreService } from './services/stores/store-service.js';
@@ -183,10 +186,15 @@ export async function buildDeps(
     : undefined;
   const apps = new AppService(database.db, database.dialect, clock, secretKey);
   const slackApiUrl = config.slackApiUrl ?? DEFAULT_SLACK_API_URL;
+  const approvalLinks = new ApprovalLinks(secretKey, config.baseUrl);
   const engine = new Engine({
     db: database.db,
     clock,
-    settings: { httpAllow: config.httpAllow ?? [], chat: new SlackChat(database.db, apps, clock, slackApiUrl) },
+    settings: {
+      httpAllow: config.httpAllow ?? [],
+      chat: new SlackChat(database.db, apps, clock, slackApiUrl),
+      approvalLinks: approvalLinks.make,
+    },
     agent: createAgentResources({ db: database.db, clock, resolver, knowledgeBases, httpAllow, poke }),
     stores: stepStoreAccess(database.db, database.dialect),
     timers: options.timers ?? true,
@@ -195,6 +203,7 @@ export async function buildDeps(
     shutdownGraceMs: config.shutdownGraceMs ?? 0,
     metrics,
     resolveCallTarget: (request) => executions!.resolveCallTarget(request),
+    resolveErrorWorkflow: errorWorkflowResolver(database.db),
     onError: (error) => options.onBackgroundError?.(error),
   });
   executions = new ExecutionService(database.db, clock, engine, stamp);
@@ -232,6 +241,7 @@ export async function buildDeps(
     listCache: stamp ? { bodies: new FreshCache<Buffer>(1000), stamp } : null,
     engine,
     executions,
+    approvals: new ApprovalService(database.db, clock, engine, approvalLinks),
     webhooks: new WebhookService(database.db, clock, config.baseUrl),
     webhookEndpoints: new WebhookEndpoints(database.db, secretKey, stamp, options.onBackgroundError),
     stores,

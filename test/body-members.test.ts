@@ -36,6 +36,11 @@ describeEachDialect('top-level members of request bodies', (dialect) => {
       expect(answer.statusCode, payload).toBe(400);
       expect(answer.json().errors[0], payload).toMatchObject({ code: 'invalid_document', source: { pointer: '' } });
     }
+    for (const payload of ['{"data":true}', '{"data":[1]}', '{"data":"x"}']) {
+      const answer = await send('POST', `/api/v1/workflows/${workflowId}/webhooks/hook/capture`, payload);
+      expect(answer.statusCode, payload).toBe(400);
+      expect(answer.json().errors[0].source, payload).toEqual({ pointer: '/data' });
+    }
     const state = await t.request('GET', `/api/v1/workflows/${workflowId}/webhooks/hook/capture`);
     expect(state.body.capturing).toBe(false);
   });

@@ -13,6 +13,8 @@ const TRIGGER_SLUGS = ['schedule'];
 const ADDED_SLUGS = ['read_store'];
 /** Platform triggers (issue 14, docs/triggers.md). */
 const PLATFORM_SLUGS = ['app_event', 'chat_reply', 'sms', 'email'];
+/** Run control (issue 37, docs/run-control.md). */
+const RUN_CONTROL_SLUGS = ['approval'];
 
 describeEachDialect('step templates', (dialect) => {
   let t: TestApp;
@@ -26,7 +28,7 @@ describeEachDialect('step templates', (dialect) => {
     expect(res.status).toBe(200);
     const slugs = res.body.data.map((d: { attributes: { slug: string } }) => d.attributes.slug);
     expect([...slugs].sort()).toEqual(
-      [...SPEC_SLUGS, ...CONTROL_SLUGS, ...IMPORT_SLUGS, ...TRIGGER_SLUGS, ...ADDED_SLUGS, ...PLATFORM_SLUGS].sort(),
+      [...SPEC_SLUGS, ...CONTROL_SLUGS, ...IMPORT_SLUGS, ...TRIGGER_SLUGS, ...ADDED_SLUGS, ...PLATFORM_SLUGS, ...RUN_CONTROL_SLUGS].sort(),
     );
     expect(slugs.slice(0, 7).sort()).toEqual([...SPEC_SLUGS].sort());
     const orders = res.body.data.map((d: { attributes: { sort_order: number } }) => d.attributes.sort_order);

@@ -7,6 +7,7 @@ import type { FreshCache } from '../lib/fresh-cache.js';
 import type { FolderService } from '../services/folders/folder-service.js';
 import type { WorkflowService } from '../services/workflows/workflow-service.js';
 import type { ExecutionService } from '../services/executions/execution-service.js';
+import type { ApprovalService } from '../services/executions/approval-service.js';
 import type { StoreService } from '../services/stores/store-service.js';
 import type { StoreRowService } from '../services/stores/store-row-service.js';
 import type { FeedCursors } from '../services/stores/feed-cursor.js';
@@ -29,6 +30,8 @@ export interface ApiContext {
   workflows: WorkflowService;
   folders: FolderService;
   executions: ExecutionService;
+  /** Decisions on waiting approval steps (the API route and the signed links). */
+  approvals: ApprovalService;
   webhooks: WebhookService;
   stores: StoreService;
   storeRows: StoreRowService;

@@ -24,6 +24,7 @@ import * as handOffPresenceLocks from './migrations/0022-hand-off-presence-locks
 import * as handOffEntries from './migrations/0023-hand-off-entries.js';
 import * as handOffChunks from './migrations/0024-hand-off-chunks.js';
 import * as runControl from './migrations/0025-run-control.js';
+import * as approvals from './migrations/0026-approvals.js';
 
 type DialectMigration = { up(db: Parameters<Migration['up']>[0], dialect: SqlDialect): Promise<void> };
 
@@ -53,6 +54,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '0023-hand-off-entries': handOffEntries,
   '0024-hand-off-chunks': handOffChunks,
   '0025-run-control': runControl,
+  '0026-approvals': approvals,
 };
 
 /** Applies pending migrations. Like Kysely's migrator it reports instead of throwing. */

@@ -1,5 +1,6 @@
 import type { AppProvider } from '../db/schema.js';
 import type { ImportReport } from './import-report.js';
+import type { ErrorWorkflowReference } from './error-workflow-reference.js';
 
 export type ReferenceResource = 'workflow' | 'store' | 'memory' | 'knowledge_base' | 'installation';
 
@@ -35,4 +36,6 @@ export interface ImportDraft {
   layout: boolean;
   bindings: BindingRequest[];
   report: ImportReport;
+  /** The workflow's error workflow (service/v1 `references.error_workflow`), bound by export key or reported. */
+  errorWorkflow?: ErrorWorkflowReference;
 }

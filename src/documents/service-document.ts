@@ -8,6 +8,7 @@ import { readPointer, writePointer } from './json-pointer-path.js';
 import { connectionFieldsOf, referenceFieldsOf } from './reference-fields.js';
 import { installationBindings, installationUsesOf, isAppProvider } from './installation-references.js';
 import type { AppProvider } from '../db/schema.js';
+import { readErrorWorkflowReference, type ErrorWorkflowReference } from './error-workflow-reference.js';
 
 export const SERVICE_FORMAT = 'service/v1';
 /** Export keys: portable names, so documents stay readable and keys stay valid in URLs and filenames. */
@@ -52,6 +53,8 @@ export interface ServiceDocument {
     memories: UnnamedReference[];
     knowledge_bases: UnnamedReference[];
     installations: InstallationReference[];
+    /** The workflow's error workflow, when it names one (error-workflow-reference.ts). */
+    error_workflow?: ErrorWorkflowReference;
   };
 }
 
@@ -198,6 +201,7 @@ export function readServiceDocument(document: Record<string, unknown>, pointer: 
   if (isPlainObject(document.settings) && Object.keys(document.settings).length > 0)
     draftGraph.settings = structuredClone(document.settings);
   const bindings = referenceBindings(draftGraph, references as Record<string, unknown>, `${pointer}/references`, problems);
+  const errorWorkflow = readErrorWorkflowReference(references as Record<string, unknown>, `${pointer}/references`, problems);
   problems.throwIfAny();
   const attributes: ImportDraft['attributes'] = {};
   if (typeof buildMode === 'string') attributes.build_mode = buildMode;
@@ -214,6 +218,7 @@ export function readServiceDocument(document: Record<string, unknown>, pointer: 
     layout: false,
     bindings,
     report: new ImportReport(),
+    errorWorkflow,
   };
 }
 

@@ -7,8 +7,10 @@ import type { AgentResources } from '../steps/agent/agent-resources.js';
 import type { ClusterSettings } from './cluster/cluster.js';
 import type { EngineMetrics } from '../observability/engine-metrics.js';
 import type { ExecutionObserver } from './answers.js';
+import type { ErrorWorkflowResolver } from './run/error-run.js';
 
 export type { ExecutionObserver } from './answers.js';
+export type { ErrorWorkflowResolver } from './run/error-run.js';
 
 /** What callers give the engine (engine.ts): its options, a run to start, and an observer of one. */
 
@@ -42,6 +44,8 @@ export interface EngineOptions {
   admissionQueueLimit?: number;
   /** Resolves call_workflow targets (the service layer: workspace scoping, active or draft). */
   resolveCallTarget?: CallTargetResolver;
+  /** Resolves a failed execution's error workflow (the service layer); absent: failures start none. */
+  resolveErrorWorkflow?: ErrorWorkflowResolver;
   onError?: (error: unknown, executionId: string) => void;
   /** Pauses before a run that failed here is taken up again (default RECOVERY_DELAYS_MS, run-recovery.ts). */
   recoveryDelaysMs?: readonly number[];
@@ -70,4 +74,6 @@ export interface StartRun {
   observer?: ExecutionObserver;
   /** A write committed in the same transaction as the execution (a webhook's idempotency key). */
   alsoWrite?: (trx: Transaction<Database>, executionId: string) => Promise<void>;
+  /** Where the run comes from: the execution it replays (run control, docs/run-control.md). */
+  replayOf?: string;
 }

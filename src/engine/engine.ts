@@ -16,6 +16,7 @@ import {
   type ExecutionRow,
 } from './execution-store.js';
 import { Answers } from './answers.js';
+import { recordDecision, type ApprovalDecision, type DecisionRecorded } from './approval-store.js';
 import { DueTimer } from './flights/due-timer.js';
 import type { EngineParts } from './flights/engine-parts.js';
 import { Flights } from './flights/flights.js';
@@ -26,13 +27,17 @@ import { LocalScheduler } from './local/local-scheduler.js';
 import { childIdentity, newExecutionRow, retryStart, rootRows, runIdentity } from './run/execution-start.js';
 import type { GraphPlan } from './run/graph-plan.js';
 import { PlanCache } from './run/plan-cache.js';
+import { errorRunPreparer } from './run/error-start.js';
+import { prepareRerun, type RerunRefusal, type RerunTarget } from './run/rerun-start.js';
 import type { ChildRequest } from './run/run-types.js';
 import { isTerminal } from './statuses.js';
 import { NonRetriableError } from './step-errors.js';
 
 export { ADMISSION_QUEUE_LIMIT, EngineBusyError } from './local/admission.js';
-export type { CallTargetResolver, EngineOptions, ExecutionObserver, RunOptions, StartRun } from './engine-options.js';
+export type { CallTargetResolver, EngineOptions, ErrorWorkflowResolver } from './engine-options.js';
+export type { ExecutionObserver, RunOptions, StartRun } from './engine-options.js';
 export type { GraphPlan } from './run/graph-plan.js';
+export type { RerunRefusal, RerunTarget } from './run/rerun-start.js';
 export type { RunEnd } from './answers.js';
 
 /**
@@ -91,6 +96,14 @@ export class Engine {
       metrics: options.metrics ?? noEngineMetrics,
       timer,
       onError,
+      errorRun: options.resolveErrorWorkflow
+        ? errorRunPreparer(options.resolveErrorWorkflow, {
+            plan: (snapshotId) => this.parts.plans.load(snapshotId),
+            now: () => clock.now(),
+            admit: (trx, row, steps) => this.scheduler.admitPending(trx, row, steps),
+            start: (row, plan, steps) => this.startPending([{ row, plan, steps }]),
+          })
+        : undefined,
     };
     this.flights = new Flights(this.parts, (request) => this.startChild(request), options.recoveryDelaysMs);
     if (options.cluster) {
@@ -270,6 +283,12 @@ export class Engine {
     return this.scheduler.admit(identity, plan, steps, {});
   }
 
+  /** Re-runs `source` from a node (run/rerun-start.ts): the reused records commit with the new execution. */
+  async rerun(source: ExecutionRow, target: RerunTarget): Promise<Started | RerunRefusal> {
+    const start = await prepareRerun(this.parts, source, target);
+    return 'reason' in start ? start : this.scheduler.admit(start.identity, start.plan, start.steps, {});
+  }
+
   /**
    * Commits a child execution for a call_workflow step and starts it when there is capacity.
    * Its trigger payload is `{method: "CALL", headers: {}, query: {}, body: input}`.
@@ -331,6 +350,25 @@ export class Engine {
     for (const child of await listAwaitedChildren(db, execution.id)) await this.cancel(child);
     if (parentId !== null) this.flights.childEnded(parentId, execution.id, { status: 'cancelled', output: null, error: null });
     return { cancelled: true, status: 'cancelled' };
+  }
+
+  /**
+   * A decision on a waiting approval step (approval-store.ts `recordDecision`, exactly once by
+   * its primary key), committed with the step and execution made due and, in a cluster, a turn
+   * for a worker to claim it; then the run held here, if any, resumes it (Flights.decided).
+   */
+  async decide(execution: ExecutionRow, stepId: string, decision: ApprovalDecision): Promise<DecisionRecorded> {
+    const target = { executionId: execution.id, workspaceId: execution.workspace_id, stepId };
+    let result = { recorded: false, refusal: 'no_step' } as DecisionRecorded;
+    await this.batcher.write(
+      async (trx) => {
+        result = await recordDecision(trx, target, decision);
+        if (result.recorded) await this.cluster?.announceWork(trx);
+      },
+      [execution.id],
+    );
+    if (result.recorded) this.flights.decided(execution.id, result.due ?? stepId);
+    return result;
   }
 
   /** Runs every due pending or waiting execution (the timer calls this; so do tests). */

@@ -39,6 +39,7 @@ export async function pruneExecutions(db: Kysely<Database>, cutoffIso: string, o
     ).map((row) => row.id);
     if (ids.length === 0) return deleted;
     await db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('approval_decisions').where('execution_id', 'in', ids).execute();
       await trx.deleteFrom('execution_steps').where('workflow_execution_id', 'in', ids).execute();
       await trx.deleteFrom('executions').where('id', 'in', ids).execute();
     });

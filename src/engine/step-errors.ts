@@ -46,6 +46,22 @@ export class StepTimeoutError extends StepError {
   }
 }
 
+/**
+ * Not a failure: the attempt parks until an approval it asked for is decided, or `resumeAtMs`
+ * (its time-out), and runs again then (an agent's tool with `requires_approval`; the attempt
+ * replays its journal up to the tool call and reads the decision).
+ */
+export class WaitForApproval extends Error {
+  constructor(
+    readonly resumeAtMs: number,
+    /** What the attempt's waiting row shows meanwhile (the approval asked for). */
+    readonly output: unknown = null,
+  ) {
+    super('the attempt waits for an approval');
+    this.name = 'WaitForApproval';
+  }
+}
+
 export interface SerializedStepError {
   name: string;
   code: string;

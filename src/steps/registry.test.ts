@@ -21,6 +21,7 @@ const MINIMAL_CONFIGS: Record<string, Record<string, unknown>> = {
   switch: { value: '{{ trigger.body.type }}' },
   loop: { items: '{{ trigger.body.items }}' },
   wait: { duration_ms: 1000 },
+  approval: {},
   schedule: { cron: '0 * * * *' },
   app_event: {},
   chat_reply: { channel: 'C1', text: 'hi' },
@@ -34,6 +35,7 @@ const OUT_PORTS_WITHOUT_OUT: Record<string, string[]> = {
   if: ['true', 'false'],
   switch: ['default'],
   loop: ['body', 'done'],
+  approval: ['approved', 'rejected'],
 };
 
 describe('step catalog', () => {
@@ -52,6 +54,7 @@ describe('step catalog', () => {
       'switch',
       'loop',
       'wait',
+      'approval',
       'app_event',
       'sms',
       'email',

@@ -1,6 +1,7 @@
 import type { StepDefinition } from './define-step.js';
 import { agentStep } from './agent/index.js';
 import { appEventStep } from './app-event/index.js';
+import { approvalStep } from './approval/index.js';
 import { callWorkflowStep } from './call-workflow/index.js';
 import { chatReplyStep } from './chat-reply/index.js';
 import { codeStep } from './code/index.js';
@@ -37,6 +38,7 @@ export const stepDefinitions: readonly StepDefinition[] = Object.freeze(
     switchStep,
     loopStep,
     waitStep,
+    approvalStep,
     scheduleStep,
     smsStep,
     emailStep,

@@ -42,6 +42,8 @@ export interface StepRunContext {
   journal?: StepJournal;
   /** Child executions the step starts and awaits itself (the agent's workflow tools). */
   calls?: StepCalls;
+  /** Approvals the step waits for inside its attempt (the agent's tools with `requires_approval`). */
+  approvals?: StepApprovals;
   /** The workspace's resources the agent step reads (connections, knowledge, stores, memory). */
   agent?: AgentResources;
   /** The workspace's stores, for save_to_store and read_store; absent where none were wired (unit tests). */
@@ -95,7 +97,36 @@ export interface StepSettings {
   httpAllow: readonly string[];
   /** Posting as a workspace's installed chat bot (chat_reply); absent: the step fails as not available. */
   chat?: ChatApi;
+  /** The signed decision links of a waiting approval step (services/executions/approval-links.ts); absent: null links. */
+  approvalLinks?: ApprovalLinkMaker;
 }
+
+/** A decision on an approval, as a step reads it (engine/approval-store.ts). */
+export interface StepDecision {
+  decision: 'approve' | 'reject' | 'timed_out';
+  comment: string | null;
+  input: unknown;
+  decided_at: string;
+  decided_by: string;
+}
+
+/**
+ * Approvals a step waits for inside its attempt, each named by one of the step's journal rows
+ * (its `output.approval` holds the links and `expires_at`). The step throws `WaitForApproval`
+ * (engine/step-errors.ts) to park until a decision or the time-out; resumed, it reads the decision.
+ */
+export interface StepApprovals {
+  /** The signed links of the approval named by `stepId`, valid until `expiresAt`. */
+  links(stepId: string, expiresAt: string): { approve_url: string | null; reject_url: string | null };
+  /** Its decision, if any; with `timedOut`, the time-out's (`timed_out`) unless a decision came first. */
+  decision(stepId: string, timedOut: boolean): Promise<StepDecision | null>;
+}
+
+/** The one-time links that decide a waiting approval step, valid until `expiresAt`. */
+export type ApprovalLinkMaker = (target: { executionId: string; stepId: string; expiresAt: string }) => {
+  approve_url: string;
+  reject_url: string;
+};
 
 /** Measurements a runtime reports for the step row. */
 export interface StepMetrics {

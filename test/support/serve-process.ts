@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { systemClock } from '../../src/lib/clock.js';
 import { IdentityService } from '../../src/services/identity/identity-service.js';
+import { expect } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './dialects.js';
 
 export interface ServeProcess {
@@ -90,4 +91,36 @@ export async function processTestSetup(dirPrefix: string): Promise<{ database: T
   await identity.createWorkspace({ name: 'Main', slug: 'main', plan: 'pro', ownerEmail: 'main@example.test' });
   const token = (await identity.createToken({ workspaceSlug: 'main', scope: 'build' })).token;
   return { database, token, dataDir: mkdtempSync(path.join(os.tmpdir(), dirPrefix)) };
+}
+
+/**
+ * The environment of a cluster test's processes: the database and data dir, no rate limits,
+ * quiet logs, and leases short enough that a SIGKILLed worker's work is taken up within seconds.
+ */
+export function clusterEnv(database: TestDatabase, dataDir: string, secretKey: string): Record<string, string> {
+  return {
+    DATABASE_URL: database.url!,
+    SWITCHYARD_DATA_DIR: dataDir,
+    SWITCHYARD_SECRET_KEY: secretKey,
+    SWITCHYARD_API_RATE_LIMIT: '0',
+    SWITCHYARD_WEBHOOK_RATE_LIMIT: '0',
+    SWITCHYARD_LOG_LEVEL: 'warn',
+    SWITCHYARD_HTTP_ALLOW: '127.0.0.1',
+    SWITCHYARD_LEASE_MS: '3000',
+    SWITCHYARD_HEARTBEAT_MS: '1000',
+    SWITCHYARD_POLL_MS: '500',
+    SWITCHYARD_SHUTDOWN_GRACE_MS: '2000',
+  };
+}
+
+/** Polls `probe` every 50 ms until `accept` holds (the test fails with the last value after `ms`). */
+export async function until<T>(probe: () => Promise<T>, accept: (value: T) => boolean, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  let value = await probe();
+  while (!accept(value) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    value = await probe();
+  }
+  expect(accept(value), JSON.stringify(value)).toBe(true);
+  return value;
 }

@@ -52,6 +52,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/approvals/{token}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Decide a waiting approval step through its signed approve_url or reject_url (once; until its time-out) */
+    post: operations['decideApprovalByLink'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/open_api': {
     parameters: {
       query?: never;
@@ -429,6 +446,57 @@ export interface paths {
     put?: never;
     /** Retry every failed or cancelled execution the filter matches, each as a new execution (at most 1000 a call) */
     post: operations['retryExecutions'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/executions/{id}/steps/{step_id}/decision': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Approve or reject a waiting approval step (the first decision wins; a later one is 409) */
+    post: operations['decideApprovalStep'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/executions/{id}/replay': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Run the execution’s trigger payload again (or a new input in its body), as a new execution linked by replay_of */
+    post: operations['replayExecution'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/executions/{id}/rerun': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Run again from one node, reusing the earlier nodes’ records of the execution (409 while it has not ended) */
+    post: operations['rerunExecution'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1169,6 +1237,11 @@ export interface components {
         knowledge_bases?: {
           pointers?: string[];
         }[];
+        /** @description the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import, or listed under requirements.bindings (attribute error_workflow_id) */
+        error_workflow?: {
+          export_key?: string;
+          name?: string;
+        };
         /** @description nodes that work through a provider installation (app_event, chat_reply: Slack; sms: Twilio; email: Mailgun or Postmark): any one of `providers` serves, for `account_id` when a node pins one; an import lists the ones the workspace lacks under requirements.bindings */
         installations?: {
           providers?: ('slack' | 'twilio' | 'mailgun' | 'postmark')[];
@@ -1237,6 +1310,11 @@ export interface components {
           knowledge_bases?: {
             pointers?: string[];
           }[];
+          /** @description the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import, or listed under requirements.bindings (attribute error_workflow_id) */
+          error_workflow?: {
+            export_key?: string;
+            name?: string;
+          };
           /** @description nodes that work through a provider installation (app_event, chat_reply: Slack; sms: Twilio; email: Mailgun or Postmark): any one of `providers` serves, for `account_id` when a node pins one; an import lists the ones the workspace lacks under requirements.bindings */
           installations?: {
             providers?: ('slack' | 'twilio' | 'mailgun' | 'postmark')[];
@@ -1297,6 +1375,11 @@ export interface components {
             knowledge_bases?: {
               pointers?: string[];
             }[];
+            /** @description the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import, or listed under requirements.bindings (attribute error_workflow_id) */
+            error_workflow?: {
+              export_key?: string;
+              name?: string;
+            };
             /** @description nodes that work through a provider installation (app_event, chat_reply: Slack; sms: Twilio; email: Mailgun or Postmark): any one of `providers` serves, for `account_id` when a node pins one; an import lists the ones the workspace lacks under requirements.bindings */
             installations?: {
               providers?: ('slack' | 'twilio' | 'mailgun' | 'postmark')[];
@@ -1426,6 +1509,86 @@ export interface operations {
         };
         content: {
           'application/vnd.api+json': Record<string, never>;
+        };
+      };
+    };
+  };
+  decideApprovalByLink: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description the signed token of an approve_url or reject_url */
+        token: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description plain JSON (application/json): the decision recorded; the execution resumes and the step leaves by approved or rejected */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            execution_id: string;
+            step_id: string;
+            /** @enum {string} */
+            decision: 'approve' | 'reject';
+            comment: string | null;
+            /** @description the JSON value given with the decision (null when none) */
+            input: unknown;
+            /** Format: date-time */
+            decided_at: string;
+            /** @description the deciding user's id, or "url" for a signed link */
+            decided_by: string;
+          };
+        };
+      };
+      /** @description the request is malformed (its framing: a bad Content-Length, a broken chunk) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description JSON:API error document */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description JSON:API error document */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description JSON:API error document */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the request body is over 64 KB (a link ignores its body, but does not read a large one) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
         };
       };
     };
@@ -2925,6 +3088,11 @@ export interface operations {
                 name?: string;
                 /** @description trimmed; at most 10,000 characters; null for none */
                 description?: string | null;
+                /**
+                 * Format: uuid
+                 * @description another workflow of this workspace, started when an execution of this one fails (docs/run-control.md); null for none
+                 */
+                error_workflow_id?: string | null;
               }
             | {
                 /** @enum {string} */
@@ -2935,6 +3103,11 @@ export interface operations {
                   name?: string;
                   /** @description trimmed; at most 10,000 characters; null for none */
                   description?: string | null;
+                  /**
+                   * Format: uuid
+                   * @description another workflow of this workspace, started when an execution of this one fails (docs/run-control.md); null for none
+                   */
+                  error_workflow_id?: string | null;
                 };
                 meta?: {
                   [key: string]: unknown;
@@ -10056,6 +10229,443 @@ export interface operations {
       };
       /** @description the Accept header excludes every media type this operation answers */
       406: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the request body is over the size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the request body is not of a media type this operation takes */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description JSON:API error document */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description over the API rate limit of this token; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the server is shutting down; retry on another connection */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+    };
+  };
+  decideApprovalStep: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description UUID */
+        id: string;
+        /** @description UUID of the waiting step record */
+        step_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/vnd.api+json': {
+          data?: {
+            /** @enum {string} */
+            decision: 'approve' | 'reject';
+            /** @description a note kept with the decision */
+            comment?: string | null;
+            /** @description any JSON value, passed on in the step's output */
+            input?: unknown;
+          };
+          meta?: {
+            [key: string]: unknown;
+          };
+          jsonapi?: {
+            version?: string;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description plain JSON (application/json): the decision recorded; the execution resumes and the step leaves by approved or rejected */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            execution_id: string;
+            step_id: string;
+            /** @enum {string} */
+            decision: 'approve' | 'reject';
+            comment: string | null;
+            /** @description the JSON value given with the decision (null when none) */
+            input: unknown;
+            /** Format: date-time */
+            decided_at: string;
+            /** @description the deciding user's id, or "url" for a signed link */
+            decided_by: string;
+          };
+        };
+      };
+      /** @description JSON:API error document */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description JSON:API error document */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description JSON:API error document */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description JSON:API error document */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the Accept header excludes every media type this operation answers */
+      406: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description JSON:API error document */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the request body is over the size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the request body is not of a media type this operation takes */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description JSON:API error document */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description over the API rate limit of this token; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the server is shutting down; retry on another connection */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+    };
+  };
+  replayExecution: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/vnd.api+json': {
+          data?: {
+            /** @description replaces the body of the source’s trigger payload (method, headers and query are kept); any JSON */
+            input?: unknown;
+            /** @description run the live canvas instead of the source execution’s snapshot */
+            draft?: boolean;
+          };
+          meta?: {
+            [key: string]: unknown;
+          };
+          jsonapi?: {
+            version?: string;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description plain JSON (application/json): the new execution was recorded and started (or queued) */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            execution_id: string;
+          };
+        };
+      };
+      /** @description the request is malformed: a query parameter, the path or the body (`source` points at it) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description no token, or a token that is unknown, expired or revoked */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the token's scope or the workspace's plan does not allow this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description no such resource in the token’s workspace */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the Accept header excludes every media type this operation answers */
+      406: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description JSON:API error document */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the request body is over the size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the request body is not of a media type this operation takes */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description JSON:API error document */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description over the API rate limit of this token; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the server is shutting down; retry on another connection */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+    };
+  };
+  rerunExecution: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/vnd.api+json': {
+          data: {
+            /** @description the node to run again, with everything after it */
+            from_node_id: string;
+            /** @description the nodes from from_node_id on come from the live canvas (fix the failing node, re-run from it) */
+            draft?: boolean;
+          };
+          meta?: {
+            [key: string]: unknown;
+          };
+          jsonapi?: {
+            version?: string;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description plain JSON (application/json): the new execution was recorded and started (or queued) */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            execution_id: string;
+          };
+        };
+      };
+      /** @description the request is malformed: a query parameter, the path or the body (`source` points at it) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description no token, or a token that is unknown, expired or revoked */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the token's scope or the workspace's plan does not allow this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description no such resource in the token’s workspace */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description the Accept header excludes every media type this operation answers */
+      406: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
+      /** @description JSON:API error document */
+      409: {
         headers: {
           [name: string]: unknown;
         };
@@ -19595,6 +20205,11 @@ export interface operations {
               knowledge_bases?: {
                 pointers?: string[];
               }[];
+              /** @description the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import, or listed under requirements.bindings (attribute error_workflow_id) */
+              error_workflow?: {
+                export_key?: string;
+                name?: string;
+              };
               /** @description nodes that work through a provider installation (app_event, chat_reply: Slack; sms: Twilio; email: Mailgun or Postmark): any one of `providers` serves, for `account_id` when a node pins one; an import lists the ones the workspace lacks under requirements.bindings */
               installations?: {
                 providers?: ('slack' | 'twilio' | 'mailgun' | 'postmark')[];
@@ -19841,6 +20456,11 @@ export interface operations {
                 knowledge_bases?: {
                   pointers?: string[];
                 }[];
+                /** @description the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import, or listed under requirements.bindings (attribute error_workflow_id) */
+                error_workflow?: {
+                  export_key?: string;
+                  name?: string;
+                };
                 /** @description nodes that work through a provider installation (app_event, chat_reply: Slack; sms: Twilio; email: Mailgun or Postmark): any one of `providers` serves, for `account_id` when a node pins one; an import lists the ones the workspace lacks under requirements.bindings */
                 installations?: {
                   providers?: ('slack' | 'twilio' | 'mailgun' | 'postmark')[];
@@ -19901,6 +20521,11 @@ export interface operations {
                   knowledge_bases?: {
                     pointers?: string[];
                   }[];
+                  /** @description the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import, or listed under requirements.bindings (attribute error_workflow_id) */
+                  error_workflow?: {
+                    export_key?: string;
+                    name?: string;
+                  };
                   /** @description nodes that work through a provider installation (app_event, chat_reply: Slack; sms: Twilio; email: Mailgun or Postmark): any one of `providers` serves, for `account_id` when a node pins one; an import lists the ones the workspace lacks under requirements.bindings */
                   installations?: {
                     providers?: ('slack' | 'twilio' | 'mailgun' | 'postmark')[];

@@ -30,7 +30,7 @@ export function registerBodyMemberCheck(app: FastifyInstance): void {
     }
     const form = topLevelForm(declared);
     if (form === null) return;
-    const { members, required } = form;
+    const { members, required, objectData } = form;
     const check = (body: unknown): void => {
       if (body === undefined) return;
       if (!isPlainObject(body)) throw new AppError('invalid_document', 'the body must be a JSON object', { pointer: '' });
@@ -40,6 +40,9 @@ export function registerBodyMemberCheck(app: FastifyInstance): void {
         if (!members.has(key))
           throw new AppError('invalid_document', `unknown member "${key}"`, { pointer: `/${escapePointerToken(key)}` });
       }
+      // An action that reads nothing from `data` still takes only an object there, as declared.
+      if (objectData && body.data !== undefined && !isPlainObject(body.data))
+        throw new AppError('invalid_document', 'the "data" member must be an object', { pointer: '/data' });
     };
     addPreValidation(route, async (request) => check(request.body));
   });
@@ -51,7 +54,7 @@ function addPreValidation(route: RouteOptions, hook: (request: { body: unknown }
 }
 
 /** The members a body's top level may hold and must hold, or null when its form is not a closed JSON object. */
-function topLevelForm(body: Schema | undefined): { members: Set<string>; required: string[] } | null {
+function topLevelForm(body: Schema | undefined): { members: Set<string>; required: string[]; objectData: boolean } | null {
   if (body === undefined) return null;
   const form = (body[DOCUMENT_FORM] as Schema | undefined) ?? body;
   const alternatives = (form.oneOf ?? form.anyOf) as Schema[] | undefined;
@@ -64,5 +67,7 @@ function topLevelForm(body: Schema | undefined): { members: Set<string>; require
     if (object.patternProperties !== undefined) return null;
     for (const key of Object.keys(object.properties)) members.add(key);
   }
-  return { members, required };
+  // `data` declared an object in every form (an action's, a run's): anything else is refused here.
+  const objectData = objects.every((object) => (object.properties as Record<string, Schema>).data?.type === 'object');
+  return { members, required, objectData };
 }

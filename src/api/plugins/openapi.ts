@@ -99,6 +99,7 @@ export async function registerOpenApi(
         { name: 'Memories', description: 'conversation memory: window, compaction, recall (docs/agents.md)' },
         { name: 'Webhooks', description: 'webhook endpoint actions of the API: bearer rotation, sample capture' },
         { name: 'Inbound webhooks', description: 'the endpoints senders deliver to (docs/webhooks.md)' },
+        { name: 'Approvals', description: 'the signed one-time links of waiting approval steps (docs/run-control.md)' },
         {
           name: 'Platform endpoints',
           description:

@@ -33,6 +33,8 @@ export interface RunCommit {
   awaited: string[];
   effect: EffectWrite | undefined;
   savePayloads: boolean;
+  /** Written once the execution's update is known to land (a failure's error workflow execution, run/error-run.ts). */
+  alsoWrite?: (trx: Transaction<Database>) => Promise<void>;
 }
 
 /**
@@ -75,6 +77,7 @@ export async function writeRunCommit(trx: Transaction<Database>, commit: RunComm
       changes.run_at = changes.updated_at!;
     if (changesRow && !(await updateExecution(trx, execution.id, changes, LIVE_STATUSES))) return { current: false, news: null };
   }
+  if (commit.alsoWrite) await commit.alsoWrite(trx);
   if (ends && !commit.savePayloads) await clearStepPayloads(trx, execution.id);
   const wokeParent = ends && execution.parent_execution_id !== null;
   if (wokeParent && coordination) await coordination.wakeParent(trx, execution.parent_execution_id!, execution.id, changes.updated_at!);

@@ -6,6 +6,7 @@ import type { AgentResources } from '../../steps/agent/agent-resources.js';
 import type { StepSettings, StepStoreAccess } from '../../steps/step-runtime.js';
 import type { WriteBatcher } from '../commit/write-batcher.js';
 import type { PlanCache } from '../run/plan-cache.js';
+import type { ErrorRunPreparer } from '../run/error-run.js';
 import type { Answers } from '../answers.js';
 import type { DueTimer } from './due-timer.js';
 import type { RunSlots } from './run-slots.js';
@@ -28,4 +29,6 @@ export interface EngineParts {
   metrics: EngineMetrics;
   timer: DueTimer;
   onError: (error: unknown, executionId: string) => void;
+  /** What a failed execution's commit writes about its error workflow (run/error-run.ts); absent: nothing. */
+  errorRun: ErrorRunPreparer | undefined;
 }

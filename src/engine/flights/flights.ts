@@ -2,6 +2,7 @@ import { RunCancel } from '../../lib/cancellation.js';
 import { LeaseLostError } from '../commit/run-coordination.js';
 import { findExecution, listSteps, loadEndedChildren, type ExecutionRow, type StepRow } from '../execution-store.js';
 import { ExecutionRun } from '../run/execution-run.js';
+import { decidedWhileHeld } from '../run/approval-runner.js';
 import type { GraphPlan } from '../run/graph-plan.js';
 import { noteJournaledRows } from '../run/node-journal.js';
 import { restoreFrame } from '../run/restore-state.js';
@@ -122,9 +123,10 @@ export class Flights {
   }
 
   private newRun(row: ExecutionRow, plan: GraphPlan, steps: StepRow[]): ExecutionRun {
-    const { db, clock, batcher, settings, stores, agent, metrics, answers } = this.parts;
+    const { db, clock, batcher, settings, stores, agent, metrics, answers, errorRun } = this.parts;
     const { startChild } = this;
-    const deps = { db, clock, batcher, settings, stores, agent, startChild, coordination: this.hooks.coordination, metrics, answers };
+    const { coordination } = this.hooks;
+    const deps = { db, clock, batcher, settings, stores, agent, startChild, coordination, metrics, answers, errorRun };
     const run = new ExecutionRun(deps, row, steps.length, plan.settings.savePayloads);
     noteJournaledRows(run, steps);
     return run;
@@ -188,7 +190,12 @@ export class Flights {
     if (end.status !== 'waiting') return;
     // In a cluster only a run that still holds its lease (its wait not written) stays in memory:
     // once written, another worker may continue it, and this copy would be stale.
-    if (!this.hooks.parksWrittenWaits && !end.deferred) return;
+    // Decided while the run held it (approval-runner.ts): resumed once this flight ends.
+    const decided = !end.deferred && (await decidedWhileHeld(run, root, !this.hooks.parksWrittenWaits));
+    if (!this.hooks.parksWrittenWaits && !end.deferred) {
+      if (decided) flight.wakeAgain = true;
+      return;
+    }
     const parked = { row, plan, run, root, deferred: end.deferred === true };
     const evicted = this.parked.park(parked);
     if (evicted?.deferred) await evicted.run.commitWait(evicted.root);
@@ -246,6 +253,20 @@ export class Flights {
       return;
     }
     this.wake(parentId);
+  }
+
+  /**
+   * An approval step of this execution was decided (its commit made the step and, if waiting, the
+   * execution due): a run held here (in flight or parked) is told and resumes it; otherwise the
+   * execution resumes from the database, like a parent whose child ended elsewhere.
+   */
+  decided(executionId: string, stepId: string): void {
+    if (this.stopped) return;
+    const held = this.inFlight.get(executionId)?.run ?? this.parked.get(executionId)?.run;
+    held?.decided.add(stepId);
+    const flight = this.inFlight.get(executionId);
+    if (flight) flight.wakeAgain = true;
+    else this.resumeParked(executionId);
   }
 
   /** Parked runs that became due while no slot was free, resumed now (a slot was freed; before queued starts). */

@@ -81,6 +81,7 @@ export async function settleOutcome(
     case 'wait': {
       const resumeAt = formatMicros(outcome.resumeAtMs * 1000);
       const row = host.row(frame, {
+        id: outcome.rowId,
         nodeId,
         attempt,
         input,
@@ -88,12 +89,14 @@ export async function settleOutcome(
         startedAt,
         finishedAt: null,
         durationMs: null,
-        kind: 'wait',
+        kind: outcome.kind ?? 'wait',
+        output: outcome.output,
         resumeAt,
         now: startedAt,
       });
+      // An agent's attempt waiting for a tool's approval replaces its own `running` row (it has effects).
+      host.record(row, replaces);
       host.park(frame, { nodeId, stepId: row.id, attempt, resumeAt, awaiting: null, startedAt: null, loop: false });
-      host.record(row);
       return null;
     }
     case 'call':

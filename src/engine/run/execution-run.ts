@@ -5,6 +5,7 @@ import type { ExecutionRow, StepRow } from '../execution-store.js';
 import type { ExpressionScope } from '../expressions/expression-scope.js';
 import { childOutcome, startCall } from './call-runner.js';
 import { runLoop } from './loop-runner.js';
+import { nodeApprovals, runApproval } from './approval-runner.js';
 import type { LoopProgress, RunHost } from './run-host.js';
 import type { EffectWrite } from '../commit/run-commit.js';
 import { runAttempt } from './node-runner.js';
@@ -15,6 +16,7 @@ import { json, stepRow, type StepOwner, type StepRecord } from '../commit/step-r
 import { RunWrites, type EffectCommitted } from './run-writes.js';
 import { settleOutcome } from './attempt-outcome.js';
 import type { AdvanceOptions, ChildResult, FrameEnd, Outcome, RunControl, RunDeps, RunEnd } from './run-types.js';
+import type { ErrorRun } from './error-run.js';
 import { awaitedChildren, earliestDue, nextDue } from './run-waits.js';
 
 function hasEffects(slug: string): boolean {
@@ -49,6 +51,8 @@ export class ExecutionRun implements RunHost {
   readonly loops = new Map<string, LoopProgress>();
   /** Awaited children that have ended, by execution id (read from the database, or handed over in process). */
   readonly children = new Map<string, ChildResult>();
+  /** Approval steps (by waiting row id) decided while this run was held in memory (Flights.decided). */
+  readonly decided = new Set<string>();
   private control: RunControl = IDLE_CONTROL;
   /** A write found the execution ended (cancelled elsewhere): nothing more runs. */
   private ended = false;
@@ -119,10 +123,18 @@ export class ExecutionRun implements RunHost {
         return { status: 'waiting', runAt: end.runAt };
       case 'failed': {
         const error = Object.assign({}, end.error, { node_id: end.nodeId });
-        return this.finish(
-          { status: 'failed', error: JSON.stringify(error), finished_at: now, updated_at: now, run_at: null },
-          { status: 'failed', error },
-        );
+        const final: Partial<ExecutionRow> = {
+          status: 'failed',
+          error: JSON.stringify(error),
+          finished_at: now,
+          updated_at: now,
+          run_at: null,
+        };
+        // Its workflow's error workflow starts in the same commit (error-run.ts); one look-up, on failure only.
+        const startedAt = this.execution.started_at ?? opening.started_at ?? null;
+        const report = await this.deps.errorRun?.(this.execution, { error, nodeId: end.nodeId || null, startedAt, finishedAt: now });
+        if (report) final.error_workflow = report.record;
+        return this.finish(final, { status: 'failed', error }, report ?? undefined);
       }
       case 'settled': {
         const output = root.flow.terminalOutput();
@@ -139,8 +151,8 @@ export class ExecutionRun implements RunHost {
     await this.persist({ status: 'waiting', run_at: runAt, updated_at: this.deps.clock.now() }, awaitedChildren(this, root));
   }
 
-  private async finish(final: Partial<ExecutionRow>, end: RunEnd): Promise<RunEnd> {
-    const written = this.persist(final);
+  private async finish(final: Partial<ExecutionRow>, end: RunEnd, errorRun?: ErrorRun): Promise<RunEnd> {
+    const written = this.writes.persist(final, [], undefined, errorRun);
     if (this.deps.coordination) {
       // In a cluster the end is handed to a parent in this process only once it is durable: the
       // commit may still find this run's lease taken by another worker (LeaseLostError), and a
@@ -225,6 +237,8 @@ export class ExecutionRun implements RunHost {
       const node = frame.plan.nodes.get(nodeId)!;
       const resumed = frame.waiting.get(nodeId);
       frame.waiting.delete(nodeId);
+      // A decision's mark is used up (a node that waits again, an agent's next approval, is not due).
+      if (resumed?.stepId) this.decided.delete(resumed.stepId);
       const attempt = resumed?.attempt ?? (frame.attempts.get(nodeId) ?? 0) + 1;
       frame.attempts.set(nodeId, attempt);
       flow.markRunning(nodeId);
@@ -319,6 +333,7 @@ export class ExecutionRun implements RunHost {
       // The child was never committed (a crash between the two writes): call again, same id.
     }
     if (node.type === 'loop') return runLoop(this, frame, node, input);
+    if (node.type === 'approval') return runApproval(this, frame, node, input, resumed);
     const waitResuming = resumed !== undefined && node.type === 'wait' && resumed.awaiting === null;
     return runAttempt({
       node,
@@ -333,6 +348,7 @@ export class ExecutionRun implements RunHost {
       resuming: waitResuming,
       journal: node.type === 'agent' ? nodeJournal(this, frame, node.id, attempt) : undefined,
       calls: node.type === 'agent' ? nodeCalls(this, () => this.control.cancelled()) : undefined,
+      approvals: node.type === 'agent' ? nodeApprovals(this, node.id) : undefined,
       agent: this.deps.agent,
     });
   }

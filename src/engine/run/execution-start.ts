@@ -26,14 +26,6 @@ export type ExecutionIdentity = Omit<
   | 'error_workflow'
 >;
 
-/** No lineage: a run that replays, re-runs or reports nothing. */
-const NO_LINEAGE = {
-  replay_of_execution_id: null,
-  rerun_of_execution_id: null,
-  rerun_from_node_id: null,
-  error_of_execution_id: null,
-} as const;
-
 /** A top-level run (`/run`, a webhook delivery). */
 export function runIdentity(start: {
   workspaceId: string;
@@ -41,6 +33,7 @@ export function runIdentity(start: {
   snapshotId: string;
   userId: string | null;
   trigger: unknown;
+  replayOf?: string;
 }): ExecutionIdentity {
   return {
     id: newId(),
@@ -54,7 +47,10 @@ export function runIdentity(start: {
     user_id: start.userId,
     context: null,
     inputs: json(start.trigger),
-    ...NO_LINEAGE,
+    replay_of_execution_id: start.replayOf ?? null,
+    rerun_of_execution_id: null,
+    rerun_from_node_id: null,
+    error_of_execution_id: null,
   };
 }
 
@@ -73,7 +69,10 @@ export function childIdentity(request: ChildRequest, snapshotId: string): { iden
     user_id: request.parent.user_id,
     context: null,
     inputs: json(trigger),
-    ...NO_LINEAGE,
+    replay_of_execution_id: null,
+    rerun_of_execution_id: null,
+    rerun_from_node_id: null,
+    error_of_execution_id: null,
   };
   return { identity, trigger };
 }

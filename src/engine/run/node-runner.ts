@@ -4,7 +4,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { StepEffect, StepRunContext, StepSettings, StepStoreAccess } from '../../steps/step-runtime.js';
 import { resolveConfig, type ExpressionScope } from '../expressions/expressions.js';
 import { nextRetryDelay } from './retry-policy.js';
-import { serializeStepError, type SerializedStepError } from '../step-errors.js';
+import { serializeStepError, WaitForApproval, type SerializedStepError } from '../step-errors.js';
 import { runtimeFor } from './runtimes.js';
 import { waitUntil } from '../../steps/wait/index.js';
 
@@ -21,7 +21,8 @@ export type AttemptOutcome =
       reductions?: number;
       effect?: StepEffect;
     }
-  | { type: 'wait'; resumeAtMs: number }
+  /** `output` and `kind`: what the waiting row holds (an approval's links); a plain wait has none. */
+  | { type: 'wait'; resumeAtMs: number; output?: unknown; kind?: string }
   | { type: 'call'; workflowId: string; input: unknown; wait: boolean }
   | { type: 'failed'; error: SerializedStepError; retryInMs: number | null; kind: string };
 
@@ -40,6 +41,7 @@ export interface AttemptInput {
   journal?: StepRunContext['journal'];
   calls?: StepRunContext['calls'];
   agent?: StepRunContext['agent'];
+  approvals?: StepRunContext['approvals'];
 }
 
 /**
@@ -84,6 +86,7 @@ export async function runAttempt(args: AttemptInput): Promise<AttemptOutcome> {
       journal: args.journal,
       calls: args.calls,
       agent: args.agent,
+      approvals: args.approvals,
     });
     // One literal with every key (absent ones undefined), not conditional spreads: see StepOwner in step-rows.ts.
     return {
@@ -98,6 +101,8 @@ export async function runAttempt(args: AttemptInput): Promise<AttemptOutcome> {
       effect: result.effect,
     };
   } catch (error) {
+    // An agent's tool waits for its approval: the attempt's row waits, as a wait step's does.
+    if (error instanceof WaitForApproval) return { type: 'wait', resumeAtMs: error.resumeAtMs, kind: node.type, output: error.output };
     const serialized = serializeStepError(error);
     return { type: 'failed', error: serialized, retryInMs: nextRetryDelay(node.retry, args.attempt, serialized), kind: node.type };
   }

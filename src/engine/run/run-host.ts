@@ -28,6 +28,8 @@ export interface RunHost {
   readonly execution: ExecutionRow;
   readonly loops: Map<string, LoopProgress>;
   readonly children: Map<string, ChildResult>;
+  /** Waiting rows made due by a decision while the run was held here (ExecutionRun.decided). */
+  readonly decided: Set<string>;
   runFrame(frame: FrameState): Promise<FrameEnd>;
   scope(frame: FrameState, input: unknown): ExpressionScope;
   row(frame: FrameState, record: StepRecord): StepRow;

@@ -11,6 +11,7 @@ import type { WriteBatcher } from '../commit/write-batcher.js';
 import type { RunCoordination } from '../commit/run-coordination.js';
 import type { EngineMetrics } from '../../observability/engine-metrics.js';
 import type { Answers } from '../answers.js';
+import type { ErrorRunPreparer } from './error-run.js';
 
 /** The types an ExecutionRun is made of and answers with (execution-run.ts runs them). */
 
@@ -46,6 +47,8 @@ export interface RunDeps {
   metrics?: EngineMetrics;
   /** The callers waiting for an execution's answer, told a respond step's answer once the commit holding it is durable. */
   answers?: Answers;
+  /** What a failed execution's commit writes about its error workflow (error-run.ts); absent: nothing. */
+  errorRun?: ErrorRunPreparer;
 }
 
 /** One stretch of running (the engine attaches a new one each time it resumes the execution). */

@@ -10,6 +10,8 @@ import type { FrameState, WaitingNode } from './restore-state.js';
 export interface WaitState {
   readonly loops: ReadonlyMap<string, LoopProgress>;
   readonly children: ReadonlyMap<string, ChildResult>;
+  /** Waiting approval steps (by row id) decided since the run parked: due now. */
+  readonly decided: ReadonlySet<string>;
 }
 
 /** The first waiting node of the frame that is due at `now` (a child ended, a timer passed, a loop's iteration has one). */
@@ -22,6 +24,7 @@ function isDue(state: WaitState, waiting: WaitingNode, now: string): boolean {
   const current = waiting.loop ? state.loops.get(waiting.nodeId)?.current : undefined;
   if (current) return nextDue(state, current, now) !== undefined;
   if (waiting.awaiting !== null) return state.children.has(waiting.awaiting);
+  if (waiting.stepId !== null && state.decided.has(waiting.stepId)) return true;
   return waiting.resumeAt !== null && waiting.resumeAt <= now;
 }
 

@@ -5,6 +5,7 @@ import { isRunEnd } from '../statuses.js';
 import { serializeStepError, StepError, type SerializedStepError } from '../step-errors.js';
 import type { StepEffect } from '../../steps/step-runtime.js';
 import type { RunDeps } from './run-types.js';
+import type { ErrorRun } from './error-run.js';
 
 /** How an attempt cut short by its process's death is recorded by the run that takes over. */
 const INTERRUPTED: SerializedStepError = {
@@ -149,8 +150,10 @@ export class RunWrites {
    * run that ends also clears kept outputs (payload saving off) and wakes a waiting parent; a
    * run that waits for children is due at once if one of them ended meanwhile. Resolves false
    * when the execution had already ended (cancelled meanwhile): its row is left as it is.
+   * `errorRun`: a failure's error workflow execution, inserted in this commit and started once
+   * it is durable (error-run.ts).
    */
-  persist(final?: Partial<ExecutionRow>, awaited: string[] = [], effect?: EffectWrite): Promise<boolean> {
+  persist(final?: Partial<ExecutionRow>, awaited: string[] = [], effect?: EffectWrite, errorRun?: ErrorRun): Promise<boolean> {
     const writes = this.pending;
     this.unsent = false;
     // Object.assign, not spreads: see StepOwner in step-rows.ts (the keys are column names).
@@ -171,6 +174,7 @@ export class RunWrites {
       awaited,
       effect,
       savePayloads: this.savePayloads,
+      alsoWrite: errorRun?.admit,
     };
     let written: { current: boolean; news: RunNews | null } = { current: true, news: null };
     const locks =
@@ -183,6 +187,7 @@ export class RunWrites {
         const { current, news } = written;
         if (news) coordination?.committed(news);
         if (current && changes.response) this.deps.answers?.responded(execution.id, JSON.parse(changes.response));
+        if (current) errorRun?.committed?.();
         return current;
       });
   }

@@ -3,9 +3,10 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError, notFound } from '../../errors/app-error.js';
 import { isUuid, newId } from '../../lib/ids.js';
 import type { Database } from '../../db/schema.js';
-import { EngineBusyError, type Engine } from '../../engine/engine.js';
+import { EngineBusyError, type Engine, type RerunRefusal } from '../../engine/engine.js';
 import { NonRetriableError } from '../../engine/step-errors.js';
 import { findExecutionInWorkspace } from '../../engine/execution-store.js';
+import { isTerminal } from '../../engine/statuses.js';
 import type { Graph } from '../../graph/graph-types.js';
 import { runnableGraph } from '../workflows/runnable-graph.js';
 import { WorkflowRepository, type WorkflowRow } from '../../store/workflow-repository.js';
@@ -14,6 +15,46 @@ import type { DataStamp } from '../../db/data-stamp.js';
 import type { Actor } from '../workflows/workflow-service.js';
 import { escapePointerToken } from '../../lib/json-pointer.js';
 import { actOnExecutions, type BulkAction } from './execution-bulk.js';
+
+function onlyMembers(data: Record<string, unknown>, allowed: readonly string[], takes: string): void {
+  for (const key of Object.keys(data)) {
+    if (!allowed.includes(key))
+      throw new AppError('validation_failed', `unknown member "${key}": ${takes}`, { pointer: `/data/${escapePointerToken(key)}` });
+  }
+}
+
+function readDraft(data: Record<string, unknown>): boolean {
+  if (data.draft !== undefined && typeof data.draft !== 'boolean')
+    throw new AppError('validation_failed', 'draft must be a boolean', { pointer: '/data/draft' });
+  return data.draft === true;
+}
+
+/** A re-run the engine refused, as a 422 pointing at from_node_id. */
+function rerunRefused(refusal: RerunRefusal, fromNodeId: string, sourceId: string): AppError {
+  const pointer = { pointer: '/data/from_node_id' };
+  switch (refusal.reason) {
+    case 'unknown_node':
+      return new AppError('validation_failed', `node "${fromNodeId}" is not in the graph being run`, pointer);
+    case 'in_loop_body':
+      return new AppError(
+        'validation_failed',
+        `node "${fromNodeId}" is inside the body of loop "${refusal.loopNodeId}": re-run from the loop`,
+        pointer,
+      );
+    case 'payloads_not_kept':
+      return new AppError(
+        'validation_failed',
+        `execution ${sourceId} did not keep its step outputs (save_step_payloads: false), so nothing before "${fromNodeId}" can be reused`,
+        pointer,
+      );
+    case 'upstream_incomplete':
+      return new AppError(
+        'validation_failed',
+        `node "${refusal.nodeId}", upstream of "${fromNodeId}", has no completed record in execution ${sourceId}`,
+        pointer,
+      );
+  }
+}
 
 /** How long `/run` waits for room when the engine's queue is full (admission control) before 503. */
 const RUN_ADMISSION_TIMEOUT_MS = 30_000;
@@ -66,18 +107,12 @@ export class ExecutionService {
       // The engine reads the snapshot's graph only when it has not planned it yet.
       snapshotId = workflow.active_snapshot_id;
     }
-    try {
-      return await this.engine.run(
+    return this.whenAdmitted(() =>
+      this.engine.run(
         { workspaceId: actor.workspaceId, workflowId: workflow.id, snapshotId, ...(graph ? { graph } : {}), userId: actor.userId, trigger },
         { admissionTimeoutMs: RUN_ADMISSION_TIMEOUT_MS },
-      );
-    } catch (error) {
-      if (error instanceof EngineBusyError)
-        throw new AppError('service_unavailable', 'the workflow engine is at capacity; retry later', undefined, {
-          headers: { 'retry-after': '1' },
-        });
-      throw error;
-    }
+      ),
+    );
   }
 
   /**
@@ -170,6 +205,103 @@ export class ExecutionService {
     if (execution.status !== 'failed')
       throw new AppError('invalid_state', `only a failed execution can be retried; this one is ${execution.status}`);
     return this.engine.retry(execution, actor.userId);
+  }
+
+  /**
+   * `POST /executions/:id/replay`: a new execution of the source's snapshot (or, `draft: true`,
+   * the live canvas) with its trigger payload, `input` replacing the payload's body when given.
+   */
+  async replay(actor: Actor, id: string, data: Record<string, unknown>): Promise<{ execution_id: string }> {
+    const source = await this.sourceExecution(actor, id);
+    onlyMembers(data, ['input', 'draft'], 'replay takes input and draft');
+    const draft = readDraft(data);
+    const { snapshotId, graph } = draft ? await this.liveCanvas(actor, source.workflow_id) : await this.sourceSnapshot(source);
+    const original = source.inputs === null ? { method: 'RUN', headers: {}, query: {}, body: null } : JSON.parse(source.inputs);
+    const trigger = data.input === undefined ? original : { ...original, body: data.input };
+    const started = await this.whenAdmitted(() =>
+      this.engine.run(
+        {
+          workspaceId: actor.workspaceId,
+          workflowId: source.workflow_id,
+          snapshotId,
+          ...(graph ? { graph } : {}),
+          userId: actor.userId,
+          trigger,
+          replayOf: source.id,
+        },
+        { admissionTimeoutMs: RUN_ADMISSION_TIMEOUT_MS },
+      ),
+    );
+    return { execution_id: started.execution_id };
+  }
+
+  /**
+   * `POST /executions/:id/rerun`: a new execution that reuses the source's records of every node
+   * before `from_node_id` and runs it and what follows (engine/run/rerun-start.ts); with
+   * `draft: true`, of the live canvas. The source must have ended.
+   */
+  async rerun(actor: Actor, id: string, data: Record<string, unknown>): Promise<{ execution_id: string }> {
+    const source = await this.sourceExecution(actor, id);
+    onlyMembers(data, ['from_node_id', 'draft'], 'rerun takes from_node_id and draft');
+    const fromNodeId = data.from_node_id;
+    if (typeof fromNodeId !== 'string' || fromNodeId.length === 0)
+      throw new AppError('validation_failed', 'from_node_id is required: the id of the node to run again from', {
+        pointer: '/data/from_node_id',
+      });
+    const draft = readDraft(data);
+    if (!isTerminal(source.status))
+      throw new AppError('invalid_state', `only an ended execution can be re-run; this one is ${source.status}`);
+    // The source's own snapshot tells whether it kept step outputs: it must still exist.
+    const kept = await this.sourceSnapshot(source);
+    const target = draft ? await this.liveCanvas(actor, source.workflow_id) : kept;
+    const started = await this.whenAdmitted(() => this.engine.rerun(source, { ...target, fromNodeId, userId: actor.userId }));
+    if ('reason' in started) throw rerunRefused(started, fromNodeId, source.id);
+    return { execution_id: started.execution_id };
+  }
+
+  /** The snapshot the source ran; 422 when it is gone (the workflow was deleted), pointing at `draft`. */
+  private async sourceSnapshot(source: {
+    workflow_snapshot_id: string;
+    workspace_id: string;
+  }): Promise<{ snapshotId: string; graph?: Graph }> {
+    const found = await this.db
+      .selectFrom('workflow_snapshots')
+      .select('id')
+      .where('id', '=', source.workflow_snapshot_id)
+      .where('workspace_id', '=', source.workspace_id)
+      .executeTakeFirst();
+    if (!found)
+      throw new AppError('validation_failed', 'the snapshot this execution ran no longer exists: run the live canvas with draft: true', {
+        pointer: '/data/draft',
+      });
+    return { snapshotId: found.id };
+  }
+
+  private async sourceExecution(actor: Actor, id: string) {
+    const execution = isUuid(id) ? await findExecutionInWorkspace(this.db, actor.workspaceId, id) : undefined;
+    if (!execution) throw notFound('execution');
+    return execution;
+  }
+
+  /** The workflow's live canvas frozen for a draft run (422 when it cannot run; 404 when the workflow is gone). */
+  private async liveCanvas(actor: Actor, workflowId: string): Promise<{ snapshotId: string; graph: Graph }> {
+    const repo = new WorkflowRepository(this.db, actor.workspaceId);
+    const workflow = await repo.find(workflowId);
+    if (!workflow)
+      throw new AppError('validation_failed', 'the workflow was deleted: there is no live canvas to run', { pointer: '/data/draft' });
+    return this.draftSnapshot(actor, repo, workflow.id, workflow.graph);
+  }
+
+  private async whenAdmitted<T>(start: () => Promise<T>): Promise<T> {
+    try {
+      return await start();
+    } catch (error) {
+      if (error instanceof EngineBusyError)
+        throw new AppError('service_unavailable', 'the workflow engine is at capacity; retry later', undefined, {
+          headers: { 'retry-after': '1' },
+        });
+      throw error;
+    }
   }
 
   /** `POST /executions/cancel|retry`: the action on executions the caller's filter chose (execution-bulk.ts). */

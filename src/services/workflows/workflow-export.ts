@@ -27,11 +27,11 @@ export class WorkflowExports {
     const graph = JSON.parse(row.graph) as Record<string, unknown>;
     const fields = referenceFieldsOf(graph).filter((field) => typeof field.value === 'string' && isUuid(field.value));
     const lookups = new ReferenceLookups(this.db, workspaceId);
-    const workflows = await lookups.workflowsByIds([
-      ...new Set(fields.filter((f) => f.resource === 'workflow').map((f) => f.value as string)),
-    ]);
+    const workflowIds = new Set(fields.filter((f) => f.resource === 'workflow').map((f) => f.value as string));
+    if (row.error_workflow_id !== null) workflowIds.add(row.error_workflow_id);
+    const workflows = await lookups.workflowsByIds([...workflowIds]);
     const stores = await lookups.storesByIds([...new Set(fields.filter((f) => f.resource === 'store').map((f) => f.value as string))]);
-    return buildServiceDocument(
+    const document = buildServiceDocument(
       {
         export_key: row.export_key,
         name: row.name,
@@ -44,5 +44,9 @@ export class WorkflowExports {
       { workflow: (id) => workflows.get(id), store: (id) => stores.get(id) },
       this.clock.now(),
     );
+    // Named by export key, as a call target is, and bound again (or reported) on import (error-workflow-reference.ts).
+    const errorWorkflow = row.error_workflow_id === null ? undefined : workflows.get(row.error_workflow_id);
+    if (errorWorkflow) document.references.error_workflow = { export_key: errorWorkflow.export_key, name: errorWorkflow.name };
+    return document;
   }
 }

@@ -13,6 +13,7 @@ import { WEBHOOK_READ_ONLY_FIELDS } from '../../steps/webhook/index.js';
 import type { ImportDraft } from '../../documents/import-draft.js';
 import type { PlaceholderEntry, Requirement, RequirementKind, SourceNodeEntry } from '../../documents/import-report.js';
 import { writePointer } from '../../documents/json-pointer-path.js';
+import { ERROR_WORKFLOW_POINTER, errorWorkflowRequirementDetail } from '../../documents/error-workflow-reference.js';
 import { readWorkflowDocument } from '../../documents/read-document.js';
 import { FolderRepository } from '../../store/folder-repository.js';
 import { AppInstallationRepository } from '../../store/app-installation-repository.js';
@@ -137,6 +138,7 @@ export class WorkflowImports {
           ...(binding.facts ?? {}),
         });
     }
+    const errorWorkflowId = await this.bindErrorWorkflow(lookups, draft, id, options.siblings);
     for (const pointer of clearConnections(graph)) {
       report.require('credentials', { pointer, detail: 'connections are never imported: choose a connection of this workspace' });
     }
@@ -161,7 +163,7 @@ export class WorkflowImports {
       graph: '{"nodes":[],"edges":[]}',
       active_snapshot_id: null,
       export_key: exportKey,
-      error_workflow_id: null,
+      error_workflow_id: errorWorkflowId,
       created_at: now,
       updated_at: now,
     };
@@ -186,6 +188,31 @@ export class WorkflowImports {
     const meta: ImportMeta = { source: draft.source, ...report.toMeta(), webhook_tokens: synced.tokens };
     if (draft.source.format === 'n8n') meta.source_nodes = report.sourceNodes;
     return { workflow: row, meta };
+  }
+
+  /**
+   * The document's error workflow bound by export key like a call target (a workflow of this
+   * workspace, or of the same folder import), never the workflow itself; unbound, it is a
+   * requirement and the attribute stays null (documents/error-workflow-reference.ts).
+   */
+  private async bindErrorWorkflow(
+    lookups: ReferenceLookups,
+    draft: ImportDraft,
+    id: string,
+    siblings: ReadonlyMap<string, string> | undefined,
+  ): Promise<string | null> {
+    const reference = draft.errorWorkflow;
+    if (!reference) return null;
+    const bound = siblings?.get(reference.export_key) ?? (await lookups.workflowByExportKey(reference.export_key))?.id ?? null;
+    if (bound !== null && bound !== id && reference.export_key !== draft.exportKey) return bound;
+    draft.report.require('bindings', {
+      pointer: ERROR_WORKFLOW_POINTER,
+      detail: errorWorkflowRequirementDetail(reference),
+      resource: 'workflow',
+      attribute: 'error_workflow_id',
+      export_key: reference.export_key,
+    });
+    return null;
   }
 
   /** The document's export key when no workflow here has it; a fresh one otherwise. */

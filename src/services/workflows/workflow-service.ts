@@ -28,7 +28,7 @@ export interface Actor {
 const EMPTY_GRAPH: Graph = { nodes: [], edges: [] };
 /** `document` is read by WorkflowImports (workflow-import.ts); the route sends those bodies there. */
 const CREATE_ATTRIBUTES = ['name', 'description', 'ai_auto_probe', 'build_mode', 'build_prompt', 'folder_id'] as const;
-const PATCH_ATTRIBUTES = ['name', 'description'] as const;
+const PATCH_ATTRIBUTES = ['name', 'description', 'error_workflow_id'] as const;
 
 /** Workflow use cases. Every method takes the actor and works only inside its workspace. */
 export class WorkflowService {
@@ -105,21 +105,46 @@ export class WorkflowService {
   async update(actor: Actor, id: string, input: AttributeInput): Promise<WorkflowRow> {
     const current = await this.get(actor, id);
     const violations = new Violations();
-    rejectUnknown(input, PATCH_ATTRIBUTES, violations, (name) => `${name} is not patchable: only name and description are`);
+    rejectUnknown(
+      input,
+      PATCH_ATTRIBUTES,
+      violations,
+      (name) => `${name} is not patchable: only name, description and error_workflow_id are`,
+    );
     const name = readString(input, 'name', violations, { required: false, max: 200 });
     if (name === '') violations.add(input.pointer('name'), 'name must not be empty');
     const description = readString(input, 'description', violations, { max: 10_000, nullable: true });
+    const errorWorkflowId = input.values.error_workflow_id;
+    if (errorWorkflowId !== undefined && errorWorkflowId !== null && !isUuid(errorWorkflowId))
+      violations.add(input.pointer('error_workflow_id'), 'error_workflow_id must be a workflow id or null');
+    else if (errorWorkflowId === id)
+      violations.add(input.pointer('error_workflow_id'), 'error_workflow_id must name another workflow, not this one');
     violations.throwIfAny();
+    if (typeof errorWorkflowId === 'string' && !(await this.workflows(actor).find(errorWorkflowId))) {
+      throw new AppError('validation_failed', 'error_workflow_id names no workflow of this workspace', {
+        pointer: input.pointer('error_workflow_id'),
+      });
+    }
     const changes: Partial<WorkflowRow> = { updated_at: this.clock.now() };
     if (name) changes.name = name;
     if (description !== undefined) changes.description = description;
+    if (errorWorkflowId !== undefined) changes.error_workflow_id = errorWorkflowId as string | null;
     await this.workflows(actor).update(id, changes);
     return { ...current, ...changes };
   }
 
+  /** Workflows that named this one as their error workflow name none afterwards (same transaction). */
   async remove(actor: Actor, id: string): Promise<void> {
     await this.get(actor, id);
-    await this.workflows(actor).delete(id);
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('workflows')
+        .set({ error_workflow_id: null })
+        .where('workspace_id', '=', actor.workspaceId)
+        .where('error_workflow_id', '=', id)
+        .execute();
+      await this.workflows(actor).withTransaction(trx).delete(id);
+    });
   }
 
   /**

@@ -6,9 +6,10 @@ import type { StepRunContext } from '../step-runtime.js';
 import type { AgentResources } from './agent-resources.js';
 
 /** A workflow or HTTP tool as the config declares it. */
-export type ConfiguredTool =
+export type ConfiguredTool = (
   | { type: 'workflow'; name: string; description: string; workflow_id: string; input_schema?: Record<string, unknown> }
-  | { type: 'http'; name: string; description: string; method: string; url: string; input_schema: Record<string, unknown> };
+  | { type: 'http'; name: string; description: string; method: string; url: string; input_schema: Record<string, unknown> }
+) & { requires_approval?: boolean; approval_timeout_ms?: number };
 
 /** A tool ready for a turn: what the model is told, and how a call of it runs. */
 export interface AgentTool {

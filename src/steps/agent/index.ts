@@ -1,7 +1,11 @@
 import { defineStep } from '../define-step.js';
+import { MIN_APPROVAL_TIMEOUT_MS } from '../approval/index.js';
+import { MAX_WAIT_MS } from '../wait/index.js';
 
 const NAME = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' };
 const OBJECT_SCHEMA = { type: 'object' };
+/** How long a tool call with `requires_approval` waits for a decision (approval/index.ts has the bounds and default). */
+const APPROVAL_TIMEOUT = { type: 'integer', minimum: MIN_APPROVAL_TIMEOUT_MS, maximum: MAX_WAIT_MS };
 
 /** A tool the model may call: another workflow, or an HTTP request. */
 const TOOL = {
@@ -19,6 +23,8 @@ const TOOL = {
         description: { type: 'string', minLength: 1 },
         workflow_id: { type: 'string', format: 'uuid' },
         input_schema: OBJECT_SCHEMA,
+        requires_approval: { type: 'boolean' },
+        approval_timeout_ms: APPROVAL_TIMEOUT,
       },
     },
     {
@@ -32,6 +38,8 @@ const TOOL = {
         method: { enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] },
         url: { type: 'string', minLength: 1 },
         input_schema: OBJECT_SCHEMA,
+        requires_approval: { type: 'boolean' },
+        approval_timeout_ms: APPROVAL_TIMEOUT,
       },
     },
   ],
@@ -58,7 +66,13 @@ a node with its own \`retry\` policy leaves every retry to that policy instead.
 - \`prompt\` (required): the message for the model; usually holds \`{{ … }}\` expressions.
 - \`system\`: the system instructions.
 - \`tools\`: \`{type: "workflow", name, description, workflow_id, input_schema?}\` or
-  \`{type: "http", name, description, method, url, input_schema}\`.
+  \`{type: "http", name, description, method, url, input_schema}\`. A tool with
+  \`requires_approval: true\` runs only once a person approves the call: the step waits
+  (holding no worker) with the call's \`tool_call\` record \`running\`, its output's \`approval\`
+  holding \`{message, approve_url, reject_url, expires_at}\`; it is decided like an approval
+  step (\`POST /api/v1/executions/{id}/steps/{record id}/decision\` or a link), within
+  \`approval_timeout_ms\` (7 days by default). A rejection or the time-out goes back to the
+  model as the tool's error (\`approval_rejected\`, \`approval_timed_out\`).
 - \`knowledge_base_ids\`: knowledge bases the \`knowledge_search\` tool searches.
 - \`store_ids\`: stores the \`read_store\` tool reads.
 - \`memory_id\`, \`session_key\`: the memory and the conversation in it.

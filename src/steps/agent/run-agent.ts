@@ -12,6 +12,7 @@ import type { AgentResources } from './agent-resources.js';
 import { fixRequest, openingMessages, parseJsonAnswer } from './agent-prompt.js';
 import { buildTools, checkAgainst, checkCall, runDirectTool, type AgentTool, type ToolOutcome } from './agent-tools.js';
 import { AGENT_DEFAULT_MAX_TURNS } from './index.js';
+import { approveToolCall } from './tool-approval.js';
 
 /** One tool call as the step's output lists it. */
 interface ToolCallRecord {
@@ -252,7 +253,10 @@ async function toolCall(
     data: { call_id: call.id, name: call.name, arguments: call.arguments },
   };
   let outcome: ToolOutcome;
+  // A tool that needs a person's approval first: parks the attempt until decided (tool-approval.ts).
+  const refused = tool?.configured?.requires_approval ? await approveToolCall(context, journal, entry, tool, call, done) : null;
   if (!tool) outcome = checked as ToolOutcome;
+  else if (refused) outcome = refused;
   else if (tool.type === 'workflow') outcome = await workflowTool(context, journal, entry, tool, call, done !== undefined);
   else outcome = await runDirectTool(tool, call, context, resources);
   await journal.record(

@@ -47,6 +47,12 @@ export const SERVICE_DOCUMENT_SCHEMA = {
         },
         memories: { type: 'array', items: { type: 'object', properties: { pointers: POINTERS } } },
         knowledge_bases: { type: 'array', items: { type: 'object', properties: { pointers: POINTERS } } },
+        error_workflow: {
+          type: 'object',
+          description:
+            'the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import, or listed under requirements.bindings (attribute error_workflow_id)',
+          properties: { export_key: { type: 'string' }, name: { type: 'string' } },
+        },
         installations: {
           type: 'array',
           description:

@@ -6,8 +6,14 @@ import { DESCRIPTION, idOrNull, NAME } from '../body-schemas.js';
  * actions (graph-schemas.ts), with exactly the attributes WorkflowService reads.
  */
 
-/** PATCH /workflows/:id: WorkflowService.update takes name and description only. */
-export const UPDATE_WORKFLOW_BODY = resourceBodySchema('workflow', { name: NAME, description: DESCRIPTION });
+/** PATCH /workflows/:id: WorkflowService.update takes name, description and error_workflow_id. */
+export const UPDATE_WORKFLOW_BODY = resourceBodySchema('workflow', {
+  name: NAME,
+  description: DESCRIPTION,
+  error_workflow_id: idOrNull(
+    'another workflow of this workspace, started when an execution of this one fails (docs/run-control.md); null for none',
+  ),
+});
 
 const SIBLING = 'a sibling in the target folder to place it just before; give before_id or after_id, not both; with neither, it goes last';
 
