@@ -6,11 +6,11 @@
 //      the time to its answer (which comes after every cancel committed), BENCH_ROUNDS rounds
 //      (default 3), each on a workflow of its own. Target: within 1 s.
 // Writes bench/results/run-control.{md,json}. Usage: npm run bench:run-control
-/* global fetch */
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { apiClient } from './lib/api-client.mjs';
 import { RATE_LIMITS } from './lib/engine-servers.mjs';
 import { machineFacts } from './lib/machine.mjs';
 import { spawnServe } from './lib/spawn-serve.mjs';
@@ -20,19 +20,6 @@ const N = Number(process.env.BENCH_BULK ?? 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TARGET_MS = 1000;
 const PARALLEL = 16;
-
-function api(baseUrl, token) {
-  return async (method, url, body) => {
-    const response = await fetch(`${baseUrl}${url}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/vnd.api+json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${method} ${url} answered ${response.status}: ${text.slice(0, 300)}`);
-    return JSON.parse(text);
-  };
-}
 
 async function waitingCount(call, workflowId) {
   const list = await call(
@@ -78,7 +65,7 @@ async function round(call, index) {
 const server = await spawnServe({ id: 'run-control', env: { ...RATE_LIMITS } });
 const rounds = [];
 try {
-  const call = api(server.baseUrl, server.token);
+  const { call } = apiClient(server.baseUrl, server.token);
   for (let i = 1; i <= ROUNDS; i++) {
     const result = await round(call, i);
     console.log(`round ${i}: POST /executions/cancel of ${N} waiting executions answered in ${result.ms} ms`);

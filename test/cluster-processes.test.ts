@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DATABASE_URL, type TestDatabase } from './support/dialects.js';
-import { callApi, processTestSetup, startServe, type ServeProcess } from './support/serve-process.js';
+import { callApi, clusterEnv, processTestSetup, startServe, type ServeProcess, until } from './support/serve-process.js';
 import { edge, node } from './support/engine-helpers.js';
 
 const JSONAPI = 'application/vnd.api+json';
@@ -53,19 +53,7 @@ describe.skipIf(!TEST_DATABASE_URL)('one API process and two workers on one Post
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
     ({ database, token, dataDir } = await processTestSetup('sy-cluster-'));
-    env = {
-      DATABASE_URL: database.url!,
-      SWITCHYARD_DATA_DIR: dataDir,
-      SWITCHYARD_SECRET_KEY: 'cluster-test-key-cluster-test-key-cluster',
-      SWITCHYARD_API_RATE_LIMIT: '0',
-      SWITCHYARD_WEBHOOK_RATE_LIMIT: '0',
-      SWITCHYARD_LOG_LEVEL: 'warn',
-      SWITCHYARD_HTTP_ALLOW: '127.0.0.1',
-      SWITCHYARD_LEASE_MS: '3000',
-      SWITCHYARD_HEARTBEAT_MS: '1000',
-      SWITCHYARD_POLL_MS: '500',
-      SWITCHYARD_SHUTDOWN_GRACE_MS: '2000',
-    };
+    env = clusterEnv(database, dataDir, 'cluster-test-key-cluster-test-key-cluster');
     [api, ...workers] = await Promise.all([
       startServe({ ...env, SWITCHYARD_ROLE: 'api' }),
       startServe({ ...env, SWITCHYARD_ROLE: 'worker' }),
@@ -104,17 +92,6 @@ describe.skipIf(!TEST_DATABASE_URL)('one API process and two workers on one Post
       .where('id', '=', id)
       .executeTakeFirstOrThrow();
     return { status: row.status, output: row.output === null ? null : JSON.parse(row.output), lease_owner: row.lease_owner };
-  }
-
-  async function until<T>(probe: () => Promise<T>, accept: (value: T) => boolean, ms = 20_000): Promise<T> {
-    const deadline = Date.now() + ms;
-    let value = await probe();
-    while (!accept(value) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      value = await probe();
-    }
-    expect(accept(value), JSON.stringify(value)).toBe(true);
-    return value;
   }
 
   const deliver = (hook: { hookPath: string; hookToken: string }, body: unknown) =>

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../src/cli/program.js';
 import { TEST_DATABASE_URL, type TestDatabase } from './support/dialects.js';
 import { edge, node } from './support/engine-helpers.js';
-import { callApi, processTestSetup, startServe, type ServeProcess } from './support/serve-process.js';
+import { callApi, processTestSetup, startServe, type ServeProcess, until } from './support/serve-process.js';
 
 const ACCOUNT = 'AC00000000000000000000000000000042';
 const AUTH_TOKEN = 'twilio-auth-token-processes-0123456789';
@@ -104,17 +104,6 @@ describe.skipIf(!TEST_DATABASE_URL)('Twilio SMS across an API process and a work
 
   const executionsOf = (workflowId: string) =>
     database.db.selectFrom('executions').select(['id', 'status', 'lease_owner', 'output']).where('workflow_id', '=', workflowId).execute();
-
-  async function until<T>(probe: () => Promise<T>, accept: (value: T) => boolean, ms = 20_000): Promise<T> {
-    const deadline = Date.now() + ms;
-    let value = await probe();
-    while (!accept(value) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      value = await probe();
-    }
-    expect(accept(value), JSON.stringify(value)).toBe(true);
-    return value;
-  }
 
   it("answers the SMS with the respond step's text, XML-escaped, run by the worker; a redelivery starts nothing", async () => {
     const replying = await activeWorkflow('SMS reply', {

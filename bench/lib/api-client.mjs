@@ -35,6 +35,8 @@ export function apiClient(baseUrl, token) {
   return {
     baseUrl,
     headers,
+    /** Any call: the parsed answer (null when empty); a non-2xx throws ApiError. */
+    call,
     createWorkflow: async (name) => (await call('POST', '/api/v1/workflows', { data: { name } })).data.id,
     putGraph: (id, graph) => call('PUT', `/api/v1/workflows/${id}/graph`, { data: { graph, layout: false } }),
     activate: (id) => call('POST', `/api/v1/workflows/${id}/activate`),
