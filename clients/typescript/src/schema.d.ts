@@ -139,7 +139,7 @@ export interface paths {
     delete: operations['deleteWorkflow'];
     options?: never;
     head?: never;
-    /** Rename a workflow or change its description */
+    /** Rename a workflow, change its description or set its error workflow (error_workflow_id) */
     patch: operations['updateWorkflow'];
     trace?: never;
   };

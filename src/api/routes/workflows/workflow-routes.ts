@@ -114,7 +114,7 @@ export async function workflowRoutes(app: FastifyInstance, ctx: ApiContext): Pro
     {
       schema: {
         tags,
-        summary: 'Rename a workflow or change its description',
+        summary: 'Rename a workflow, change its description or set its error workflow (error_workflow_id)',
         params: ID_PARAMS_SCHEMA,
         body: UPDATE_WORKFLOW_BODY,
         querystring: SINGLE_QUERY_SCHEMA,
