@@ -29,6 +29,14 @@ const FAILING = {
   edges: [edge('start', 'boom')],
 };
 const PASSING = { nodes: [node('start', 'webhook'), node('fine', 'set', { values: { ok: true } })], edges: [edge('start', 'fine')] };
+/** An error workflow whose step reads the input through `trigger`. */
+const REPORTING = {
+  nodes: [
+    node('start', 'webhook'),
+    node('fine', 'set', { values: { ok: true, failed: '{{ trigger.execution.id }}', workflow: '{{ trigger.workflow.name }}' } }),
+  ],
+  edges: [edge('start', 'fine')],
+};
 
 /** Issue 37 item 4: a workflow's `error_workflow_id`, started once when one of its executions fails (docs/run-control.md). */
 describeEachDialect('error workflows', (dialect) => {
@@ -120,7 +128,7 @@ describeEachDialect('error workflows', (dialect) => {
   describe('a failed execution', () => {
     it('starts the error workflow once with the failure as input, and names that execution', async () => {
       const failing = await workflowWith(t, 'Fails', FAILING);
-      const handler = await workflowWith(t, 'Reports', PASSING, { activate: true });
+      const handler = await workflowWith(t, 'Reports', REPORTING, { activate: true });
       await patch(failing, { error_workflow_id: handler });
       const failedId = await runToRest(t, failing);
       const failed = await executionRow(t, failedId);
@@ -128,7 +136,8 @@ describeEachDialect('error workflows', (dialect) => {
       const started = await errorExecutions(failedId);
       expect(started).toHaveLength(1);
       const run = started[0]!;
-      expect(JSON.parse(failed.error_workflow!)).toEqual({ execution_id: run.id });
+      expect(failed.error_workflow_execution_id).toBe(run.id);
+      expect(failed.error_workflow_skipped).toBeNull();
       expect(run.workflow_id).toBe(handler);
       expect(run.status).toBe('completed');
       expect(run.parent_execution_id).toBeNull();
@@ -143,18 +152,54 @@ describeEachDialect('error workflows', (dialect) => {
         },
         workflow: { id: failing, name: 'Fails' },
       };
-      expect(JSON.parse(run.inputs!)).toEqual({ method: 'ERROR', headers: {}, query: {}, body: input });
+      // The trigger step receives the input as its output (the execution's inputs too).
+      expect(JSON.parse(run.inputs!)).toEqual(input);
       expect(input.execution.error).toMatchObject({ code: expect.any(String), node_id: 'boom' });
       expect(input.execution.started_at).not.toBeNull();
-      const trigger = (await stepRows(t, run.id)).find((row) => row.node_id === 'start')!;
-      expect(trigger.output).toEqual({ method: 'ERROR', headers: {}, query: {}, body: input });
-      // The API shows both ends of the link.
-      const api = await t.request('GET', `/api/v1/executions/${failedId}?fields[execution]=status,error_workflow`);
-      expect(api.body.data.attributes).toEqual({ status: 'failed', error_workflow: { execution_id: run.id } });
+      const steps = await stepRows(t, run.id);
+      expect(steps.find((row) => row.node_id === 'start')!.output).toEqual(input);
+      // Expressions read it as `trigger`.
+      expect(steps.find((row) => row.node_id === 'fine')!.output).toEqual({ ok: true, failed: failedId, workflow: 'Fails' });
+      // The API shows both ends of the link; the attributes are opt-in.
+      const api = await t.request(
+        'GET',
+        `/api/v1/executions/${failedId}?fields[execution]=status,error_workflow_execution_id,error_workflow_skipped`,
+      );
+      expect(api.body.data.attributes).toEqual({ status: 'failed', error_workflow_execution_id: run.id, error_workflow_skipped: null });
+      const plain = await t.request('GET', `/api/v1/executions/${failedId}`);
+      expect(plain.body.data.attributes).not.toHaveProperty('error_workflow_execution_id');
+      expect(plain.body.data.attributes).not.toHaveProperty('error_workflow_skipped');
       const back = await t.request('GET', `/api/v1/executions/${run.id}?fields[execution]=error_of`);
       expect(back.body.data.attributes).toEqual({ error_of: failedId });
       // Nothing else started it.
       expect(await executionsOf(handler)).toHaveLength(1);
+    });
+
+    it('of a manual run starts it too, whatever the trigger step of the error workflow', async () => {
+      const failing = await workflowWith(t, 'Fails manually', FAILING, { activate: true });
+      const handler = await workflowWith(
+        t,
+        'Scheduled handler',
+        {
+          nodes: [
+            node('tick', 'schedule', { cron: '0 0 1 1 *' }),
+            node('note', 'set', { values: { failed: '{{ trigger.execution.id }}' } }),
+          ],
+          edges: [edge('tick', 'note')],
+        },
+        { activate: true },
+      );
+      await patch(failing, { error_workflow_id: handler });
+      const failedId = await runToRest(t, failing, {});
+      const [run] = await errorExecutions(failedId);
+      expect(run!.status).toBe('completed');
+      expect((await executionRow(t, failedId)).error_workflow_execution_id).toBe(run!.id);
+      const steps = await stepRows(t, run!.id);
+      expect(steps.find((row) => row.node_id === 'tick')!.output).toMatchObject({
+        execution: { id: failedId, status: 'failed', failed_node_id: 'boom' },
+        workflow: { id: failing, name: 'Fails manually' },
+      });
+      expect(steps.find((row) => row.node_id === 'note')!.output).toEqual({ failed: failedId });
     });
 
     it('of an error workflow starts nothing more, even when it names one itself', async () => {
@@ -167,7 +212,9 @@ describeEachDialect('error workflows', (dialect) => {
       const failedId = await runToRest(t, failing);
       const [run] = await errorExecutions(failedId);
       expect(run!.status).toBe('failed');
-      expect(run!.error_workflow).toBeNull();
+      // It names an error workflow: `loop` says why nothing started.
+      expect(run!.error_workflow_execution_id).toBeNull();
+      expect(run!.error_workflow_skipped).toBe('loop');
       expect(await errorExecutions(run!.id)).toEqual([]);
       expect(await executionsOf(failing)).toHaveLength(1);
       expect(await executionsOf(handler)).toHaveLength(1);
@@ -178,9 +225,14 @@ describeEachDialect('error workflows', (dialect) => {
       const handler = await workflowWith(t, 'Inactive handler', PASSING);
       await patch(failing, { error_workflow_id: handler });
       const failedId = await runToRest(t, failing);
-      expect(JSON.parse((await executionRow(t, failedId)).error_workflow!)).toEqual({
-        skipped: `error workflow "Inactive handler" (${handler}) is not active: activate it`,
-      });
+      const row = await executionRow(t, failedId);
+      expect(row.error_workflow_skipped).toBe('inactive');
+      expect(row.error_workflow_execution_id).toBeNull();
+      const api = await t.request(
+        'GET',
+        `/api/v1/executions/${failedId}?fields[execution]=error_workflow_execution_id,error_workflow_skipped`,
+      );
+      expect(api.body.data.attributes).toEqual({ error_workflow_execution_id: null, error_workflow_skipped: 'inactive' });
       expect(await errorExecutions(failedId)).toEqual([]);
       expect(await executionsOf(handler)).toEqual([]);
     });
@@ -192,9 +244,9 @@ describeEachDialect('error workflows', (dialect) => {
       // A deletion clears the reference (above); a row naming a workflow that is gone is a race, written here directly.
       await t.deps.db.deleteFrom('workflows').where('id', '=', handler).execute();
       const failedId = await runToRest(t, failing);
-      expect(JSON.parse((await executionRow(t, failedId)).error_workflow!)).toEqual({
-        skipped: `error workflow ${handler} does not exist in this workspace (deleted?)`,
-      });
+      const row = await executionRow(t, failedId);
+      expect(row.error_workflow_skipped).toBe('missing');
+      expect(row.error_workflow_execution_id).toBeNull();
       expect(await errorExecutions(failedId)).toEqual([]);
     });
 
@@ -231,15 +283,28 @@ describeEachDialect('error workflows', (dialect) => {
       await engine.stop();
       const row = await executionRow(t, id);
       expect(row.status).toBe('cancelled');
-      expect(row.error_workflow).toBeNull();
+      expect(row.error_workflow_execution_id).toBeNull();
+      expect(row.error_workflow_skipped).toBeNull();
       expect(await executionsOf(handler)).toEqual([]);
     });
 
     it('of a workflow without an error workflow records nothing', async () => {
       const failing = await workflowWith(t, 'Fails alone', FAILING);
       const failedId = await runToRest(t, failing);
-      expect((await executionRow(t, failedId)).error_workflow).toBeNull();
+      const row = await executionRow(t, failedId);
+      expect(row.error_workflow_execution_id).toBeNull();
+      expect(row.error_workflow_skipped).toBeNull();
       expect(await errorExecutions(failedId)).toEqual([]);
+    });
+
+    it('of an error workflow that names none records nothing', async () => {
+      const failing = await workflowWith(t, 'Fails, failing handler', FAILING);
+      const handler = await workflowWith(t, 'Failing handler alone', FAILING, { activate: true });
+      await patch(failing, { error_workflow_id: handler });
+      const [run] = await errorExecutions(await runToRest(t, failing));
+      expect(run!.status).toBe('failed');
+      expect(run!.error_workflow_execution_id).toBeNull();
+      expect(run!.error_workflow_skipped).toBeNull();
     });
   });
 
@@ -250,26 +315,82 @@ describeEachDialect('error workflows', (dialect) => {
     const id = await runToRest(t, passing);
     const row = await executionRow(t, id);
     expect(row.status).toBe('completed');
-    expect(row.error_workflow).toBeNull();
+    expect(row.error_workflow_execution_id).toBeNull();
+    expect(row.error_workflow_skipped).toBeNull();
     expect(await executionsOf(handler)).toEqual([]);
   });
 
-  it('a call_workflow child that fails starts nothing itself: its parent reports the failure once', async () => {
+  it("a call_workflow child that fails starts its own workflow's error workflow, and its failed parent its own", async () => {
     const child = await workflowWith(t, 'Failing child', FAILING, { activate: true });
     const parent = await workflowWith(t, 'Calling parent', {
       nodes: [node('start', 'webhook'), node('call', 'call_workflow', { workflow_id: child })],
       edges: [edge('start', 'call')],
     });
     const handler = await workflowWith(t, 'Tree handler', PASSING, { activate: true });
+    const childHandler = await workflowWith(t, 'Child handler', PASSING, { activate: true });
     await patch(parent, { error_workflow_id: handler });
-    await patch(child, { error_workflow_id: handler });
+    await patch(child, { error_workflow_id: childHandler });
     const parentId = await runToRest(t, parent);
-    expect((await executionRow(t, parentId)).status).toBe('failed');
+    const parentRow = await executionRow(t, parentId);
+    expect(parentRow.status).toBe('failed');
     const [childRow] = await executionsOf(child);
     expect(childRow!.status).toBe('failed');
-    expect(childRow!.error_workflow).toBeNull();
-    const runs = await executionsOf(handler);
-    expect(runs.map((run) => run.error_of_execution_id)).toEqual([parentId]);
+    expect(childRow!.parent_execution_id).toBe(parentId);
+    const [childRun] = await executionsOf(childHandler);
+    expect(childRun!.error_of_execution_id).toBe(childRow!.id);
+    expect(childRun!.status).toBe('completed');
+    expect(childRun!.parent_execution_id).toBeNull();
+    expect(JSON.parse(childRun!.inputs!)).toMatchObject({
+      execution: { id: childRow!.id },
+      workflow: { id: child, name: 'Failing child' },
+    });
+    expect(childRow!.error_workflow_execution_id).toBe(childRun!.id);
+    const [parentRun] = await executionsOf(handler);
+    expect(parentRun!.error_of_execution_id).toBe(parentId);
+    expect(parentRow.error_workflow_execution_id).toBe(parentRun!.id);
+  });
+
+  it('a call_workflow child that fails starts its error workflow even when its parent handles the failure', async () => {
+    const child = await workflowWith(t, 'Failing handled child', FAILING, { activate: true });
+    const parent = await workflowWith(t, 'Handling parent', {
+      nodes: [
+        node('start', 'webhook'),
+        node('call', 'call_workflow', { workflow_id: child }, { on_error: 'continue' }),
+        node('after', 'set', { values: { handled: true } }),
+      ],
+      edges: [edge('start', 'call'), edge('call', 'after', 'error')],
+    });
+    const childHandler = await workflowWith(t, 'Handled child handler', PASSING, { activate: true });
+    await patch(child, { error_workflow_id: childHandler });
+    const parentId = await runToRest(t, parent);
+    const parentRow = await executionRow(t, parentId);
+    expect(parentRow.status).toBe('completed');
+    expect(parentRow.error_workflow_execution_id).toBeNull();
+    const [childRow] = await executionsOf(child);
+    const runs = await executionsOf(childHandler);
+    expect(runs.map((run) => run.error_of_execution_id)).toEqual([childRow!.id]);
+    expect(childRow!.error_workflow_execution_id).toBe(runs[0]!.id);
+  });
+
+  it('a call_workflow child of an error run is part of it: its failure records loop and starts nothing', async () => {
+    const callee = await workflowWith(t, 'Callee of the handler', FAILING, { activate: true });
+    const handler = await workflowWith(
+      t,
+      'Calling handler',
+      { nodes: [node('start', 'webhook'), node('call', 'call_workflow', { workflow_id: callee })], edges: [edge('start', 'call')] },
+      { activate: true },
+    );
+    const failing = await workflowWith(t, 'Reported', FAILING);
+    await patch(failing, { error_workflow_id: handler });
+    // The callee names the handler too: without the rule, each failure would start another run.
+    await patch(callee, { error_workflow_id: handler });
+    const failedId = await runToRest(t, failing);
+    await t.deps.engine.idle();
+    const handlerRuns = await executionsOf(handler);
+    expect(handlerRuns).toHaveLength(1);
+    const [calleeRow] = await executionsOf(callee);
+    expect(calleeRow).toMatchObject({ status: 'failed', error_of_execution_id: failedId, error_workflow_skipped: 'loop' });
+    expect(calleeRow!.error_workflow_execution_id).toBeNull();
   });
 
   describe('export and import', () => {
@@ -280,16 +401,21 @@ describeEachDialect('error workflows', (dialect) => {
       const document = await exportOf(t, failing);
       const key = (await t.deps.db.selectFrom('workflows').select('export_key').where('id', '=', handler).executeTakeFirstOrThrow())
         .export_key;
-      expect(document.references.error_workflow).toEqual({ export_key: key, name: 'Exported handler' });
+      expect(document.settings.error_workflow).toBe(key);
+      expect(document.references).not.toHaveProperty('error_workflow');
       expect(JSON.stringify(document)).not.toContain(handler);
       // Without one, the member is absent.
-      expect((await exportOf(t, handler)).references).not.toHaveProperty('error_workflow');
+      expect((await exportOf(t, handler)).settings).not.toHaveProperty('error_workflow');
 
       // Here the handler exists: bound by its export key, nothing to finish.
       const here = await importOk(t, document);
       const bound = await t.request('GET', `/api/v1/workflows/${here.id}?fields[workflow]=error_workflow_id`);
       expect(bound.body.data.attributes).toEqual({ error_workflow_id: handler });
       expect(here.meta.requirements.bindings).toEqual([]);
+      // It is the workflow's attribute, never a graph setting.
+      const graph = await t.request('GET', `/api/v1/workflows/${here.id}/graph`);
+      expect(JSON.stringify(graph.body)).not.toContain('error_workflow');
+      expect((await exportOf(t, here.id)).settings).toEqual({ error_workflow: key });
 
       // In another workspace no workflow has that key: the attribute stays null and the requirement says so.
       const elsewhere = await t.request('POST', '/api/v1/workflows?fields[workflow]=error_workflow_id', {
@@ -304,18 +430,40 @@ describeEachDialect('error workflows', (dialect) => {
           attribute: 'error_workflow_id',
           resource: 'workflow',
           export_key: key,
-          detail: `started when an execution fails: workflow "Exported handler" (export key ${key}): import it too (it is bound when found), or set error_workflow_id with PATCH /workflows/:id`,
+          detail: `started when an execution fails: the workflow with export key ${key}: import it too (it is bound when found), or set error_workflow_id with PATCH /workflows/:id`,
         },
       ]);
+    });
+
+    it('binds it to the sibling of a folder import that has its export key', async () => {
+      const folder = (await t.request('POST', '/api/v1/folders', { body: { data: { name: 'With handler' } } })).body.data.id;
+      const failing = await workflowWith(t, 'Filed failing', FAILING);
+      const handler = await workflowWith(t, 'Filed handler', PASSING);
+      await patch(failing, { error_workflow_id: handler });
+      for (const id of [failing, handler]) {
+        const moved = await t.request('PATCH', `/api/v1/workflows/${id}/move`, {
+          body: { data: { type: 'workflow', id, attributes: { folder_id: folder } } },
+        });
+        expect(moved.status).toBe(200);
+      }
+      const document = (await t.request('GET', `/api/v1/folders/${folder}/export`)).body;
+      const res = await t.request('POST', '/api/v1/folders/import', { token: t.tokens.other, body: { data: { document } } });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      const imported = (name: string) => res.body.meta.workflows.find((w: { name: string }) => w.name === name);
+      expect(imported('Filed failing').requirements.bindings).toEqual([]);
+      const bound = await t.request('GET', `/api/v1/workflows/${imported('Filed failing').id}?fields[workflow]=error_workflow_id`, {
+        token: t.tokens.other,
+      });
+      expect(bound.body.data.attributes).toEqual({ error_workflow_id: imported('Filed handler').id });
     });
 
     it('refuses a malformed error workflow reference with a pointer', async () => {
       const failing = await workflowWith(t, 'Malformed', FAILING);
       const document = await exportOf(t, failing);
-      document.references.error_workflow = { name: 'no key' };
+      document.settings.error_workflow = { export_key: 'not-a-string' };
       const res = await t.request('POST', '/api/v1/workflows', { body: { data: { document } } });
       expect(res.status).toBe(422);
-      expect(res.body.errors[0].source).toEqual({ pointer: '/data/document/references/error_workflow/export_key' });
+      expect(res.body.errors[0].source).toEqual({ pointer: '/data/document/settings/error_workflow' });
     });
   });
 });
@@ -382,7 +530,7 @@ describeEachDialect('error workflows', (dialect) => {
     expect(reports.map((row) => row.error_of_execution_id).sort()).toEqual([...ids].sort());
     for (const row of failed) {
       const report = reports.find((r) => r.error_of_execution_id === row.id)!;
-      expect(JSON.parse(row.error_workflow!)).toEqual({ execution_id: report.id });
+      expect(row.error_workflow_execution_id).toBe(report.id);
     }
   });
 
@@ -401,7 +549,7 @@ describeEachDialect('error workflows', (dialect) => {
     for (const engine of engines) await engine.idle();
     const row = await executionRow(t, id);
     expect(row.status).toBe('cancelled');
-    expect(row.error_workflow).toBeNull();
+    expect(row.error_workflow_execution_id).toBeNull();
     expect(await t.deps.db.selectFrom('executions').select('id').where('workflow_id', '=', handler).execute()).toEqual([]);
   });
 });

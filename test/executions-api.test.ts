@@ -53,7 +53,8 @@ function executionRow(workspaceId: string, workflowId: string, second: number, v
     rerun_of_execution_id: null,
     rerun_from_node_id: null,
     error_of_execution_id: null,
-    error_workflow: null,
+    error_workflow_execution_id: null,
+    error_workflow_skipped: null,
     ...values,
   };
 }

@@ -3,6 +3,9 @@ export const EXECUTION_STATUSES = ['pending', 'running', 'waiting', 'completed',
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
 export const STEP_STATUSES = ['pending', 'running', 'completed', 'failed', 'skipped', 'waiting'] as const;
 export type StepStatus = (typeof STEP_STATUSES)[number];
+/** Why a failed execution started no error workflow (docs/run-control.md "Error workflows"). */
+export const ERROR_WORKFLOW_SKIPPED = ['missing', 'inactive', 'loop'] as const;
+export type ErrorWorkflowSkipped = (typeof ERROR_WORKFLOW_SKIPPED)[number];
 
 export interface ExecutionsTable {
   id: string;
@@ -44,8 +47,10 @@ export interface ExecutionsTable {
   rerun_from_node_id: string | null;
   /** Set on an error workflow's execution: the failed execution it reports (it starts no error workflow itself). */
   error_of_execution_id: string | null;
-  /** JSON text on a failed execution: `{"execution_id"}` of the error workflow it started, or `{"skipped"}` and why not. */
-  error_workflow: string | null;
+  /** On a failed execution: the execution of its workflow's error workflow that the failure started. */
+  error_workflow_execution_id: string | null;
+  /** On a failed execution whose workflow names an error workflow that did not start: why (`missing`, `inactive`, `loop`). */
+  error_workflow_skipped: ErrorWorkflowSkipped | null;
 }
 
 /** The decision on an approval step (migration 0026): one row per step, the first decision wins. */

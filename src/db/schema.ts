@@ -164,8 +164,10 @@ export interface StepTemplatesTable {
 export {
   EXECUTION_STATUSES,
   STEP_STATUSES,
+  ERROR_WORKFLOW_SKIPPED,
   type ExecutionStatus,
   type StepStatus,
+  type ErrorWorkflowSkipped,
   type ExecutionsTable,
   type ApprovalDecisionsTable,
   type ExecutionStepsTable,

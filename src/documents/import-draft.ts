@@ -36,6 +36,6 @@ export interface ImportDraft {
   layout: boolean;
   bindings: BindingRequest[];
   report: ImportReport;
-  /** The workflow's error workflow (service/v1 `references.error_workflow`), bound by export key or reported. */
+  /** The workflow's error workflow (service/v1 `settings.error_workflow`), bound by export key or reported. */
   errorWorkflow?: ErrorWorkflowReference;
 }

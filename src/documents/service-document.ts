@@ -8,7 +8,7 @@ import { readPointer, writePointer } from './json-pointer-path.js';
 import { connectionFieldsOf, referenceFieldsOf } from './reference-fields.js';
 import { installationBindings, installationUsesOf, isAppProvider } from './installation-references.js';
 import type { AppProvider } from '../db/schema.js';
-import { readErrorWorkflowReference, type ErrorWorkflowReference } from './error-workflow-reference.js';
+import { readErrorWorkflowSetting } from './error-workflow-reference.js';
 
 export const SERVICE_FORMAT = 'service/v1';
 /** Export keys: portable names, so documents stay readable and keys stay valid in URLs and filenames. */
@@ -46,6 +46,7 @@ export interface ServiceDocument {
   build_prompt: string | null;
   ai_auto_probe: boolean;
   graph: { nodes: unknown[]; edges: unknown[]; annotations?: unknown[] };
+  /** The graph settings, and `error_workflow` (an export key) when the workflow names one (error-workflow-reference.ts). */
   settings: Record<string, unknown>;
   references: {
     workflows: WorkflowReference[];
@@ -53,8 +54,6 @@ export interface ServiceDocument {
     memories: UnnamedReference[];
     knowledge_bases: UnnamedReference[];
     installations: InstallationReference[];
-    /** The workflow's error workflow, when it names one (error-workflow-reference.ts). */
-    error_workflow?: ErrorWorkflowReference;
   };
 }
 
@@ -198,10 +197,14 @@ export function readServiceDocument(document: Record<string, unknown>, pointer: 
   problems.throwIfAny();
 
   const draftGraph: Record<string, unknown> = structuredClone(graph as Record<string, unknown>);
-  if (isPlainObject(document.settings) && Object.keys(document.settings).length > 0)
-    draftGraph.settings = structuredClone(document.settings);
+  // `settings.error_workflow` is the workflow's attribute, never a graph setting.
+  const { reference: errorWorkflow, graphSettings } = readErrorWorkflowSetting(
+    isPlainObject(document.settings) ? document.settings : {},
+    `${pointer}/settings`,
+    problems,
+  );
+  if (Object.keys(graphSettings).length > 0) draftGraph.settings = structuredClone(graphSettings);
   const bindings = referenceBindings(draftGraph, references as Record<string, unknown>, `${pointer}/references`, problems);
-  const errorWorkflow = readErrorWorkflowReference(references as Record<string, unknown>, `${pointer}/references`, problems);
   problems.throwIfAny();
   const attributes: ImportDraft['attributes'] = {};
   if (typeof buildMode === 'string') attributes.build_mode = buildMode;

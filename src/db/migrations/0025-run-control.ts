@@ -11,7 +11,8 @@ export const RUN_CONTROL_EXECUTION_COLUMNS = [
   'rerun_of_execution_id',
   'rerun_from_node_id',
   'error_of_execution_id',
-  'error_workflow',
+  'error_workflow_execution_id',
+  'error_workflow_skipped',
 ] as const;
 
 /**
@@ -21,9 +22,10 @@ export const RUN_CONTROL_EXECUTION_COLUMNS = [
  * - `executions.replay_of_execution_id`: a replay (`POST /executions/:id/replay`) names its source;
  *   `rerun_of_execution_id` and `rerun_from_node_id` name a re-run's source and the node it ran
  *   from; `error_of_execution_id` is set on an error workflow's execution, naming the failed
- *   execution it reports (such an execution never starts an error workflow itself); and
- *   `error_workflow` (JSON text) on a failed execution says what its workflow's error workflow
- *   did: `{"execution_id"}` when it started, `{"skipped"}` with the reason when it did not.
+ *   execution it reports (such an execution never starts an error workflow itself); and on a
+ *   failed execution whose workflow names an error workflow, `error_workflow_execution_id` names
+ *   the execution of it that the failure started, or `error_workflow_skipped` says why none did
+ *   (`missing`, `inactive`, `loop`).
  * - `execution_steps.reused_from_step_id`: a record copied from another execution (a retry's or
  *   a re-run's completed steps) names the record it copies; the API shows it as `reused`.
  * - `workflows.error_workflow_id`: the workflow started when an execution of this one fails.

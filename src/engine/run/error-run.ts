@@ -1,15 +1,17 @@
 import type { Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import type { Database, ErrorWorkflowSkipped } from '../../db/schema.js';
 import type { ExecutionRow, StepRow } from '../execution-store.js';
 import type { GraphPlan } from './graph-plan.js';
 
 /**
  * Error workflows (docs/run-control.md "Error workflows"): a workflow may name another of its
- * workspace that starts once when one of its executions ends `failed`.
+ * workspace that starts once when any of its executions ends `failed` (top-level or a
+ * call_workflow child, draft or manual run), unless that execution is itself an error
+ * workflow's run (`loop`).
  *
  * Exactly once: the error workflow's execution is inserted in the very commit that writes the
  * failure (commit/run-commit.ts `alsoWrite`, after the execution's conditional update), and the
- * failed row's `error_workflow` records it there too. That commit lands once: alone it is
+ * failed row's `error_workflow_execution_id` records it there too. That commit lands once: alone it is
  * conditional on the execution being live, in a cluster on this worker's lease as well. A crash
  * before it loses both (the failing step runs again after recovery and prepares a new one); a
  * crash after it leaves both. No second statement can start it again.
@@ -30,26 +32,31 @@ export interface Failure {
 
 /** What a failure's commit writes about the error workflow. */
 export interface ErrorRun {
-  /** The failed execution's `error_workflow` (JSON text): `{"execution_id"}` or `{"skipped"}`. */
-  record: string;
+  /** The failed execution's columns: the execution started, or why none was. */
+  record: Pick<ExecutionRow, 'error_workflow_execution_id' | 'error_workflow_skipped'>;
   /** Inserts the error workflow's execution in the failure's commit. */
   admit?: (trx: Transaction<Database>) => Promise<void>;
   /** Once that commit is durable and current: start it. */
   committed?: () => void;
 }
 
-/** Prepares what a failed execution's commit writes about its error workflow; null: nothing (none named, or not reported). */
+/** Prepares what a failed execution's commit writes about its error workflow; null: nothing (its workflow names none). */
 export type ErrorRunPreparer = (failed: ExecutionRow, failure: Failure) => Promise<ErrorRun | null>;
 
 /**
  * The error workflow of a failed execution's workflow, as the service layer resolves it: null
- * when it names none; `skipped` with the reason when the one it names cannot start (deleted,
- * inactive); otherwise the snapshot to start. `workflowName`: the failed execution's workflow's.
+ * when it names none; `skipped` with the reason when the one it names cannot start (`missing`:
+ * deleted; `inactive`: no active snapshot); otherwise the snapshot to start. `workflowName`:
+ * the failed execution's workflow's.
  */
 export type ErrorWorkflowResolver = (request: {
   workspaceId: string;
   workflowId: string;
-}) => Promise<null | { workflowName: string; skipped: string } | { workflowName: string; workflowId: string; snapshotId: string }>;
+}) => Promise<
+  | null
+  | { workflowName: string; skipped: Exclude<ErrorWorkflowSkipped, 'loop'> }
+  | { workflowName: string; workflowId: string; snapshotId: string }
+>;
 
 /** How the engine creates and starts the error workflow's execution (its scheduler's `admitPending`, `startPending`). */
 export interface ErrorRunScheduling {
@@ -60,13 +67,13 @@ export interface ErrorRunScheduling {
 }
 
 /**
- * Whether a failed execution starts its workflow's error workflow: only a top-level execution
- * (a call_workflow child's failure fails its parent's call step, and the parent reports it when
- * it fails in turn, so a failure is reported once per tree) that is not itself an error
- * workflow's execution (no loops: an error workflow that fails starts nothing more).
+ * Whether a failed execution may start its workflow's error workflow: every one (a call_workflow
+ * child too: its workflow's error workflow hears of it, and its parent's of the parent's own
+ * failure) but an error workflow's execution, which records `loop` instead (an error workflow
+ * that fails starts nothing more, so workflows naming each other cannot loop).
  */
 export function reportsFailure(execution: ExecutionRow): boolean {
-  return execution.parent_execution_id === null && execution.error_of_execution_id === null;
+  return execution.error_of_execution_id === null;
 }
 
 /** The error workflow's input: `{execution: {id, status, error, failed_node_id, started_at, finished_at}, workflow: {id, name}}`. */

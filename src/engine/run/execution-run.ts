@@ -133,7 +133,7 @@ export class ExecutionRun implements RunHost {
         // Its workflow's error workflow starts in the same commit (error-run.ts); one look-up, on failure only.
         const startedAt = this.execution.started_at ?? opening.started_at ?? null;
         const report = await this.deps.errorRun?.(this.execution, { error, nodeId: end.nodeId || null, startedAt, finishedAt: now });
-        if (report) final.error_workflow = report.record;
+        if (report) Object.assign(final, report.record);
         return this.finish(final, { status: 'failed', error }, report ?? undefined);
       }
       case 'settled': {

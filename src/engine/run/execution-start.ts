@@ -23,7 +23,8 @@ export type ExecutionIdentity = Omit<
   | 'response'
   | 'concurrency_limit'
   | 'waiter'
-  | 'error_workflow'
+  | 'error_workflow_execution_id'
+  | 'error_workflow_skipped'
 >;
 
 /** A top-level run (`/run`, a webhook delivery). */
@@ -72,7 +73,9 @@ export function childIdentity(request: ChildRequest, snapshotId: string): { iden
     replay_of_execution_id: null,
     rerun_of_execution_id: null,
     rerun_from_node_id: null,
-    error_of_execution_id: null,
+    // A child of an error workflow's run is part of handling that failure: it starts no error
+    // workflow either (error workflow A calling C, C naming A, would loop otherwise).
+    error_of_execution_id: request.parent.error_of_execution_id,
   };
   return { identity, trigger };
 }
@@ -159,7 +162,8 @@ export function retryStart(
     response: _res,
     concurrency_limit: _cl,
     waiter: _w,
-    error_workflow: _ew,
+    error_workflow_execution_id: _ewe,
+    error_workflow_skipped: _ews,
     ...same
   } = failed;
   const identity = Object.assign(same, { id, retry_of_execution_id: failed.id, user_id: userId });
@@ -220,7 +224,8 @@ export function newExecutionRow(
     rerun_of_execution_id: identity.rerun_of_execution_id,
     rerun_from_node_id: identity.rerun_from_node_id,
     error_of_execution_id: identity.error_of_execution_id,
-    error_workflow: null,
+    error_workflow_execution_id: null,
+    error_workflow_skipped: null,
   };
 }
 

@@ -5,9 +5,9 @@ import type { ErrorWorkflowResolver } from '../../engine/engine.js';
 /**
  * The engine's `resolveErrorWorkflow` (docs/run-control.md "Error workflows"): the error
  * workflow a failed execution's workflow names, in one read, scoped to the workspace. Asked
- * only when a top-level execution fails, so it is not cached. The engine starts the target's
- * active snapshot; a workflow deleted or inactive is skipped with the reason, which the failed
- * execution records (`error_workflow: {"skipped": …}`).
+ * only when an execution fails, so it is not cached. The engine starts the target's active
+ * snapshot; a workflow deleted or inactive is skipped with the reason, which the failed
+ * execution records (`error_workflow_skipped`: `missing`, `inactive`).
  */
 export function errorWorkflowResolver(db: Kysely<Database>): ErrorWorkflowResolver {
   return async ({ workspaceId, workflowId }) => {
@@ -18,7 +18,6 @@ export function errorWorkflowResolver(db: Kysely<Database>): ErrorWorkflowResolv
         'w.name as name',
         'w.error_workflow_id as error_workflow_id',
         'e.id as target_id',
-        'e.name as target_name',
         'e.status as target_status',
         'e.active_snapshot_id as target_snapshot_id',
       ])
@@ -27,10 +26,8 @@ export function errorWorkflowResolver(db: Kysely<Database>): ErrorWorkflowResolv
       .executeTakeFirst();
     if (!row || row.error_workflow_id === null) return null;
     const workflowName = row.name;
-    if (row.target_id === null)
-      return { workflowName, skipped: `error workflow ${row.error_workflow_id} does not exist in this workspace (deleted?)` };
-    if (row.target_status !== 'active' || row.target_snapshot_id === null)
-      return { workflowName, skipped: `error workflow "${row.target_name}" (${row.target_id}) is not active: activate it` };
+    if (row.target_id === null) return { workflowName, skipped: 'missing' };
+    if (row.target_status !== 'active' || row.target_snapshot_id === null) return { workflowName, skipped: 'inactive' };
     return { workflowName, workflowId: row.target_id, snapshotId: row.target_snapshot_id };
   };
 }

@@ -5,6 +5,7 @@ import { notFound } from '../../errors/app-error.js';
 import { isUuid } from '../../lib/ids.js';
 import { buildServiceDocument, type ServiceDocument } from '../../documents/service-document.js';
 import { referenceFieldsOf } from '../../documents/reference-fields.js';
+import { ERROR_WORKFLOW_SETTING } from '../../documents/error-workflow-reference.js';
 import { ReferenceLookups } from '../../store/reference-lookups.js';
 import { WorkflowRepository, type WorkflowRow } from '../../store/workflow-repository.js';
 import type { Actor } from './workflow-service.js';
@@ -46,7 +47,7 @@ export class WorkflowExports {
     );
     // Named by export key, as a call target is, and bound again (or reported) on import (error-workflow-reference.ts).
     const errorWorkflow = row.error_workflow_id === null ? undefined : workflows.get(row.error_workflow_id);
-    if (errorWorkflow) document.references.error_workflow = { export_key: errorWorkflow.export_key, name: errorWorkflow.name };
+    if (errorWorkflow) document.settings[ERROR_WORKFLOW_SETTING] = errorWorkflow.export_key;
     return document;
   }
 }

@@ -1,4 +1,4 @@
-import { EXECUTION_STATUSES } from '../../../db/schema.js';
+import { ERROR_WORKFLOW_SKIPPED, EXECUTION_STATUSES } from '../../../db/schema.js';
 import type { ResourceDefinition } from '../../jsonapi/resource-definition.js';
 import { workflowResource } from '../workflows/workflow-resource.js';
 
@@ -37,15 +37,8 @@ export const executionResource: ResourceDefinition = {
     // On an error workflow's execution: the failed execution it reports.
     error_of: { kind: 'uuid', column: 'error_of_execution_id', nullable: true },
     // On a failed execution: the error workflow's execution it started, or why none started.
-    error_workflow: {
-      kind: 'object',
-      nullable: true,
-      schema: {
-        type: ['object', 'null'],
-        properties: { execution_id: { type: 'string', format: 'uuid' }, skipped: { type: 'string' } },
-        additionalProperties: false,
-      },
-    },
+    error_workflow_execution_id: { kind: 'uuid', nullable: true },
+    error_workflow_skipped: { kind: 'enum', values: ERROR_WORKFLOW_SKIPPED, nullable: true },
   },
   relationFilters: {
     workflow: { resource: () => workflowResource, localColumn: 'workflow_id' },

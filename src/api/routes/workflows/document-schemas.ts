@@ -33,7 +33,17 @@ export const SERVICE_DOCUMENT_SCHEMA = {
         annotations: { type: 'array', items: OPEN, description: 'canvas notes (imported n8n sticky notes), never run' },
       },
     },
-    settings: { ...OPEN, description: 'the graph settings (concurrency_limit, save_step_payloads)' },
+    settings: {
+      ...OPEN,
+      description: 'the graph settings (concurrency_limit, save_step_payloads), and error_workflow when the workflow names one',
+      properties: {
+        error_workflow: {
+          type: 'string',
+          description:
+            'the export key of the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import (never a graph setting), or listed under requirements.bindings (attribute error_workflow_id)',
+        },
+      },
+    },
     references: {
       type: 'object',
       properties: {
@@ -47,12 +57,6 @@ export const SERVICE_DOCUMENT_SCHEMA = {
         },
         memories: { type: 'array', items: { type: 'object', properties: { pointers: POINTERS } } },
         knowledge_bases: { type: 'array', items: { type: 'object', properties: { pointers: POINTERS } } },
-        error_workflow: {
-          type: 'object',
-          description:
-            'the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import, or listed under requirements.bindings (attribute error_workflow_id)',
-          properties: { export_key: { type: 'string' }, name: { type: 'string' } },
-        },
         installations: {
           type: 'array',
           description:
