@@ -83,6 +83,8 @@ describeEachDialect('agent tools that require approval', (dialect) => {
   };
   const decide = (id: string, stepId: string, decision: string) =>
     t.request('POST', `/api/v1/executions/${id}/steps/${stepId}/decision`, { body: { data: { decision, comment: 'checked' } } });
+  const decideWithout = (id: string, stepId: string) =>
+    t.request('POST', `/api/v1/executions/${id}/steps/${stepId}/decision`, { body: { data: { decision: 'reject' } } });
   const sentToModel = () => provider.received('chat').at(-1)!.body.messages.at(-1);
 
   it('waits without running the tool, then runs it once approved and the model goes on', async () => {
@@ -143,21 +145,38 @@ describeEachDialect('agent tools that require approval', (dialect) => {
     expect(provider.received('chat')).toHaveLength(2);
   });
 
-  it('a rejection goes back to the model as the tool error, and the tool never runs', async () => {
+  it('a rejection goes back to the model as the tool error text "rejected: <comment>", and the tool never runs', async () => {
     script();
     const id = await runToRest(t, workflow);
     const { call } = await pendingCall(id);
-    expect((await t.request('POST', new URL(call.output.approval.reject_url).pathname, { token: null })).status).toBe(200);
+    const link = await t.request('POST', new URL(call.output.approval.reject_url).pathname, {
+      token: null,
+      body: { comment: 'not this order' },
+      contentType: 'application/json',
+    });
+    expect(link.status).toBe(200);
+    expect(link.body).toEqual({ decision: 'reject' });
     await t.deps.engine.idle();
-    expect((await executionRow(t, id)).status).toBe('completed');
+    const execution = await executionRow(t, id);
+    expect(execution.status).toBe('completed');
     expect(toolHits).toEqual([]);
     const answer = sentToModel();
     expect(answer.role).toBe('tool');
-    expect(JSON.parse(answer.content)).toEqual({
-      code: 'approval_rejected',
-      message: 'a person rejected the call of "refund"; it did not run',
-      comment: null,
-    });
+    expect(answer.content).toBe('rejected: not this order');
+    expect(JSON.parse(execution.output!).tool_calls).toEqual([
+      expect.objectContaining({ name: 'refund', result: 'rejected: not this order', is_error: true }),
+    ]);
+    // A used link is 410.
+    expect((await t.request('POST', new URL(call.output.approval.approve_url).pathname, { token: null })).status).toBe(410);
+  });
+
+  it('a rejection without a comment is "rejected: "', async () => {
+    script();
+    const id = await runToRest(t, workflow);
+    const { call } = await pendingCall(id);
+    expect((await decideWithout(id, call.id)).status).toBe(200);
+    await t.deps.engine.idle();
+    expect(sentToModel().content).toBe('rejected: ');
   });
 
   it('the time-out goes back to the model as approval_timed_out', async () => {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from './support/dialects.js';
 import { edge, executionRow, node, runToRest, stepRows, workflowWith } from './support/engine-helpers.js';
+import { startFakeSlack, type FakeSlack } from './support/fake-slack.js';
 import { createPeerApp, createTestApp, type TestApp } from './support/test-app.js';
 
 const MINUTE = 60_000;
@@ -32,8 +33,21 @@ describeEachDialect('approval steps', (dialect) => {
   let gated: string;
   let approveOnTimeout: string;
   let rejectOnTimeout: string;
+  let slack: FakeSlack;
+  let installationId: string;
   beforeAll(async () => {
-    t = await createTestApp(dialect);
+    slack = await startFakeSlack();
+    t = await createTestApp(dialect, { slackApiUrl: slack.apiUrl });
+    installationId = (
+      await t.deps.apps.install({
+        provider: 'slack',
+        workspace: { id: t.workspaces.main },
+        accountId: 'T0MAIN',
+        botUserId: 'U0BOT',
+        botId: 'B0BOT',
+        credentials: { bot_token: 'xoxb-main-token' },
+      })
+    ).id;
     gated = await workflowWith(t, 'Gated', approvalGraph({ message: 'Ship {{ trigger.body.version }}?', timeout_ms: 10 * MINUTE }));
     approveOnTimeout = await workflowWith(
       t,
@@ -46,14 +60,17 @@ describeEachDialect('approval steps', (dialect) => {
       approvalGraph({ message: 'ok?', timeout_ms: MINUTE, on_timeout: 'reject' }),
     );
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t.close();
+    await slack.close();
+  });
 
   const decide = (executionId: string, stepId: string, data: unknown, token?: string) =>
     t.request('POST', `/api/v1/executions/${executionId}/steps/${stepId}/decision`, { body: { data }, ...(token ? { token } : {}) });
-  const follow = (url: string) => t.request('POST', new URL(url).pathname, { token: null });
+  const follow = (url: string, body?: unknown) => t.request('POST', new URL(url).pathname, { token: null, ...(body ? { body } : {}) });
   const ran = async (executionId: string) => (await stepRows(t, executionId)).filter((r) => r.status === 'completed').map((r) => r.node_id);
 
-  it('waits with the message and signed links in the step output, the execution waiting until the time-out', async () => {
+  it('waits with the signed links in the step output, the execution waiting until the time-out', async () => {
     const id = await runToRest(t, gated, { draft: true, input: { version: '1.2' } });
     expect((await executionRow(t, id)).status).toBe('waiting');
     const step = await waitingStep(t, id);
@@ -62,7 +79,6 @@ describeEachDialect('approval steps', (dialect) => {
     expect(step.resume_at).toBe(expiresAt);
     expect((await executionRow(t, id)).run_at).toBe(expiresAt);
     expect(step.output).toEqual({
-      message: 'Ship 1.2?',
       approve_url: expect.stringMatching(/^http:\/\/sy\.test\/approvals\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/),
       reject_url: expect.stringMatching(/^http:\/\/sy\.test\/approvals\//),
       expires_at: expiresAt,
@@ -75,17 +91,12 @@ describeEachDialect('approval steps', (dialect) => {
     t.clock.advance(1000);
     const res = await decide(id, step.id, { decision: 'approve', comment: 'looks good', input: { ticket: 7 } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.headers['content-type']).toMatch(/^application\/vnd\.api\+json/);
     const owner = await t.deps.db.selectFrom('users').select('id').where('email', '=', 'main@example.test').executeTakeFirstOrThrow();
-    expect(res.body).toEqual({
-      execution_id: id,
-      step_id: step.id,
-      decision: 'approve',
-      comment: 'looks good',
-      input: { ticket: 7 },
-      decided_at: expect.stringMatching(/^2026-11-01T00:00:01\.\d{6}Z$/),
-      decided_by: owner.id,
-    });
+    // The step's record as it stands after the decision's commit (the run resumes it afterwards).
+    expect(res.body.data).toMatchObject({ type: 'execution-step', id: step.id });
+    expect(res.body.data.attributes).toMatchObject({ node_id: 'gate', kind: 'approval', attempt: 1, output: step.output });
+    expect(['waiting', 'completed']).toContain(res.body.data.attributes.status);
     await t.deps.engine.idle();
     expect((await executionRow(t, id)).status).toBe('completed');
     const rows = await stepRows(t, id);
@@ -97,8 +108,8 @@ describeEachDialect('approval steps', (dialect) => {
       decision: 'approve',
       comment: 'looks good',
       input: { ticket: 7 },
-      decided_at: res.body.decided_at,
-      decided_by: res.body.decided_by,
+      decided_at: expect.stringMatching(/^2026-11-01T00:00:01\.\d{6}Z$/),
+      decided_by: owner.id,
     });
     expect(await ran(id)).toEqual(expect.arrayContaining(['gate', 'yes']));
     expect(rows.find((r) => r.node_id === 'no')?.status).toBe('skipped');
@@ -129,15 +140,15 @@ describeEachDialect('approval steps', (dialect) => {
     );
     const statuses = answers.map((a) => a.status).sort();
     expect(statuses).toEqual([200, 409, 409, 409, 409]);
-    const winner = answers.find((a) => a.status === 200)!.body;
     await t.deps.engine.idle();
     const gate = (await stepRows(t, id)).find((r) => r.node_id === 'gate')!;
-    expect(gate.output.decision).toBe(winner.decision);
-    const decisions = await t.deps.db.selectFrom('approval_decisions').selectAll().where('step_id', '=', step.id).execute();
-    expect(decisions).toHaveLength(1);
+    const decisions = ['approve', 'reject', 'approve', 'reject', 'approve'];
+    expect(gate.output.decision).toBe(decisions[answers.findIndex((a) => a.status === 200)]);
+    const recorded = await t.deps.db.selectFrom('approval_decisions').selectAll().where('step_id', '=', step.id).execute();
+    expect(recorded).toHaveLength(1);
   });
 
-  it('a signed link decides once; its second use is 409, the other link too; a tampered one is 404', async () => {
+  it('a signed link decides once; its second use is 410, the other link too; a tampered one is 404', async () => {
     const id = await runToRest(t, gated);
     const step = await waitingStep(t, id);
     const { approve_url, reject_url } = step.output as { approve_url: string; reject_url: string };
@@ -145,13 +156,18 @@ describeEachDialect('approval steps', (dialect) => {
     const forged = await follow(tampered);
     expect(forged.status).toBe(404);
     expect(forged.body.errors[0].code).toBe('not_found');
-    const first = await follow(reject_url);
+    const first = await follow(reject_url, { comment: 'not today', input: { why: 'freeze' } });
     expect(first.status, JSON.stringify(first.body)).toBe(200);
-    expect(first.body).toMatchObject({ execution_id: id, step_id: step.id, decision: 'reject', decided_by: 'url' });
-    expect((await follow(reject_url)).status).toBe(409);
-    expect((await follow(approve_url)).status).toBe(409);
+    expect(first.headers['content-type']).toMatch(/^application\/json/);
+    expect(first.body).toEqual({ decision: 'reject' });
+    const used = await follow(reject_url);
+    expect(used.status).toBe(410);
+    expect(used.body.errors[0].code).toBe('link_used');
+    expect((await follow(approve_url)).status).toBe(410);
     await t.deps.engine.idle();
-    expect(JSON.parse((await stepRows(t, id)).find((r) => r.node_id === 'gate')!.ports!)).toEqual(['rejected']);
+    const gate = (await stepRows(t, id)).find((r) => r.node_id === 'gate')!;
+    expect(JSON.parse(gate.ports!)).toEqual(['rejected']);
+    expect(gate.output).toMatchObject({ decision: 'reject', comment: 'not today', input: { why: 'freeze' }, decided_by: 'url' });
   });
 
   it('after the time-out a link is 410 and the API 409; on_timeout fail fails the step with approval_timed_out', async () => {
@@ -277,6 +293,143 @@ describeEachDialect('approval steps', (dialect) => {
       release();
       server.close();
     }
+  });
+
+  it('a link reads an optional JSON body {comment, input}; any other body gives neither', async () => {
+    const cases: [RequestInit['body'] | undefined, Record<string, string>, unknown, unknown][] = [
+      [JSON.stringify({ comment: 'fine', input: [1, 2] }), { 'content-type': 'application/json' }, 'fine', [1, 2]],
+      [JSON.stringify({ comment: 'ok' }), { 'content-type': 'application/vnd.api+json; charset=utf-8' }, 'ok', null],
+      ['comment=hi', { 'content-type': 'application/x-www-form-urlencoded' }, null, null],
+      ['{not json', { 'content-type': 'application/json' }, null, null],
+      [undefined, {}, null, null],
+    ];
+    for (const [body, headers, comment, input] of cases) {
+      const id = await runToRest(t, gated);
+      const { approve_url } = (await waitingStep(t, id)).output as { approve_url: string };
+      const res = await t.app.inject({ method: 'POST', url: new URL(approve_url).pathname, headers, ...(body ? { payload: body } : {}) });
+      expect(res.statusCode, `${String(body)}: ${res.body}`).toBe(200);
+      expect(JSON.parse(res.body)).toEqual({ decision: 'approve' });
+      await t.deps.engine.idle();
+      const gate = (await stepRows(t, id)).find((r) => r.node_id === 'gate')!;
+      expect(gate.output, String(body)).toMatchObject({ decision: 'approve', comment, input, decided_by: 'url' });
+    }
+    // A comment that is not a string is refused, and the link stays usable.
+    const id = await runToRest(t, gated);
+    const { approve_url } = (await waitingStep(t, id)).output as { approve_url: string };
+    const bad = await follow(approve_url, { comment: 5 });
+    expect(bad.status).toBe(400);
+    expect((await follow(approve_url)).status).toBe(200);
+    await t.deps.engine.idle();
+  });
+
+  it('the decision answers the step record as an execution-step document, with the fields asked for', async () => {
+    const id = await runToRest(t, gated);
+    const step = await waitingStep(t, id);
+    const res = await t.request('POST', `/api/v1/executions/${id}/steps/${step.id}/decision?fields%5Bexecution-step%5D=node_id,status`, {
+      body: { data: { decision: 'reject' } },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data.type).toBe('execution-step');
+    expect(res.body.data.id).toBe(step.id);
+    expect(Object.keys(res.body.data.attributes).sort()).toEqual(['node_id', 'status']);
+    expect(res.body.data.relationships.workflow_execution.data).toEqual({ type: 'execution', id });
+    await t.deps.engine.idle();
+  });
+
+  it('timeout_ms defaults to one day and takes at most 30 days', async () => {
+    const unbounded = await workflowWith(t, 'Default time-out', approvalGraph({ message: 'ok?' }));
+    const id = await runToRest(t, unbounded);
+    const step = await waitingStep(t, id);
+    expect(step.resume_at).toBe(new Date(Date.parse(t.clock.now()) + 86_400_000).toISOString().replace('Z', '000Z'));
+    const long = await t.request('POST', '/api/v1/workflows', { body: { data: { type: 'workflow', attributes: { name: 'Too long' } } } });
+    const graph = approvalGraph({ message: 'ok?', timeout_ms: 2_592_000_001 });
+    const put = await t.request('PUT', `/api/v1/workflows/${long.body.data.id}/graph`, { body: { data: { graph, layout: false } } });
+    expect(put.status).toBe(422);
+    const max = approvalGraph({ message: 'ok?', timeout_ms: 2_592_000_000 });
+    expect(
+      (await t.request('PUT', `/api/v1/workflows/${long.body.data.id}/graph`, { body: { data: { graph: max, layout: false } } })).status,
+    ).toBe(200);
+  });
+
+  it('notify sends an http request and a Slack message with the rendered links when the step starts waiting', async () => {
+    const received: { url: string; body: string }[] = [];
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        received.push({ url: req.url ?? '', body });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const notified = await workflowWith(
+        t,
+        'Notified',
+        approvalGraph({
+          message: 'Ship {{ trigger.body.version }}?',
+          timeout_ms: 10 * MINUTE,
+          notify: {
+            http: {
+              method: 'POST',
+              url: `http://127.0.0.1:${port}/hook`,
+              body: { text: '{{ approval.message }}', approve: '{{ approval.approve_url }}', until: '{{ approval.expires_at }}' },
+            },
+            slack: {
+              installation_id: installationId,
+              channel: 'C0APPROVE',
+              text: '{{ approval.message }} approve: {{ approval.approve_url }} reject: {{ approval.reject_url }}',
+            },
+          },
+        }),
+      );
+      const id = await runToRest(t, notified, { draft: true, input: { version: '3.1' } });
+      const step = await waitingStep(t, id);
+      const { approve_url, reject_url, expires_at } = step.output as Record<string, string>;
+      expect(Object.keys(step.output).sort()).toEqual(['approve_url', 'expires_at', 'reject_url']);
+      expect(received).toHaveLength(1);
+      expect(received[0]!.url).toBe('/hook');
+      expect(JSON.parse(received[0]!.body)).toEqual({ text: 'Ship 3.1?', approve: approve_url, until: expires_at });
+      const post = slack.calls.filter((c) => c.method === 'chat.postMessage').at(-1)!;
+      expect(post.headers.authorization).toBe('Bearer xoxb-main-token');
+      expect(post.body).toMatchObject({ channel: 'C0APPROVE', text: `Ship 3.1? approve: ${approve_url} reject: ${reject_url}` });
+      expect(JSON.parse(step.logs!)).toEqual(['notify http: answered 204', expect.stringMatching(/^notify slack: posted to C0APPROVE/)]);
+      // The links still decide.
+      expect((await follow(approve_url!)).status).toBe(200);
+      await t.deps.engine.idle();
+      expect((await executionRow(t, id)).status).toBe('completed');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('a notification that fails is logged on the step, which waits on', async () => {
+    slack.script('chat.postMessage', { body: { ok: false, error: 'channel_not_found' } });
+    const failing = await workflowWith(
+      t,
+      'Badly notified',
+      approvalGraph({
+        message: 'ok?',
+        timeout_ms: 10 * MINUTE,
+        notify: {
+          http: { method: 'POST', url: 'http://127.0.0.1:1/closed' },
+          slack: { channel: 'C0GONE', text: 'ok? {{ approval.approve_url }}' },
+        },
+      }),
+    );
+    const id = await runToRest(t, failing);
+    const step = await waitingStep(t, id);
+    expect((await executionRow(t, id)).status).toBe('waiting');
+    expect(JSON.parse(step.logs!)).toEqual([
+      expect.stringMatching(/^notify http failed: /),
+      expect.stringMatching(/^notify slack failed: .*channel_not_found/),
+    ]);
+    expect((await decide(id, step.id, { decision: 'approve' })).status).toBe(200);
+    await t.deps.engine.idle();
+    const gate = (await stepRows(t, id)).find((r) => r.node_id === 'gate')!;
+    expect(gate.status).toBe('completed');
+    expect(gate.logs).toEqual(step.logs);
   });
 
   describe('after a restart', () => {

@@ -26,6 +26,7 @@ export const ERROR_CODES = {
   invalid_state: { status: 409, title: 'Invalid state' },
   row_exists: { status: 409, title: 'Row exists' },
   link_expired: { status: 410, title: 'Link expired' },
+  link_used: { status: 410, title: 'Link used' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   uri_too_long: { status: 414, title: 'URI too long' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },

@@ -47,6 +47,8 @@ function rootValue(scope: ExpressionScope, name: string): unknown {
       return scope.item ?? null;
     case 'index':
       return scope.index ?? null;
+    case 'approval':
+      return scope.approval;
     default:
       return undefined;
   }

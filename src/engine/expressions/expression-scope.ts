@@ -15,4 +15,6 @@ export interface ExpressionScope {
   /** Inside a loop body: the current element and its position (from 0); null elsewhere. */
   item?: unknown;
   index?: number | null;
+  /** Only in an approval step's `notify`: `{approve_url, reject_url, expires_at, message}`. */
+  approval?: unknown;
 }

@@ -202,6 +202,7 @@ async function evaluate(source: string, scope: ExpressionScope, where: Where): P
     item: scope.item ?? null,
     index: scope.index ?? null,
   };
+  if (scope.approval !== undefined) bindings.approval = scope.approval;
   try {
     return await expression.evaluate(bindings, bindings);
   } catch (error) {

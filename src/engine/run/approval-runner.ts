@@ -7,6 +7,7 @@ import { updateExecution, updateStep } from '../execution-store.js';
 import type { StepApprovals } from '../../steps/step-runtime.js';
 import { resolveConfig } from '../expressions/expressions.js';
 import { NonRetriableError, serializeStepError } from '../step-errors.js';
+import { sendApprovalNotices } from './approval-notify.js';
 import type { FrameState, WaitingNode } from './restore-state.js';
 import type { RunHost } from './run-host.js';
 import type { Outcome } from './run-types.js';
@@ -31,14 +32,18 @@ export async function runApproval(
   try {
     if (resumed?.stepId) return await decided(run, node, resumed.stepId);
     const { clock, settings } = run.deps;
-    const config = await resolveConfig(node.config, run.scope(frame, input), { nodeId: node.id });
+    const scope = run.scope(frame, input);
+    // `notify` is resolved when it is sent, with `approval` in its scope (approval-notify.ts).
+    const { notify: _notify, ...rest } = node.config;
+    const config = await resolveConfig(rest, scope, { nodeId: node.id });
     const resumeAtMs = clock.nowMs() + approvalTimeoutMs(config);
     const expiresAt = formatMicros(resumeAtMs * 1000);
     const stepId = newId();
     const links = settings.approvalLinks?.({ executionId: run.execution.id, stepId, expiresAt }) ?? { approve_url: null, reject_url: null };
     const message = typeof config.message === 'string' ? config.message : String(config.message ?? '');
-    const output = { message, approve_url: links.approve_url, reject_url: links.reject_url, expires_at: expiresAt };
-    return { type: 'wait', resumeAtMs, rowId: stepId, kind: 'approval', output };
+    const output = { approve_url: links.approve_url, reject_url: links.reject_url, expires_at: expiresAt };
+    const logs = await sendApprovalNotices(run, node, scope, input, Object.assign({ message }, output));
+    return { type: 'wait', resumeAtMs, rowId: stepId, kind: 'approval', output, ...(logs.length > 0 ? { logs } : {}) };
   } catch (error) {
     return {
       type: 'failed',
@@ -72,6 +77,9 @@ async function decided(run: RunHost, node: GraphNode, stepId: string): Promise<O
       details: { decided_at: decision.decidedAt },
     });
   }
+  // The waiting record's logs (its notifications) stay on the decided one.
+  const waited = await db.selectFrom('execution_steps').select('logs').where('id', '=', stepId).executeTakeFirst();
+  const logs = waited?.logs ? (JSON.parse(waited.logs) as string[]) : undefined;
   return {
     type: 'completed',
     output: {
@@ -83,6 +91,7 @@ async function decided(run: RunHost, node: GraphNode, stepId: string): Promise<O
     },
     ports: [approvalPort(decision.decision)],
     kind: 'approval',
+    logs,
   };
 }
 

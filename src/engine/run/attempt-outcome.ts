@@ -91,6 +91,7 @@ export async function settleOutcome(
         durationMs: null,
         kind: outcome.kind ?? 'wait',
         output: outcome.output,
+        logs: outcome.logs ?? null,
         resumeAt,
         now: startedAt,
       });

@@ -22,7 +22,7 @@ export type AttemptOutcome =
       effect?: StepEffect;
     }
   /** `output` and `kind`: what the waiting row holds (an approval's links); a plain wait has none. */
-  | { type: 'wait'; resumeAtMs: number; output?: unknown; kind?: string }
+  | { type: 'wait'; resumeAtMs: number; output?: unknown; kind?: string; logs?: string[] }
   | { type: 'call'; workflowId: string; input: unknown; wait: boolean }
   | { type: 'failed'; error: SerializedStepError; retryInMs: number | null; kind: string };
 

@@ -27,17 +27,21 @@ export class SlackChat implements ChatApi {
 
   async postMessage(request: ChatPostRequest): Promise<ChatPostResult> {
     const installations = await new AppInstallationRepository(this.db, request.workspaceId).listForProvider('slack');
-    const installation = request.teamId
-      ? installations.find((i) => i.account_id === request.teamId)
-      : installations.length === 1
-        ? installations[0]
-        : undefined;
+    const installation = request.installationId
+      ? installations.find((i) => i.id === request.installationId)
+      : request.teamId
+        ? installations.find((i) => i.account_id === request.teamId)
+        : installations.length === 1
+          ? installations[0]
+          : undefined;
     if (!installation) {
-      const why = request.teamId
-        ? `the Slack team ${request.teamId} is not installed in this workspace`
-        : installations.length === 0
-          ? 'this workspace has no Slack installation'
-          : 'this workspace has several Slack installations: set config.team_id';
+      const why = request.installationId
+        ? `the Slack installation ${request.installationId} is not one of this workspace's`
+        : request.teamId
+          ? `the Slack team ${request.teamId} is not installed in this workspace`
+          : installations.length === 0
+            ? 'this workspace has no Slack installation'
+            : 'this workspace has several Slack installations: set config.team_id';
       throw new NonRetriableError(`chat_reply cannot post: ${why}`, { code: 'installation_not_found' });
     }
     const token = this.apps.openCredentials(installation).bot_token;

@@ -13,7 +13,7 @@ import type { ApprovalLinks } from './approval-links.js';
 /** A comment is a note for the record, not a document. */
 export const MAX_APPROVAL_COMMENT_LENGTH = 10_000;
 
-/** What a decision answers (plain JSON). */
+/** What a decision recorded: the step it was on and how it was decided. */
 export interface DecisionAnswer {
   execution_id: string;
   step_id: string;
@@ -22,6 +22,12 @@ export interface DecisionAnswer {
   input: unknown;
   decided_at: string;
   decided_by: string;
+}
+
+/** What a link's optional JSON body may give with the decision. */
+export interface LinkDecisionBody {
+  comment: string | null;
+  input: unknown;
 }
 
 /** A decision's members, checked (422 with a pointer into `/data`). */
@@ -41,6 +47,21 @@ export function readDecision(data: Record<string, unknown>): { decision: Approva
       pointer: '/data/comment',
     });
   return { decision: decision as ApprovalVerdict, comment, input: data.input === undefined ? null : data.input };
+}
+
+/**
+ * The optional JSON body of a link's POST (`{comment?, input?}`): anything that is not a JSON
+ * object gives neither, and other members are ignored (chat tools add their own). A comment
+ * that is not a string, or is too long, is 400.
+ */
+export function readLinkBody(body: unknown): LinkDecisionBody {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { comment: null, input: null };
+  const { comment = null, input = null } = body as Record<string, unknown>;
+  if (comment !== null && (typeof comment !== 'string' || comment.length > MAX_APPROVAL_COMMENT_LENGTH))
+    throw new AppError('bad_request', `comment must be a string of at most ${MAX_APPROVAL_COMMENT_LENGTH} characters`, {
+      pointer: '/comment',
+    });
+  return { comment, input };
 }
 
 /**
@@ -65,15 +86,18 @@ export class ApprovalService {
     return this.record(execution, stepId, { ...given, decidedAt: this.clock.now(), decidedBy: actor.userId }, false);
   }
 
-  /** `POST /approvals/:token`: 404 for a token that is not ours, 409 once decided, 410 after the time-out. */
-  async decideByLink(token: string): Promise<DecisionAnswer> {
+  /**
+   * `POST /approvals/:token`: 404 for a token that is not ours, 410 once decided (the link is
+   * used, whichever of the two links decided) or after the time-out (expired).
+   */
+  async decideByLink(token: string, given: LinkDecisionBody = { comment: null, input: null }): Promise<DecisionAnswer> {
     const claim = this.links.read(token);
     if (!claim) throw notFound('approval link');
     const now = this.clock.now();
     if (claim.expiresAt <= now) throw expired();
     const execution = await findExecution(this.db, claim.executionId);
     if (!execution) throw notFound('approval link');
-    const decision = { decision: claim.decision, comment: null, input: null, decidedAt: now, decidedBy: 'url' };
+    const decision = { decision: claim.decision, comment: given.comment, input: given.input, decidedAt: now, decidedBy: 'url' };
     return this.record(execution, claim.stepId, decision, true);
   }
 
@@ -105,7 +129,9 @@ function refused(refusal: DecisionRefusal, byLink: boolean): AppError {
       return new AppError('invalid_state', 'this step is not an approval step');
     case 'not_waiting':
     case 'decided':
-      return new AppError('invalid_state', 'this approval step has already been decided');
+      return byLink
+        ? new AppError('link_used', 'this approval link can no longer be used: the step has already been decided')
+        : new AppError('invalid_state', 'this approval step has already been decided');
     case 'expired':
       return byLink ? expired() : new AppError('invalid_state', 'this approval step has timed out: it takes no more decisions');
   }

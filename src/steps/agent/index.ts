@@ -1,11 +1,10 @@
 import { defineStep } from '../define-step.js';
-import { MIN_APPROVAL_TIMEOUT_MS } from '../approval/index.js';
-import { MAX_WAIT_MS } from '../wait/index.js';
+import { MAX_APPROVAL_TIMEOUT_MS, MIN_APPROVAL_TIMEOUT_MS } from '../approval/index.js';
 
 const NAME = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' };
 const OBJECT_SCHEMA = { type: 'object' };
 /** How long a tool call with `requires_approval` waits for a decision (approval/index.ts has the bounds and default). */
-const APPROVAL_TIMEOUT = { type: 'integer', minimum: MIN_APPROVAL_TIMEOUT_MS, maximum: MAX_WAIT_MS };
+const APPROVAL_TIMEOUT = { type: 'integer', minimum: MIN_APPROVAL_TIMEOUT_MS, maximum: MAX_APPROVAL_TIMEOUT_MS };
 
 /** A tool the model may call: another workflow, or an HTTP request. */
 const TOOL = {
@@ -71,8 +70,10 @@ a node with its own \`retry\` policy leaves every retry to that policy instead.
   (holding no worker) with the call's \`tool_call\` record \`running\`, its output's \`approval\`
   holding \`{message, approve_url, reject_url, expires_at}\`; it is decided like an approval
   step (\`POST /api/v1/executions/{id}/steps/{record id}/decision\` or a link), within
-  \`approval_timeout_ms\` (7 days by default). A rejection or the time-out goes back to the
-  model as the tool's error (\`approval_rejected\`, \`approval_timed_out\`).
+  \`approval_timeout_ms\` (1 day by default, at most 30 days). A rejection goes back to the
+  model as the tool's error text \`rejected: <comment>\` (\`rejected: \` and nothing after it
+  without a comment) and is in \`tool_calls\` with \`is_error: true\`; the time-out goes back
+  as the tool's error \`approval_timed_out\`.
 - \`knowledge_base_ids\`: knowledge bases the \`knowledge_search\` tool searches.
 - \`store_ids\`: stores the \`read_store\` tool reads.
 - \`memory_id\`, \`session_key\`: the memory and the conversation in it.

@@ -105,7 +105,8 @@ export const runAgent: StepRuntime = async (context) => {
           role: 'tool',
           toolCallId: call.id,
           name: call.name,
-          content: JSON.stringify(outcome.result ?? null),
+          // A tool error given as text (a rejected approval) reaches the model as that text.
+          content: outcome.isError && typeof outcome.result === 'string' ? outcome.result : JSON.stringify(outcome.result ?? null),
           ...(outcome.isError ? { isError: true } : {}),
         });
       }

@@ -61,15 +61,13 @@ export async function approveToolCall(
     throw new WaitForApproval(expiresMs, { waiting_for_approval: Object.assign({ step_id: entry.id, tool: call.name }, asked) });
   entry.data.decision = decision;
   if (decision.decision === 'approve') return null;
-  const timedOut = decision.decision === 'timed_out';
+  // A rejection reaches the model as the text `rejected: <comment>` (DESIGN.md "agent tool approval").
+  if (decision.decision === 'reject') return { isError: true, result: `rejected: ${decision.comment ?? ''}` };
   return {
     isError: true,
     result: {
-      code: timedOut ? 'approval_timed_out' : 'approval_rejected',
-      message: timedOut
-        ? `no one approved the call of "${call.name}" before its time-out; it did not run`
-        : `a person rejected the call of "${call.name}"; it did not run`,
-      comment: decision.comment,
+      code: 'approval_timed_out',
+      message: `no one approved the call of "${call.name}" before its time-out; it did not run`,
     },
   };
 }

@@ -1,8 +1,11 @@
 import { defineStep } from '../define-step.js';
-import { MAX_WAIT_MS } from '../wait/index.js';
+import { MAX_CHAT_TEXT } from '../chat-reply/index.js';
+import { httpStep } from '../http/index.js';
 
-/** Seven days: long enough for a person away for a weekend, short enough that forgotten runs end. */
-export const DEFAULT_APPROVAL_TIMEOUT_MS = 604_800_000;
+/** One day (DESIGN.md "approval step"). */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 86_400_000;
+/** Thirty days: the longest an approval (or an agent tool's) waits. */
+export const MAX_APPROVAL_TIMEOUT_MS = 2_592_000_000;
 /** One second: a shorter time-out could not be met by any person. */
 export const MIN_APPROVAL_TIMEOUT_MS = 1_000;
 export const APPROVAL_TIMEOUT_ACTIONS = ['fail', 'approve', 'reject'] as const;
@@ -22,23 +25,31 @@ export const approvalStep = defineStep({
 **Deciding**
 
 - \`POST /api/v1/executions/{id}/steps/{step_id}/decision\` with
-  \`{"data": {"decision": "approve" | "reject", "comment"?, "input"?}}\` (a build-scoped token), or
+  \`{"data": {"decision": "approve" | "reject", "comment"?, "input"?}}\` (a build-scoped token);
+  it answers the step's record (an \`execution-step\` document), or
 - \`POST\` to the \`approve_url\` or \`reject_url\` of the waiting step's output: signed one-time
-  links, valid until the time-out, to put in an email or a chat message.
+  links, valid until the time-out, to put in an email or a chat message. The body may be JSON
+  \`{"comment"?, "input"?}\`; the answer is \`{"decision"}\`. A used or expired link is 410.
 
-The first decision wins; any later one is refused with 409.
+The first decision wins; any later one through the API is refused with 409.
 
 **Config**
 
-- \`message\`: what to decide, shown in the waiting output (may hold \`{{ … }}\` expressions).
-- \`timeout_ms\`: how long to wait for a decision, 1000 to 31536000000 (365 days); 604800000
-  (7 days) by default.
+- \`message\`: what to decide (may hold \`{{ … }}\` expressions); notifications see it.
+- \`timeout_ms\`: how long to wait for a decision, 1000 to 2592000000 (30 days); 86400000
+  (1 day) by default.
 - \`on_timeout\`: what the time-out does: \`fail\` (the default; the step fails with
   \`approval_timed_out\`), \`approve\` or \`reject\` (decided by \`timeout\`).
+- \`notify\`: whom to tell when the step starts waiting: \`http\` (an http step's config, sent
+  as that step sends it) and/or \`slack\` (\`{installation_id?, channel, text}\`, posted as the
+  workspace's installed Slack bot; without \`installation_id\`, its only installation). Their
+  expressions also see \`approval.approve_url\`, \`approval.reject_url\`,
+  \`approval.expires_at\` and \`approval.message\`. A notification that fails does not stop the
+  approval: the failure is written to the step's logs and the step waits on.
 
 **Output**
 
-While it waits: \`{message, approve_url, reject_url, expires_at}\`. Once decided:
+While it waits: \`{approve_url, reject_url, expires_at}\`. Once decided:
 \`{decision, comment, input, decided_at, decided_by}\`, leaving by \`approved\` or \`rejected\`;
 \`decided_by\` is the user's id, \`url\` for a link, or \`timeout\`.`,
   categories: ['decide'],
@@ -52,8 +63,26 @@ While it waits: \`{message, approve_url, reject_url, expires_at}\`. Once decided
     required: ['message'],
     properties: {
       message: { type: 'string', minLength: 1, maxLength: 10_000 },
-      timeout_ms: { type: 'integer', minimum: MIN_APPROVAL_TIMEOUT_MS, maximum: MAX_WAIT_MS },
+      timeout_ms: { type: 'integer', minimum: MIN_APPROVAL_TIMEOUT_MS, maximum: MAX_APPROVAL_TIMEOUT_MS },
       on_timeout: { enum: [...APPROVAL_TIMEOUT_ACTIONS] },
+      notify: {
+        type: 'object',
+        additionalProperties: false,
+        minProperties: 1,
+        properties: {
+          http: httpStep.configSchema,
+          slack: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['channel', 'text'],
+            properties: {
+              installation_id: { type: 'string', minLength: 1, maxLength: 100 },
+              channel: { type: 'string', minLength: 1, maxLength: 200 },
+              text: { type: 'string', minLength: 1, maxLength: MAX_CHAT_TEXT },
+            },
+          },
+        },
+      },
     },
   },
   defaultConfig: { message: 'Approve or reject this step.', timeout_ms: DEFAULT_APPROVAL_TIMEOUT_MS, on_timeout: 'fail' },
@@ -79,7 +108,7 @@ export function approvalPort(decision: 'approve' | 'reject'): 'approved' | 'reje
 /** The time-out a node's config sets (the default when absent). */
 export function approvalTimeoutMs(config: Record<string, unknown>): number {
   const ms = config.timeout_ms;
-  return typeof ms === 'number' && Number.isInteger(ms) && ms >= MIN_APPROVAL_TIMEOUT_MS && ms <= MAX_WAIT_MS
+  return typeof ms === 'number' && Number.isInteger(ms) && ms >= MIN_APPROVAL_TIMEOUT_MS && ms <= MAX_APPROVAL_TIMEOUT_MS
     ? ms
     : DEFAULT_APPROVAL_TIMEOUT_MS;
 }

@@ -12,6 +12,8 @@ export interface ChatPostRequest {
   workspaceId: string;
   /** The Slack team whose installation posts; null: the workspace's only Slack installation. */
   teamId: string | null;
+  /** The installation (its id) that posts, chosen before any team: an approval's `notify.slack.installation_id`. */
+  installationId?: string | null;
   channel: string;
   text: string;
   threadTs: string | null;

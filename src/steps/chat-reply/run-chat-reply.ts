@@ -26,6 +26,8 @@ export const runChatReply: StepRuntime = async (context) => {
   const posted = await chat.postMessage({
     workspaceId: context.execution.workspaceId,
     teamId: text(context.config.team_id) ?? text(trigger.team_id),
+    // Not in chat_reply's config schema: set by an approval step's notify (engine/run/approval-notify.ts).
+    installationId: text(context.config.installation_id),
     channel,
     text: message,
     threadTs: text(context.config.thread_ts),

@@ -23,7 +23,7 @@ import {
 import { actorOf } from '../workflows/workflow-routes.js';
 import { workflowResource } from '../workflows/workflow-resource.js';
 import { EXECUTION_RELATIONSHIPS, executionResource } from './execution-resource.js';
-import { EXECUTION_STEP_RELATIONSHIPS, executionStepResource } from './execution-step-resource.js';
+import { EXECUTION_STEP_RELATIONSHIPS, executionStepObject, executionStepResource } from './execution-step-resource.js';
 
 type Row = Record<string, unknown>;
 type Query = { fields?: unknown; include?: unknown };
@@ -58,14 +58,8 @@ export async function executionRoutes(app: FastifyInstance, ctx: ApiContext): Pr
       workflow: { data: { type: 'workflow', id: String(row.workflow_id) } },
     });
 
-  const stepObject = (row: Row, fields: FieldsMap): ResourceObject => {
-    const executionId = String(row.workflow_execution_id);
-    // Steps have no route of their own; the self link is the one-row filter of their run's list.
-    const self = apiUrl(ctx, `/executions/${executionId}/steps?filter%5Bid%5D=${String(row.id)}`);
-    return toResourceObject(executionStepResource, row, selectedAttributes(executionStepResource, fields), self, {
-      workflow_execution: { data: { type: 'execution', id: executionId } },
-    });
-  };
+  const stepObject = (row: Row, fields: FieldsMap): ResourceObject =>
+    executionStepObject(ctx, row, selectedAttributes(executionStepResource, fields));
 
   /** `include=workflow`: the workflows of the given executions, each once, in first-seen order. */
   const includedWorkflows = async (request: FastifyRequest, rows: Row[], fields: FieldsMap): Promise<ResourceObject[] | undefined> => {

@@ -1,5 +1,7 @@
 import { STEP_STATUSES } from '../../../db/schema.js';
 import type { ResourceDefinition } from '../../jsonapi/resource-definition.js';
+import { toResourceObject, type ResourceObject } from '../../jsonapi/serialize.js';
+import { apiUrl, type ApiContext } from '../../api-context.js';
 import { executionResource } from './execution-resource.js';
 
 /** A step's input and output are whatever JSON the step took and gave: any value or null. */
@@ -48,3 +50,15 @@ export const executionStepResource: ResourceDefinition = {
 };
 
 export const EXECUTION_STEP_RELATIONSHIPS = { workflow_execution: 'execution' };
+
+/**
+ * A step record as a resource object. Steps have no route of their own: the self link is the
+ * one-row filter of their execution's step list.
+ */
+export function executionStepObject(ctx: ApiContext, row: Record<string, unknown>, attributes: Iterable<string>): ResourceObject {
+  const executionId = String(row.workflow_execution_id);
+  const self = apiUrl(ctx, `/executions/${executionId}/steps?filter%5Bid%5D=${String(row.id)}`);
+  return toResourceObject(executionStepResource, row, attributes, self, {
+    workflow_execution: { data: { type: 'execution', id: executionId } },
+  });
+}
