@@ -174,13 +174,25 @@ describeEachDialect('re-run from a step and replay', (dialect) => {
     await t.deps.engine.idle();
   });
 
-  it('refuses a running or waiting execution (409), a read token (403) and another workspace (404)', async () => {
+  it('re-runs a waiting execution from the records it finished; refuses a read token (403) and another workspace (404)', async () => {
     const pausing = await workflowWith(t, 'Pausing', {
-      nodes: [node('start', 'webhook'), node('pause', 'wait', { duration_ms: 3_600_000 })],
-      edges: [edge('start', 'pause')],
+      nodes: [node('start', 'webhook'), node('pause', 'wait', { duration_ms: 3_600_000 }), node('after', 'set', { values: { ok: true } })],
+      edges: [edge('start', 'pause'), edge('pause', 'after')],
     });
     const waiting = await runToRest(t, pausing);
-    expect((await rerun(waiting, { from_node_id: 'pause' })).status).toBe(409);
+    expect((await executionRow(t, waiting)).status).toBe('waiting');
+    // The wait has not finished: re-run from after it is refused, from it is taken.
+    const after = await rerun(waiting, { from_node_id: 'after' });
+    expect(after.status).toBe(422);
+    expect(after.body.errors[0].detail).toMatch(/"pause", upstream of "after", has no completed record/);
+    const fromPause = await rerun(waiting, { from_node_id: 'pause' });
+    expect(fromPause.status).toBe(201);
+    await t.deps.engine.idle();
+    const rows = await stepRows(t, fromPause.body.execution_id);
+    expect(rows.map((r) => [r.node_id, r.reused_from_step_id !== null])).toEqual([
+      ['start', true],
+      ['pause', false],
+    ]);
     expect((await rerun(waiting, { from_node_id: 'pause' }, t.tokens.read)).status).toBe(403);
     for (const route of ['rerun', 'replay']) {
       const foreign = await t.request('POST', `/api/v1/executions/${waiting}/${route}`, {
@@ -190,7 +202,10 @@ describeEachDialect('re-run from a step and replay', (dialect) => {
       expect(foreign.status, route).toBe(404);
     }
     expect((await rerun('not-an-id', { from_node_id: 'pause' })).status).toBe(404);
-    await t.request('POST', `/api/v1/executions/${waiting}/cancel`);
+    const replayed = await t.request('POST', `/api/v1/executions/${waiting}/replay`);
+    expect(replayed.status).toBe(201);
+    for (const id of [waiting, fromPause.body.execution_id, replayed.body.execution_id])
+      await t.request('POST', `/api/v1/executions/${id}/cancel`);
   });
 
   it('replays the trigger payload on the same snapshot, or a new input in its body, linked by replay_of', async () => {

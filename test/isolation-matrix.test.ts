@@ -85,13 +85,14 @@ const ROUTES: RouteCase[] = [
     byId: true,
   },
   { method: 'POST', path: (i) => `/api/v1/executions/${i.execution}/replay`, body: () => ({ data: { draft: true } }), byId: true },
-  // The owner's execution is still waiting: only an ended one can be re-run (409).
+  // The owner's execution is a row written by hand, of a snapshot that does not exist: the
+  // re-run reaches the service and is refused there (422 at /data/draft), past scope and plan.
   {
     method: 'POST',
     path: (i) => `/api/v1/executions/${i.execution}/rerun`,
     body: () => ({ data: { from_node_id: 'hook' } }),
     byId: true,
-    owner: 409,
+    owner: 422,
   },
   { method: 'POST', path: () => '/api/v1/executions/retry', body: () => ({ data: { filter: {} } }), byId: false },
   { method: 'POST', path: (i) => `/api/v1/executions/${i.execution}/cancel`, byId: true },

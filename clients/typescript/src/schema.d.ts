@@ -461,7 +461,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Approve or reject a waiting approval step (the first decision wins; a later one is 409) */
+    /** Approve or reject a waiting approval step (the first decision wins; a later one is 409); answers the step's record */
     post: operations['decideApprovalStep'];
     delete?: never;
     options?: never;
@@ -495,7 +495,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Run again from one node, reusing the earlier nodes’ records of the execution (409 while it has not ended) */
+    /** Run again from one node, reusing the records the execution finished of every node not downstream of it */
     post: operations['rerunExecution'];
     delete?: never;
     options?: never;
@@ -1216,8 +1216,11 @@ export interface components {
       } & {
         [key: string]: unknown;
       };
-      /** @description the graph settings (concurrency_limit, save_step_payloads) */
+      /** @description the graph settings (concurrency_limit, save_step_payloads), and error_workflow when the workflow names one */
       settings: {
+        /** @description the export key of the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import (never a graph setting), or listed under requirements.bindings (attribute error_workflow_id) */
+        error_workflow?: string;
+      } & {
         [key: string]: unknown;
       };
       references: {
@@ -1237,11 +1240,6 @@ export interface components {
         knowledge_bases?: {
           pointers?: string[];
         }[];
-        /** @description the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import, or listed under requirements.bindings (attribute error_workflow_id) */
-        error_workflow?: {
-          export_key?: string;
-          name?: string;
-        };
         /** @description nodes that work through a provider installation (app_event, chat_reply: Slack; sms: Twilio; email: Mailgun or Postmark): any one of `providers` serves, for `account_id` when a node pins one; an import lists the ones the workspace lacks under requirements.bindings */
         installations?: {
           providers?: ('slack' | 'twilio' | 'mailgun' | 'postmark')[];
@@ -1289,8 +1287,11 @@ export interface components {
         } & {
           [key: string]: unknown;
         };
-        /** @description the graph settings (concurrency_limit, save_step_payloads) */
+        /** @description the graph settings (concurrency_limit, save_step_payloads), and error_workflow when the workflow names one */
         settings: {
+          /** @description the export key of the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import (never a graph setting), or listed under requirements.bindings (attribute error_workflow_id) */
+          error_workflow?: string;
+        } & {
           [key: string]: unknown;
         };
         references: {
@@ -1310,11 +1311,6 @@ export interface components {
           knowledge_bases?: {
             pointers?: string[];
           }[];
-          /** @description the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import, or listed under requirements.bindings (attribute error_workflow_id) */
-          error_workflow?: {
-            export_key?: string;
-            name?: string;
-          };
           /** @description nodes that work through a provider installation (app_event, chat_reply: Slack; sms: Twilio; email: Mailgun or Postmark): any one of `providers` serves, for `account_id` when a node pins one; an import lists the ones the workspace lacks under requirements.bindings */
           installations?: {
             providers?: ('slack' | 'twilio' | 'mailgun' | 'postmark')[];
@@ -1354,8 +1350,11 @@ export interface components {
           } & {
             [key: string]: unknown;
           };
-          /** @description the graph settings (concurrency_limit, save_step_payloads) */
+          /** @description the graph settings (concurrency_limit, save_step_payloads), and error_workflow when the workflow names one */
           settings: {
+            /** @description the export key of the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import (never a graph setting), or listed under requirements.bindings (attribute error_workflow_id) */
+            error_workflow?: string;
+          } & {
             [key: string]: unknown;
           };
           references: {
@@ -1375,11 +1374,6 @@ export interface components {
             knowledge_bases?: {
               pointers?: string[];
             }[];
-            /** @description the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import, or listed under requirements.bindings (attribute error_workflow_id) */
-            error_workflow?: {
-              export_key?: string;
-              name?: string;
-            };
             /** @description nodes that work through a provider installation (app_event, chat_reply: Slack; sms: Twilio; email: Mailgun or Postmark): any one of `providers` serves, for `account_id` when a node pins one; an import lists the ones the workspace lacks under requirements.bindings */
             installations?: {
               providers?: ('slack' | 'twilio' | 'mailgun' | 'postmark')[];
@@ -1523,7 +1517,22 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description a note kept with the decision */
+          comment?: string | null;
+          /** @description any JSON value, passed on in the step's output */
+          input?: unknown;
+        };
+        'application/vnd.api+json': {
+          /** @description a note kept with the decision */
+          comment?: string | null;
+          /** @description any JSON value, passed on in the step's output */
+          input?: unknown;
+        };
+      };
+    };
     responses: {
       /** @description plain JSON (application/json): the decision recorded; the execution resumes and the step leaves by approved or rejected */
       200: {
@@ -1532,21 +1541,12 @@ export interface operations {
         };
         content: {
           'application/json': {
-            execution_id: string;
-            step_id: string;
             /** @enum {string} */
             decision: 'approve' | 'reject';
-            comment: string | null;
-            /** @description the JSON value given with the decision (null when none) */
-            input: unknown;
-            /** Format: date-time */
-            decided_at: string;
-            /** @description the deciding user's id, or "url" for a signed link */
-            decided_by: string;
           };
         };
       };
-      /** @description the request is malformed (its framing: a bad Content-Length, a broken chunk) */
+      /** @description the request is malformed (its framing: a bad Content-Length, a broken chunk), or its JSON body's comment is not a string of at most 10000 characters */
       400: {
         headers: {
           [name: string]: unknown;
@@ -1573,7 +1573,7 @@ export interface operations {
           'application/vnd.api+json': components['schemas']['ErrorDocument'];
         };
       };
-      /** @description JSON:API error document */
+      /** @description the link was used (the step is decided, by either link or the API) or has expired */
       410: {
         headers: {
           [name: string]: unknown;
@@ -1582,7 +1582,7 @@ export interface operations {
           'application/vnd.api+json': components['schemas']['ErrorDocument'];
         };
       };
-      /** @description the request body is over 64 KB (a link ignores its body, but does not read a large one) */
+      /** @description the request body is over 64 KB */
       413: {
         headers: {
           [name: string]: unknown;
@@ -7103,19 +7103,50 @@ export interface operations {
                 is_not_distinct_from?: string;
                 is_nil?: boolean;
               };
-          /** @description filter[error_workflow][operator]=value; filter[error_workflow]=value is filter[error_workflow][eq]=value */
-          error_workflow?:
+          /** @description filter[error_workflow_execution_id][operator]=value; filter[error_workflow_execution_id]=value is filter[error_workflow_execution_id][eq]=value */
+          error_workflow_execution_id?:
             | string
             | {
+                /** Format: uuid */
                 eq?: string;
+                /** Format: uuid */
                 not_eq?: string;
                 in?: string[];
+                /** Format: uuid */
                 greater_than?: string;
+                /** Format: uuid */
                 greater_than_or_equal?: string;
+                /** Format: uuid */
                 less_than?: string;
+                /** Format: uuid */
                 less_than_or_equal?: string;
+                /** Format: uuid */
                 is_distinct_from?: string;
+                /** Format: uuid */
                 is_not_distinct_from?: string;
+                is_nil?: boolean;
+              };
+          /** @description filter[error_workflow_skipped][operator]=value; filter[error_workflow_skipped]=value is filter[error_workflow_skipped][eq]=value */
+          error_workflow_skipped?:
+            | ('missing' | 'inactive' | 'loop')
+            | {
+                /** @enum {string} */
+                eq?: 'missing' | 'inactive' | 'loop';
+                /** @enum {string} */
+                not_eq?: 'missing' | 'inactive' | 'loop';
+                in?: ('missing' | 'inactive' | 'loop')[];
+                /** @enum {string} */
+                greater_than?: 'missing' | 'inactive' | 'loop';
+                /** @enum {string} */
+                greater_than_or_equal?: 'missing' | 'inactive' | 'loop';
+                /** @enum {string} */
+                less_than?: 'missing' | 'inactive' | 'loop';
+                /** @enum {string} */
+                less_than_or_equal?: 'missing' | 'inactive' | 'loop';
+                /** @enum {string} */
+                is_distinct_from?: 'missing' | 'inactive' | 'loop';
+                /** @enum {string} */
+                is_not_distinct_from?: 'missing' | 'inactive' | 'loop';
                 is_nil?: boolean;
               };
           /** @description a filter on the related workflow: filter[workflow][attribute][operator]=value */
@@ -7339,12 +7370,16 @@ export interface operations {
                  * @description returned when requested with fields[execution]
                  */
                 error_of?: string | null;
-                /** @description returned when requested with fields[execution] */
-                error_workflow?: {
-                  /** Format: uuid */
-                  execution_id?: string;
-                  skipped?: string;
-                } | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                error_workflow_execution_id?: string | null;
+                /**
+                 * @description returned when requested with fields[execution]
+                 * @enum {string|null}
+                 */
+                error_workflow_skipped?: 'missing' | 'inactive' | 'loop' | null;
               };
               relationships?: {
                 workflow?: {
@@ -7626,12 +7661,16 @@ export interface operations {
                  * @description returned when requested with fields[execution]
                  */
                 error_of?: string | null;
-                /** @description returned when requested with fields[execution] */
-                error_workflow?: {
-                  /** Format: uuid */
-                  execution_id?: string;
-                  skipped?: string;
-                } | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                error_workflow_execution_id?: string | null;
+                /**
+                 * @description returned when requested with fields[execution]
+                 * @enum {string|null}
+                 */
+                error_workflow_skipped?: 'missing' | 'inactive' | 'loop' | null;
               };
               relationships?: {
                 workflow?: {
@@ -7928,12 +7967,16 @@ export interface operations {
                  * @description returned when requested with fields[execution]
                  */
                 error_of?: string | null;
-                /** @description returned when requested with fields[execution] */
-                error_workflow?: {
-                  /** Format: uuid */
-                  execution_id?: string;
-                  skipped?: string;
-                } | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                error_workflow_execution_id?: string | null;
+                /**
+                 * @description returned when requested with fields[execution]
+                 * @enum {string|null}
+                 */
+                error_workflow_skipped?: 'missing' | 'inactive' | 'loop' | null;
               };
               relationships?: {
                 workflow?: {
@@ -8718,19 +8761,50 @@ export interface operations {
                 is_not_distinct_from?: string;
                 is_nil?: boolean;
               };
-          /** @description filter[error_workflow][operator]=value; filter[error_workflow]=value is filter[error_workflow][eq]=value */
-          error_workflow?:
+          /** @description filter[error_workflow_execution_id][operator]=value; filter[error_workflow_execution_id]=value is filter[error_workflow_execution_id][eq]=value */
+          error_workflow_execution_id?:
             | string
             | {
+                /** Format: uuid */
                 eq?: string;
+                /** Format: uuid */
                 not_eq?: string;
                 in?: string[];
+                /** Format: uuid */
                 greater_than?: string;
+                /** Format: uuid */
                 greater_than_or_equal?: string;
+                /** Format: uuid */
                 less_than?: string;
+                /** Format: uuid */
                 less_than_or_equal?: string;
+                /** Format: uuid */
                 is_distinct_from?: string;
+                /** Format: uuid */
                 is_not_distinct_from?: string;
+                is_nil?: boolean;
+              };
+          /** @description filter[error_workflow_skipped][operator]=value; filter[error_workflow_skipped]=value is filter[error_workflow_skipped][eq]=value */
+          error_workflow_skipped?:
+            | ('missing' | 'inactive' | 'loop')
+            | {
+                /** @enum {string} */
+                eq?: 'missing' | 'inactive' | 'loop';
+                /** @enum {string} */
+                not_eq?: 'missing' | 'inactive' | 'loop';
+                in?: ('missing' | 'inactive' | 'loop')[];
+                /** @enum {string} */
+                greater_than?: 'missing' | 'inactive' | 'loop';
+                /** @enum {string} */
+                greater_than_or_equal?: 'missing' | 'inactive' | 'loop';
+                /** @enum {string} */
+                less_than?: 'missing' | 'inactive' | 'loop';
+                /** @enum {string} */
+                less_than_or_equal?: 'missing' | 'inactive' | 'loop';
+                /** @enum {string} */
+                is_distinct_from?: 'missing' | 'inactive' | 'loop';
+                /** @enum {string} */
+                is_not_distinct_from?: 'missing' | 'inactive' | 'loop';
                 is_nil?: boolean;
               };
           /** @description a filter on the related workflow: filter[workflow][attribute][operator]=value */
@@ -8957,12 +9031,16 @@ export interface operations {
                  * @description returned when requested with fields[execution]
                  */
                 error_of?: string | null;
-                /** @description returned when requested with fields[execution] */
-                error_workflow?: {
-                  /** Format: uuid */
-                  execution_id?: string;
-                  skipped?: string;
-                } | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                error_workflow_execution_id?: string | null;
+                /**
+                 * @description returned when requested with fields[execution]
+                 * @enum {string|null}
+                 */
+                error_workflow_skipped?: 'missing' | 'inactive' | 'loop' | null;
               };
               relationships?: {
                 workflow?: {
@@ -9938,12 +10016,16 @@ export interface operations {
                  * @description returned when requested with fields[execution]
                  */
                 error_of?: string | null;
-                /** @description returned when requested with fields[execution] */
-                error_workflow?: {
-                  /** Format: uuid */
-                  execution_id?: string;
-                  skipped?: string;
-                } | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution]
+                 */
+                error_workflow_execution_id?: string | null;
+                /**
+                 * @description returned when requested with fields[execution]
+                 * @enum {string|null}
+                 */
+                error_workflow_skipped?: 'missing' | 'inactive' | 'loop' | null;
               };
               relationships?: {
                 workflow?: {
@@ -10072,7 +10154,7 @@ export interface operations {
             matched: number;
             /** @description executions this call cancelled or retried (at most 1000) */
             acted: number;
-            /** @description matching executions left for the next call */
+            /** @description matched - acted: what the next call may act on */
             remaining: number;
           };
         };
@@ -10195,7 +10277,7 @@ export interface operations {
             matched: number;
             /** @description executions this call cancelled or retried (at most 1000) */
             acted: number;
-            /** @description matching executions left for the next call */
+            /** @description matched - acted: what the next call may act on */
             remaining: number;
           };
         };
@@ -10285,7 +10367,12 @@ export interface operations {
   };
   decideApprovalStep: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description sparse fieldsets: fields[type]=a,b */
+        fields?: {
+          'execution-step'?: string;
+        };
+      };
       header?: never;
       path: {
         /** @description UUID */
@@ -10316,24 +10403,125 @@ export interface operations {
       };
     };
     responses: {
-      /** @description plain JSON (application/json): the decision recorded; the execution resumes and the step leaves by approved or rejected */
+      /** @description Default Response */
       200: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            execution_id: string;
-            step_id: string;
-            /** @enum {string} */
-            decision: 'approve' | 'reject';
-            comment: string | null;
-            /** @description the JSON value given with the decision (null when none) */
-            input: unknown;
-            /** Format: date-time */
-            decided_at: string;
-            /** @description the deciding user's id, or "url" for a signed link */
-            decided_by: string;
+          'application/vnd.api+json': {
+            data: {
+              /** @enum {string} */
+              type: 'execution-step';
+              id: string;
+              attributes?: {
+                /** @description returned by default */
+                node_id?: string;
+                /**
+                 * @description returned by default
+                 * @enum {string}
+                 */
+                status?: 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'waiting';
+                /** @description returned by default */
+                attempt?: number;
+                /**
+                 * Format: date-time
+                 * @description returned by default
+                 */
+                inserted_at?: string;
+                /** @description returned by default */
+                duration_ms?: number | null;
+                /**
+                 * Format: date-time
+                 * @description returned by default
+                 */
+                started_at?: string | null;
+                /**
+                 * Format: date-time
+                 * @description returned by default
+                 */
+                finished_at?: string | null;
+                /** @description returned by default */
+                iter_index?: number | null;
+                /** @description returned by default */
+                kind?: string | null;
+                /** @description returned by default */
+                loop_node_id?: string | null;
+                /** @description returned by default */
+                provider?: string | null;
+                /**
+                 * Format: date-time
+                 * @description returned when requested with fields[execution-step]
+                 */
+                updated_at?: string;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution-step]
+                 */
+                workflow_execution_id?: string;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution-step]
+                 */
+                workflow_step_id?: string | null;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution-step]
+                 */
+                awaiting_workflow_execution_id?: string | null;
+                /** @description returned when requested with fields[execution-step] */
+                input?: unknown;
+                /** @description returned when requested with fields[execution-step] */
+                output?: unknown;
+                /** @description returned when requested with fields[execution-step] */
+                error?: {
+                  [key: string]: unknown;
+                } | null;
+                /** @description returned when requested with fields[execution-step] */
+                logs?: string[] | null;
+                /** @description returned when requested with fields[execution-step] */
+                memory_bytes?: number | null;
+                /** @description returned when requested with fields[execution-step] */
+                output_bytes?: number | null;
+                /** @description returned when requested with fields[execution-step] */
+                reductions?: number | null;
+                /**
+                 * Format: date-time
+                 * @description returned when requested with fields[execution-step]
+                 */
+                resume_at?: string | null;
+                /** @description returned when requested with fields[execution-step] */
+                reused?: boolean;
+                /**
+                 * Format: uuid
+                 * @description returned when requested with fields[execution-step]
+                 */
+                reused_from_step_id?: string | null;
+              };
+              relationships?: {
+                workflow_execution?: {
+                  data?: null | {
+                    /** @enum {string} */
+                    type: 'execution';
+                    id: string;
+                  };
+                };
+              };
+              links?: {
+                self: string;
+              };
+            };
+            links?: {
+              self?: string;
+              next?: string;
+              prev?: string;
+            };
+            meta?: {
+              [key: string]: unknown;
+            };
+            jsonapi?: {
+              version?: string;
+            };
           };
         };
       };
@@ -10523,15 +10711,6 @@ export interface operations {
           'application/vnd.api+json': components['schemas']['ErrorDocument'];
         };
       };
-      /** @description JSON:API error document */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/vnd.api+json': components['schemas']['ErrorDocument'];
-        };
-      };
       /** @description the request body is over the size limit */
       413: {
         headers: {
@@ -10657,15 +10836,6 @@ export interface operations {
       };
       /** @description the Accept header excludes every media type this operation answers */
       406: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/vnd.api+json': components['schemas']['ErrorDocument'];
-        };
-      };
-      /** @description JSON:API error document */
-      409: {
         headers: {
           [name: string]: unknown;
         };
@@ -20184,8 +20354,11 @@ export interface operations {
             } & {
               [key: string]: unknown;
             };
-            /** @description the graph settings (concurrency_limit, save_step_payloads) */
+            /** @description the graph settings (concurrency_limit, save_step_payloads), and error_workflow when the workflow names one */
             settings: {
+              /** @description the export key of the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import (never a graph setting), or listed under requirements.bindings (attribute error_workflow_id) */
+              error_workflow?: string;
+            } & {
               [key: string]: unknown;
             };
             references: {
@@ -20205,11 +20378,6 @@ export interface operations {
               knowledge_bases?: {
                 pointers?: string[];
               }[];
-              /** @description the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import, or listed under requirements.bindings (attribute error_workflow_id) */
-              error_workflow?: {
-                export_key?: string;
-                name?: string;
-              };
               /** @description nodes that work through a provider installation (app_event, chat_reply: Slack; sms: Twilio; email: Mailgun or Postmark): any one of `providers` serves, for `account_id` when a node pins one; an import lists the ones the workspace lacks under requirements.bindings */
               installations?: {
                 providers?: ('slack' | 'twilio' | 'mailgun' | 'postmark')[];
@@ -20435,8 +20603,11 @@ export interface operations {
               } & {
                 [key: string]: unknown;
               };
-              /** @description the graph settings (concurrency_limit, save_step_payloads) */
+              /** @description the graph settings (concurrency_limit, save_step_payloads), and error_workflow when the workflow names one */
               settings: {
+                /** @description the export key of the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import (never a graph setting), or listed under requirements.bindings (attribute error_workflow_id) */
+                error_workflow?: string;
+              } & {
                 [key: string]: unknown;
               };
               references: {
@@ -20456,11 +20627,6 @@ export interface operations {
                 knowledge_bases?: {
                   pointers?: string[];
                 }[];
-                /** @description the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import, or listed under requirements.bindings (attribute error_workflow_id) */
-                error_workflow?: {
-                  export_key?: string;
-                  name?: string;
-                };
                 /** @description nodes that work through a provider installation (app_event, chat_reply: Slack; sms: Twilio; email: Mailgun or Postmark): any one of `providers` serves, for `account_id` when a node pins one; an import lists the ones the workspace lacks under requirements.bindings */
                 installations?: {
                   providers?: ('slack' | 'twilio' | 'mailgun' | 'postmark')[];
@@ -20500,8 +20666,11 @@ export interface operations {
                 } & {
                   [key: string]: unknown;
                 };
-                /** @description the graph settings (concurrency_limit, save_step_payloads) */
+                /** @description the graph settings (concurrency_limit, save_step_payloads), and error_workflow when the workflow names one */
                 settings: {
+                  /** @description the export key of the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import (never a graph setting), or listed under requirements.bindings (attribute error_workflow_id) */
+                  error_workflow?: string;
+                } & {
                   [key: string]: unknown;
                 };
                 references: {
@@ -20521,11 +20690,6 @@ export interface operations {
                   knowledge_bases?: {
                     pointers?: string[];
                   }[];
-                  /** @description the workflow started when an execution of this one fails (error_workflow_id), when it names one: bound by export key on import, or listed under requirements.bindings (attribute error_workflow_id) */
-                  error_workflow?: {
-                    export_key?: string;
-                    name?: string;
-                  };
                   /** @description nodes that work through a provider installation (app_event, chat_reply: Slack; sms: Twilio; email: Mailgun or Postmark): any one of `providers` serves, for `account_id` when a node pins one; an import lists the ones the workspace lacks under requirements.bindings */
                   installations?: {
                     providers?: ('slack' | 'twilio' | 'mailgun' | 'postmark')[];

@@ -6,7 +6,6 @@ import type { Database } from '../../db/schema.js';
 import { EngineBusyError, type Engine, type RerunRefusal } from '../../engine/engine.js';
 import { NonRetriableError } from '../../engine/step-errors.js';
 import { findExecutionInWorkspace } from '../../engine/execution-store.js';
-import { isTerminal } from '../../engine/statuses.js';
 import type { Graph } from '../../graph/graph-types.js';
 import { runnableGraph } from '../workflows/runnable-graph.js';
 import { WorkflowRepository, type WorkflowRow } from '../../store/workflow-repository.js';
@@ -238,7 +237,8 @@ export class ExecutionService {
   /**
    * `POST /executions/:id/rerun`: a new execution that reuses the source's records of every node
    * before `from_node_id` and runs it and what follows (engine/run/rerun-start.ts); with
-   * `draft: true`, of the live canvas. The source must have ended.
+   * `draft: true`, of the live canvas. A source still running or waiting is re-run from the
+   * records it has finished so far (DESIGN.md, run control).
    */
   async rerun(actor: Actor, id: string, data: Record<string, unknown>): Promise<{ execution_id: string }> {
     const source = await this.sourceExecution(actor, id);
@@ -249,8 +249,6 @@ export class ExecutionService {
         pointer: '/data/from_node_id',
       });
     const draft = readDraft(data);
-    if (!isTerminal(source.status))
-      throw new AppError('invalid_state', `only an ended execution can be re-run; this one is ${source.status}`);
     // The source's own snapshot tells whether it kept step outputs: it must still exist.
     const kept = await this.sourceSnapshot(source);
     const target = draft ? await this.liveCanvas(actor, source.workflow_id) : kept;

@@ -19,7 +19,7 @@ const BULK_RESPONSE = {
   properties: {
     matched: { type: 'integer', description: 'executions of the workspace matching the filter in a status the action applies to' },
     acted: { type: 'integer', description: `executions this call cancelled or retried (at most ${MAX_BULK_EXECUTIONS})` },
-    remaining: { type: 'integer', description: 'matching executions left for the next call' },
+    remaining: { type: 'integer', description: 'matched - acted: what the next call may act on' },
   },
   additionalProperties: false,
 } as const;
@@ -114,7 +114,8 @@ export async function executionBulkRoutes(app: FastifyInstance, ctx: ApiContext)
             .execute()
         ).map((row) => row.id);
         const acted = await ctx.executions.actOnMany(actorOf(request), action, ids);
-        return reply.type('application/json').send({ matched, acted, remaining: Math.max(0, matched - ids.length) });
+        // DESIGN.md: remaining = matched - acted (an execution that ended meanwhile is counted again by the next call).
+        return reply.type('application/json').send({ matched, acted, remaining: Math.max(0, matched - acted) });
       },
     );
   }

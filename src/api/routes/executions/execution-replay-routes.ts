@@ -31,7 +31,7 @@ type IdRequest = FastifyRequest<{ Params: { id: string } }>;
  * or `rerun_of` and `rerun_from_node_id`. Members are checked by the service (422, pointers).
  */
 export async function executionReplayRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
-  const errors = { 409: ERROR_RESPONSE_SCHEMA, 422: ERROR_RESPONSE_SCHEMA };
+  const errors = { 422: ERROR_RESPONSE_SCHEMA };
   app.post(
     '/executions/:id/replay',
     {
@@ -55,7 +55,7 @@ export async function executionReplayRoutes(app: FastifyInstance, ctx: ApiContex
       config: { plainJson: true },
       schema: {
         tags: ['Executions'],
-        summary: 'Run again from one node, reusing the earlier nodes’ records of the execution (409 while it has not ended)',
+        summary: 'Run again from one node, reusing the records the execution finished of every node not downstream of it',
         params: ID_PARAMS_SCHEMA,
         body: { [DOCUMENT_FORM]: dataBodyForm(RERUN_MEMBERS, ['from_node_id']) },
         response: { 201: STARTED, ...errors },
