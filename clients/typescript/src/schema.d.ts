@@ -1591,6 +1591,15 @@ export interface operations {
           'application/vnd.api+json': components['schemas']['ErrorDocument'];
         };
       };
+      /** @description a Content-Type header that is present but empty (no body of an unnamed type is read) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.api+json': components['schemas']['ErrorDocument'];
+        };
+      };
     };
   };
   getOpenApiDocument: {

@@ -151,6 +151,7 @@ export async function approvalLinkRoutes(app: FastifyInstance, ctx: ApiContext):
           409: LINK_ERROR,
           410: { ...LINK_ERROR, description: 'the link was used (the step is decided, by either link or the API) or has expired' },
           413: { ...LINK_ERROR, description: 'the request body is over 64 KB' },
+          415: { ...LINK_ERROR, description: 'a Content-Type header that is present but empty (no body of an unnamed type is read)' },
         },
       },
     },
