@@ -78,7 +78,13 @@ describeEachDialect('agent tools that require approval', (dialect) => {
   const pendingCall = async (id: string) => {
     const rows = await stepRows(t, id);
     const call = rows.find((r) => r.kind === 'tool_call')!;
-    expect(call.status).toBe('running');
+    // DESIGN.md: the tool call's record waits, with the links at the top of its output.
+    expect(call.status).toBe('waiting');
+    expect(call.output).toMatchObject({
+      approve_url: call.output.approval.approve_url,
+      reject_url: call.output.approval.reject_url,
+      expires_at: call.output.approval.expires_at,
+    });
     return { call, attempt: rows.find((r) => r.node_id === 'agent' && r.kind === 'agent')! };
   };
   const decide = (id: string, stepId: string, decision: string) =>
@@ -135,7 +141,7 @@ describeEachDialect('agent tools that require approval', (dialect) => {
     expect((await decide(id, first.id, 'approve')).status).toBe(200);
     await t.deps.engine.idle();
     expect((await executionRow(t, id)).status).toBe('waiting');
-    const second = (await stepRows(t, id)).find((r) => r.kind === 'tool_call' && r.status === 'running')!;
+    const second = (await stepRows(t, id)).find((r) => r.kind === 'tool_call' && r.status === 'waiting')!;
     expect(second.output.arguments).toEqual({ order: 2 });
     expect(toolHits).toEqual(['POST /refund']);
     expect((await decide(id, second.id, 'reject')).status).toBe(200);

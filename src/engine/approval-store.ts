@@ -1,3 +1,4 @@
+import { JOURNAL_KINDS } from '../steps/step-journal.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { ApprovalDecisionsTable, Database } from '../db/schema.js';
 import { flushBuffered } from '../db/transaction-buffer.js';
@@ -30,7 +31,7 @@ export type DecisionRecorded =
 
 /**
  * What a decision is on: an approval step's own waiting row (its output's `expires_at` is the
- * time-out), or a tool call of an agent step, a journal row `running` until it is decided (its
+ * time-out), or a tool call of an agent step, a journal row `waiting` until it is decided (its
  * output's `approval.expires_at`; the agent's attempt row is what waits).
  */
 interface ApprovalOutput {
@@ -110,7 +111,7 @@ export async function recordDecision(
   const tool = step.kind === 'tool_call';
   if (step.kind !== 'approval' && !(tool && output.approval)) return { recorded: false, refusal: 'not_approval' };
   // Decided already (its row completed or failed), or by the time-out in flight.
-  const open = tool ? step.status === 'running' : step.status === 'waiting';
+  const open = step.status === 'waiting';
   if (!open || (await findDecision(trx, step.id))) return { recorded: false, refusal: 'decided' };
   const expiresAt = tool ? output.approval?.expires_at : output.expires_at;
   if (typeof expiresAt !== 'string' || expiresAt <= decision.decidedAt) return { recorded: false, refusal: 'expired' };
@@ -130,14 +131,16 @@ async function waitingAttempt(trx: Transaction<Database>, executionId: string, n
     .select('id')
     .where('workflow_execution_id', '=', executionId)
     .where('node_id', '=', nodeId)
-    .where('status', '=', 'waiting');
+    .where('status', '=', 'waiting')
+    // The node's tool calls wait too (their journal rows); the attempt is the row of another kind.
+    .where('kind', 'not in', [...JOURNAL_KINDS]);
   query = loopNodeId === null ? query.where('loop_node_id', 'is', null) : query.where('loop_node_id', '=', loopNodeId);
   return (await query.executeTakeFirst())?.id ?? null;
 }
 
 /**
- * Decided approvals of an execution not taken up yet (the approval step still `waiting`, the
- * tool call still `running`), with their nodes: a run that parked while they were decided
+ * Decided approvals of an execution not taken up yet (the approval step or the tool call
+ * still `waiting`), with their nodes: a run that parked while they were decided
  * finds them here (run/approval-runner.ts `decidedWhileHeld`).
  */
 export function listOpenDecisions(db: Db, executionId: string): Promise<{ step_id: string; node_id: string }[]> {
@@ -146,6 +149,6 @@ export function listOpenDecisions(db: Db, executionId: string): Promise<{ step_i
     .innerJoin('execution_steps as s', 's.id', 'd.step_id')
     .select(['d.step_id', 'd.node_id'])
     .where('d.execution_id', '=', executionId)
-    .where('s.status', 'in', ['waiting', 'running'])
+    .where('s.status', '=', 'waiting')
     .execute();
 }

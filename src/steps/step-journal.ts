@@ -21,8 +21,11 @@ export interface JournalEntry {
   kind: JournalKind;
   /** The agent's turn, from 0 (stored as `iter_index`). */
   turn: number;
-  /** `running`: started and not finished (a workflow tool waiting for its child execution). */
-  status: 'running' | 'completed';
+  /**
+   * `running`: started and not finished (a workflow tool waiting for its child execution);
+   * `waiting`: a tool call waiting for a person's approval (its output holds the links).
+   */
+  status: 'running' | 'waiting' | 'completed';
   /** The model provider of a model call; the tool's type of a tool call. */
   provider: string | null;
   startedAt: string;

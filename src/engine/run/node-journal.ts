@@ -78,7 +78,7 @@ export function nodeJournal(run: RunHost, frame: FrameState, nodeId: string, att
           id: row.id,
           kind: row.kind as JournalEntry['kind'],
           turn: row.iter_index ?? 0,
-          status: row.status === 'running' ? 'running' : 'completed',
+          status: row.status === 'running' || row.status === 'waiting' ? row.status : 'completed',
           provider: row.provider,
           startedAt: row.started_at ?? row.inserted_at,
           durationMs: row.duration_ms,

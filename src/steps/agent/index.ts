@@ -67,8 +67,8 @@ a node with its own \`retry\` policy leaves every retry to that policy instead.
 - \`tools\`: \`{type: "workflow", name, description, workflow_id, input_schema?}\` or
   \`{type: "http", name, description, method, url, input_schema}\`. A tool with
   \`requires_approval: true\` runs only once a person approves the call: the step waits
-  (holding no worker) with the call's \`tool_call\` record \`running\`, its output's \`approval\`
-  holding \`{message, approve_url, reject_url, expires_at}\`; it is decided like an approval
+  (holding no worker) with the call's \`tool_call\` record \`waiting\`, its output holding
+  \`approve_url\`, \`reject_url\`, \`expires_at\` (and \`approval\` with the message too); it is decided like an approval
   step (\`POST /api/v1/executions/{id}/steps/{record id}/decision\` or a link), within
   \`approval_timeout_ms\` (1 day by default, at most 30 days). A rejection goes back to the
   model as the tool's error text \`rejected: <comment>\` (\`rejected: \` and nothing after it

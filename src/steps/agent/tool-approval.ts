@@ -16,7 +16,7 @@ interface AskedApproval {
 
 /**
  * A call of a tool with `requires_approval`, before it runs. The first time, the call's journal
- * row is committed `running` with the approval asked for (its id is what a decision names: the
+ * row is committed `waiting` with the approval asked for (its id is what a decision names: the
  * API's `step_id`, the links' step), and the attempt parks (`WaitForApproval`) until a decision
  * or the time-out: no worker is held. Resumed, the attempt replays its journal to this call and
  * reads the decision: approved, the tool runs (answers null); rejected or timed out, the model
@@ -49,7 +49,11 @@ export async function approveToolCall(
       reject_url: links.reject_url,
       expires_at: expiresAt,
     };
+    // DESIGN.md: the tool call's record waits, with the links at the top of its output as an
+    // approval step's (`approval` keeps what a resumed attempt replays).
     entry.data.approval = approval;
+    Object.assign(entry.data, { approve_url: approval.approve_url, reject_url: approval.reject_url, expires_at: approval.expires_at });
+    entry.status = 'waiting';
     await journal.record(entry);
     throw new WaitForApproval(resumeAtMs, { waiting_for_approval: Object.assign({ step_id: entry.id, tool: call.name }, approval) });
   }
