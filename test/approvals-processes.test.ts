@@ -101,25 +101,23 @@ describe.skipIf(!TEST_DATABASE_URL)('approvals with one API process and two work
     }
     const decisions = await database.db.selectFrom('approval_decisions').selectAll().where('execution_id', 'in', ids).execute();
     expect(decisions).toHaveLength(RUNS);
-    // How long a decision took to resume its execution to its end (the API process's decided_at
-    // to the worker's finished_at, one host's clock), reported for the issue's target.
+    // Every decision resumed its execution to its end long before the 10-minute time-out (the
+    // API process's decided_at to the worker's finished_at): none waited for a poll or a timer.
     const micros = (at: string | null) => parseTimestampMicros(at ?? '') ?? 0;
     const lags = rows
       .map((r) => (micros(r.finished_at) - micros(decisions.find((d) => d.execution_id === r.id)!.decided_at)) / 1000)
       .sort((a, b) => a - b);
-    console.log(`decision -> end, ${RUNS} at once, ms: min ${lags[0]}, median ${lags[Math.floor(lags.length / 2)]}, max ${lags.at(-1)}`);
     expect(lags.at(-1)!).toBeLessThan(5_000);
 
     // One decision at a time, the others idle.
     for (let i = 0; i < 5; i++) ids.push((await call('POST', `/workflows/${workflowId}/run`, { data: {} })).body.execution_id);
     const idle = await until(gates, (list) => list.length === 5);
-    const single: number[] = [];
     for (const row of idle) {
       const answer = await call('POST', `/executions/${row.workflow_execution_id}/steps/${row.id}/decision`, {
         data: { decision: 'approve' },
       });
       expect(answer.status).toBe(200);
-      const ended = await until(
+      await until(
         () =>
           database.db
             .selectFrom('executions')
@@ -128,8 +126,6 @@ describe.skipIf(!TEST_DATABASE_URL)('approvals with one API process and two work
             .executeTakeFirstOrThrow(),
         (r) => r.status === 'completed',
       );
-      single.push((micros(ended.finished_at) - micros(answer.body.decided_at)) / 1000);
     }
-    console.log(`one decision at a time -> end, ms: ${single.join(', ')}`);
   }, 90_000);
 });
