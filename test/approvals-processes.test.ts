@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTimestampMicros } from '../src/lib/clock.js';
 import { TEST_DATABASE_URL, type TestDatabase } from './support/dialects.js';
 import { edge, node } from './support/engine-helpers.js';
-import { callApi, clusterEnv, processTestSetup, startServe, until, type ServeProcess } from './support/serve-process.js';
+import { callApi, clusterEnv, processTestSetup, until, type ServeProcess, startCluster } from './support/serve-process.js';
 
 const RUNS = 12;
 
@@ -23,11 +23,7 @@ describe.skipIf(!TEST_DATABASE_URL)('approvals with one API process and two work
   beforeAll(async () => {
     ({ database, token, dataDir } = await processTestSetup('sy-approvals-'));
     const env = clusterEnv(database, dataDir, 'approval-test-key-approval-test-key-0123');
-    [api, ...workers] = await Promise.all([
-      startServe({ ...env, SWITCHYARD_ROLE: 'api' }),
-      startServe({ ...env, SWITCHYARD_ROLE: 'worker' }),
-      startServe({ ...env, SWITCHYARD_ROLE: 'worker' }),
-    ]);
+    ({ api, workers } = await startCluster(env));
   }, 90_000);
   afterAll(async () => {
     await Promise.all([api?.stop(), ...workers.map((w) => w.stop())]);

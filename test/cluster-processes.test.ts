@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DATABASE_URL, type TestDatabase } from './support/dialects.js';
-import { callApi, clusterEnv, processTestSetup, startServe, type ServeProcess, until } from './support/serve-process.js';
+import { callApi, clusterEnv, processTestSetup, startServe, type ServeProcess, until, startCluster } from './support/serve-process.js';
 import { edge, node } from './support/engine-helpers.js';
 
 const JSONAPI = 'application/vnd.api+json';
@@ -54,11 +54,7 @@ describe.skipIf(!TEST_DATABASE_URL)('one API process and two workers on one Post
 
     ({ database, token, dataDir } = await processTestSetup('sy-cluster-'));
     env = clusterEnv(database, dataDir, 'cluster-test-key-cluster-test-key-cluster');
-    [api, ...workers] = await Promise.all([
-      startServe({ ...env, SWITCHYARD_ROLE: 'api' }),
-      startServe({ ...env, SWITCHYARD_ROLE: 'worker' }),
-      startServe({ ...env, SWITCHYARD_ROLE: 'worker' }),
-    ]);
+    ({ api, workers } = await startCluster(env));
   }, 90_000);
   afterAll(async () => {
     for (const res of held.splice(0)) res.end('{}');

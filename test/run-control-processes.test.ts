@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DATABASE_URL, type TestDatabase } from './support/dialects.js';
-import { callApi, clusterEnv, processTestSetup, startServe, until, type ServeProcess } from './support/serve-process.js';
+import { callApi, clusterEnv, processTestSetup, startServe, until, type ServeProcess, startCluster } from './support/serve-process.js';
 import { edge, node } from './support/engine-helpers.js';
 
 /**
@@ -39,11 +39,7 @@ describe.skipIf(!TEST_DATABASE_URL)('run control with an API process and workers
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     ({ database, token, dataDir } = await processTestSetup('sy-run-control-'));
     env = clusterEnv(database, dataDir, 'run-control-key-run-control-key-run-control');
-    [api, ...workers] = await Promise.all([
-      startServe({ ...env, SWITCHYARD_ROLE: 'api' }),
-      startServe({ ...env, SWITCHYARD_ROLE: 'worker' }),
-      startServe({ ...env, SWITCHYARD_ROLE: 'worker' }),
-    ]);
+    ({ api, workers } = await startCluster(env));
   }, 90_000);
   afterAll(async () => {
     for (const res of held.splice(0)) res.end('{}');

@@ -113,6 +113,15 @@ export function clusterEnv(database: TestDatabase, dataDir: string, secretKey: s
   };
 }
 
+/** One API process (`--role api`) and `workers` worker processes on `env`, started together. */
+export async function startCluster(env: Record<string, string>, workers = 2): Promise<{ api: ServeProcess; workers: ServeProcess[] }> {
+  const [api, ...started] = await Promise.all([
+    startServe({ ...env, SWITCHYARD_ROLE: 'api' }),
+    ...Array.from({ length: workers }, () => startServe({ ...env, SWITCHYARD_ROLE: 'worker' })),
+  ]);
+  return { api: api!, workers: started };
+}
+
 /** Polls `probe` every 50 ms until `accept` holds (the test fails with the last value after `ms`). */
 export async function until<T>(probe: () => Promise<T>, accept: (value: T) => boolean, ms = 30_000): Promise<T> {
   const deadline = Date.now() + ms;

@@ -287,3 +287,13 @@ export const ERROR_RESPONSE_SCHEMA = {
   required: ['errors'],
   additionalProperties: false,
 } as const;
+
+/** The refusals a resource route answers as JSON:API error documents, for its `response` map. */
+export const RESOURCE_ERRORS = {
+  400: ERROR_RESPONSE_SCHEMA,
+  401: ERROR_RESPONSE_SCHEMA,
+  403: ERROR_RESPONSE_SCHEMA,
+  404: ERROR_RESPONSE_SCHEMA,
+  409: ERROR_RESPONSE_SCHEMA,
+  422: ERROR_RESPONSE_SCHEMA,
+} as const;

@@ -1,4 +1,4 @@
-import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { FastifyInstance, preValidationHookHandler, RouteOptions } from 'fastify';
 import { AppError } from '../../errors/app-error.js';
 import { isPlainObject } from '../../lib/json.js';
 import { escapePointerToken } from '../../lib/json-pointer.js';
@@ -23,32 +23,41 @@ export function registerBodyMemberCheck(app: FastifyInstance): void {
     if (schema?.hide) return;
     const declared = schema?.body;
     if (declared === undefined) {
-      addPreValidation(route, async (request) => {
-        if (request.body !== undefined) throw new AppError('invalid_document', 'this operation takes no request body', { pointer: '' });
-      });
+      // GET and HEAD bodies are never parsed: only the other methods pay for this check.
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      if (methods.every((method) => method === 'GET' || method === 'HEAD')) return;
+      addPreValidation(route, (body) =>
+        body === undefined ? null : new AppError('invalid_document', 'this operation takes no request body', { pointer: '' }),
+      );
       return;
     }
     const form = topLevelForm(declared);
     if (form === null) return;
     const { members, required, objectData } = form;
-    const check = (body: unknown): void => {
-      if (body === undefined) return;
-      if (!isPlainObject(body)) throw new AppError('invalid_document', 'the body must be a JSON object', { pointer: '' });
+    addPreValidation(route, (body) => {
+      if (body === undefined) return null;
+      if (!isPlainObject(body)) return new AppError('invalid_document', 'the body must be a JSON object', { pointer: '' });
       // A missing required member (`data`) is the first thing to say: the route's own check says it.
-      if (required.some((name) => !Object.hasOwn(body, name))) return;
+      if (required.some((name) => !Object.hasOwn(body, name))) return null;
       for (const key of Object.keys(body)) {
         if (!members.has(key))
-          throw new AppError('invalid_document', `unknown member "${key}"`, { pointer: `/${escapePointerToken(key)}` });
+          return new AppError('invalid_document', `unknown member "${key}"`, { pointer: `/${escapePointerToken(key)}` });
       }
       // An action that reads nothing from `data` still takes only an object there, as declared.
       if (objectData && body.data !== undefined && !isPlainObject(body.data))
-        throw new AppError('invalid_document', 'the "data" member must be an object', { pointer: '/data' });
-    };
-    addPreValidation(route, async (request) => check(request.body));
+        return new AppError('invalid_document', 'the "data" member must be an object', { pointer: '/data' });
+      return null;
+    });
   });
 }
 
-function addPreValidation(route: RouteOptions, hook: (request: { body: unknown }) => Promise<void>): void {
+/** Adds a check of the parsed body to the route's preValidation hooks, callback style (no promise a request). */
+function addPreValidation(route: RouteOptions, refusal: (body: unknown) => AppError | null): void {
+  const hook: preValidationHookHandler = (request, _reply, done) => {
+    const error = refusal(request.body);
+    if (error) done(error);
+    else done();
+  };
   const existing = route.preValidation;
   route.preValidation = existing === undefined ? [hook] : [...(Array.isArray(existing) ? existing : [existing]), hook];
 }

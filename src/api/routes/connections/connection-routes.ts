@@ -6,10 +6,10 @@ import { rejectInclude } from '../../jsonapi/include.js';
 import { sendList, sendResource } from '../../jsonapi/respond.js';
 import { toResourceObject } from '../../jsonapi/serialize.js';
 import {
-  ERROR_RESPONSE_SCHEMA,
   ID_PARAMS_SCHEMA,
   LIST_QUERY_SCHEMA,
   listDocumentSchema,
+  RESOURCE_ERRORS,
   SINGLE_QUERY_SCHEMA,
   singleDocumentSchema,
 } from '../../jsonapi/resource-schemas.js';
@@ -20,14 +20,7 @@ import { CREATE_CONNECTION_BODY, UPDATE_CONNECTION_BODY } from './connection-bod
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 const single = singleDocumentSchema(connectionResource);
-const errors = {
-  400: ERROR_RESPONSE_SCHEMA,
-  401: ERROR_RESPONSE_SCHEMA,
-  403: ERROR_RESPONSE_SCHEMA,
-  404: ERROR_RESPONSE_SCHEMA,
-  409: ERROR_RESPONSE_SCHEMA,
-  422: ERROR_RESPONSE_SCHEMA,
-};
+const errors = RESOURCE_ERRORS;
 const tags = ['Connections'];
 
 export async function connectionRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {

@@ -6,7 +6,13 @@ import { parseFields } from '../../jsonapi/fields.js';
 import { defaultFields } from '../../jsonapi/resource-definition.js';
 import { sendResource } from '../../jsonapi/respond.js';
 import { readActionData } from '../../jsonapi/request-document.js';
-import { actionBodySchema, ERROR_RESPONSE_SCHEMA, LIST_QUERY_SCHEMA, singleDocumentSchema } from '../../jsonapi/resource-schemas.js';
+import {
+  actionBodySchema,
+  ERROR_RESPONSE_SCHEMA,
+  LIST_QUERY_SCHEMA,
+  singleDocumentSchema,
+  RESOURCE_ERRORS,
+} from '../../jsonapi/resource-schemas.js';
 import { actorOf } from '../workflows/workflow-routes.js';
 import { MAX_APPROVAL_COMMENT_LENGTH, readLinkBody } from '../../../services/executions/approval-service.js';
 import { EXECUTION_STEP_RELATIONSHIPS, executionStepObject, executionStepResource } from './execution-step-resource.js';
@@ -75,12 +81,7 @@ export async function approvalRoutes(app: FastifyInstance, ctx: ApiContext): Pro
         body: actionBodySchema(DECISION_MEMBERS, ['decision']),
         response: {
           200: singleDocumentSchema(executionStepResource, EXECUTION_STEP_RELATIONSHIPS),
-          400: ERROR_RESPONSE_SCHEMA,
-          401: ERROR_RESPONSE_SCHEMA,
-          403: ERROR_RESPONSE_SCHEMA,
-          404: ERROR_RESPONSE_SCHEMA,
-          409: ERROR_RESPONSE_SCHEMA,
-          422: ERROR_RESPONSE_SCHEMA,
+          ...RESOURCE_ERRORS,
         },
       },
     },

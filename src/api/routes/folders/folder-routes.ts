@@ -6,10 +6,10 @@ import { parseInclude } from '../../jsonapi/include.js';
 import { sendList, sendResource } from '../../jsonapi/respond.js';
 import { toResourceObject, type ResourceObject } from '../../jsonapi/serialize.js';
 import {
-  ERROR_RESPONSE_SCHEMA,
   ID_PARAMS_SCHEMA,
   LIST_QUERY_SCHEMA,
   listDocumentSchema,
+  RESOURCE_ERRORS,
   SINGLE_QUERY_SCHEMA,
   singleDocumentSchema,
 } from '../../jsonapi/resource-schemas.js';
@@ -21,14 +21,7 @@ import { CREATE_FOLDER_BODY, RENAME_FOLDER_BODY, REORDER_FOLDER_BODY } from './f
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 const RELATIONSHIPS = { parent: 'workflow-folder' };
 const single = singleDocumentSchema(folderResource, RELATIONSHIPS, [{ definition: folderResource, relationships: RELATIONSHIPS }]);
-const errors = {
-  400: ERROR_RESPONSE_SCHEMA,
-  401: ERROR_RESPONSE_SCHEMA,
-  403: ERROR_RESPONSE_SCHEMA,
-  404: ERROR_RESPONSE_SCHEMA,
-  409: ERROR_RESPONSE_SCHEMA,
-  422: ERROR_RESPONSE_SCHEMA,
-};
+const errors = RESOURCE_ERRORS;
 const tags = ['Folders'];
 
 export async function folderRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {

@@ -11,6 +11,7 @@ import {
   ID_PARAMS_SCHEMA,
   LIST_QUERY_SCHEMA,
   listDocumentSchema,
+  RESOURCE_ERRORS,
   SINGLE_QUERY_SCHEMA,
   singleDocumentSchema,
 } from '../../jsonapi/resource-schemas.js';
@@ -26,14 +27,7 @@ type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 type DocumentRequest = FastifyRequest<{ Params: { id: string; document_id: string } }>;
 const single = singleDocumentSchema(knowledgeBaseResource);
 const singleDocument = singleDocumentSchema(knowledgeDocumentResource);
-const errors = {
-  400: ERROR_RESPONSE_SCHEMA,
-  401: ERROR_RESPONSE_SCHEMA,
-  403: ERROR_RESPONSE_SCHEMA,
-  404: ERROR_RESPONSE_SCHEMA,
-  409: ERROR_RESPONSE_SCHEMA,
-  422: ERROR_RESPONSE_SCHEMA,
-};
+const errors = RESOURCE_ERRORS;
 const searchErrors = { ...errors, 502: ERROR_RESPONSE_SCHEMA, 503: ERROR_RESPONSE_SCHEMA };
 const tags = ['Knowledge bases'];
 const DOCUMENT_PARAMS = {

@@ -6,10 +6,10 @@ import { rejectInclude } from '../../jsonapi/include.js';
 import { sendList, sendResource } from '../../jsonapi/respond.js';
 import { toResourceObject } from '../../jsonapi/serialize.js';
 import {
-  ERROR_RESPONSE_SCHEMA,
   ID_PARAMS_SCHEMA,
   LIST_QUERY_SCHEMA,
   listDocumentSchema,
+  RESOURCE_ERRORS,
   SINGLE_QUERY_SCHEMA,
   singleDocumentSchema,
 } from '../../jsonapi/resource-schemas.js';
@@ -21,14 +21,7 @@ import { CREATE_MEMORY_BODY, MESSAGE_BODY, UPDATE_MEMORY_BODY } from './memory-b
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 type SessionRequest = FastifyRequest<{ Params: { id: string; key: string } }>;
 const single = singleDocumentSchema(memoryResource);
-const errors = {
-  400: ERROR_RESPONSE_SCHEMA,
-  401: ERROR_RESPONSE_SCHEMA,
-  403: ERROR_RESPONSE_SCHEMA,
-  404: ERROR_RESPONSE_SCHEMA,
-  409: ERROR_RESPONSE_SCHEMA,
-  422: ERROR_RESPONSE_SCHEMA,
-};
+const errors = RESOURCE_ERRORS;
 const tags = ['Memories'];
 const SESSION_PARAMS = {
   type: 'object',

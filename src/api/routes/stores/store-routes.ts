@@ -8,10 +8,10 @@ import { readResourceDocument } from '../../jsonapi/request-document.js';
 import { sendList, sendResource } from '../../jsonapi/respond.js';
 import { toResourceObject } from '../../jsonapi/serialize.js';
 import {
-  ERROR_RESPONSE_SCHEMA,
   ID_PARAMS_SCHEMA,
   LIST_QUERY_SCHEMA,
   listDocumentSchema,
+  RESOURCE_ERRORS,
   SINGLE_QUERY_SCHEMA,
   singleDocumentSchema,
 } from '../../jsonapi/resource-schemas.js';
@@ -22,14 +22,7 @@ import { storeResource } from './store-resource.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 const single = singleDocumentSchema(storeResource);
-const errors = {
-  400: ERROR_RESPONSE_SCHEMA,
-  401: ERROR_RESPONSE_SCHEMA,
-  403: ERROR_RESPONSE_SCHEMA,
-  404: ERROR_RESPONSE_SCHEMA,
-  409: ERROR_RESPONSE_SCHEMA,
-  422: ERROR_RESPONSE_SCHEMA,
-};
+const errors = RESOURCE_ERRORS;
 export const STORE_TAGS = ['Stores'];
 const tags = STORE_TAGS;
 

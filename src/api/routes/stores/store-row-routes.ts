@@ -4,7 +4,7 @@ import type { ApiContext } from '../../api-context.js';
 import { parseFields, selectedAttributes } from '../../jsonapi/fields.js';
 import { rejectInclude } from '../../jsonapi/include.js';
 import { sendResource } from '../../jsonapi/respond.js';
-import { ERROR_RESPONSE_SCHEMA, listDocumentSchema, SINGLE_QUERY_SCHEMA, singleDocumentSchema } from '../../jsonapi/resource-schemas.js';
+import { listDocumentSchema, RESOURCE_ERRORS, SINGLE_QUERY_SCHEMA, singleDocumentSchema } from '../../jsonapi/resource-schemas.js';
 import { actorOf } from '../workflows/workflow-routes.js';
 import { rowResource, rowUrl, sendRowFeed } from './store-feeds.js';
 import { storeRowResource } from './store-resource.js';
@@ -13,14 +13,7 @@ import { FEED_QUERY_SCHEMA, PUT_ROW_BODY, ROW_PARAMS, ROW_WRITE_RESPONSE, STORE_
 
 type RowRequest = FastifyRequest<{ Params: { store_id: string; key: string } }>;
 type StoreRequest = FastifyRequest<{ Params: { store_id: string } }>;
-const errors = {
-  400: ERROR_RESPONSE_SCHEMA,
-  401: ERROR_RESPONSE_SCHEMA,
-  403: ERROR_RESPONSE_SCHEMA,
-  404: ERROR_RESPONSE_SCHEMA,
-  409: ERROR_RESPONSE_SCHEMA,
-  422: ERROR_RESPONSE_SCHEMA,
-};
+const errors = RESOURCE_ERRORS;
 const tags = STORE_TAGS;
 
 /**
